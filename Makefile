@@ -1,0 +1,41 @@
+# gatespec: every target does its own set-up on a fresh machine (through `install`).
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: install generate check-generated lint test bench run report clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml package.json package-lock.json
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet -e ".[dev]"
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $(STAMP)
+
+generate: install
+	$(PY) -m generator
+
+check-generated: install
+	$(PY) -m generator --check
+
+report: install
+	$(PY) -m generator report
+
+lint: install
+	$(VENV)/bin/ruff check src generator generated tests bench
+	$(VENV)/bin/ruff format --check src generator tests bench
+	$(VENV)/bin/mypy src generated/gatespec_surface
+
+test: install
+	$(VENV)/bin/pytest -q
+
+bench: install
+	$(PY) bench/run.py
+
+run: install
+	$(VENV)/bin/gatespec serve --demo
+
+clean:
+	rm -rf $(VENV) node_modules .pytest_cache .mypy_cache .ruff_cache .hypothesis

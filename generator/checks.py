@@ -1,0 +1,123 @@
+"""Static checks on the spec, run before anything is rendered. Each failure is a SpecError
+naming the file, the key path and what is wrong."""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import re
+from pathlib import Path
+
+from .errors import SpecError, SpecErrors
+from .grammar import Analysis, GrammarCompiler
+from .ir import Spec
+
+
+def grammar_checks(spec: Spec, compiler: GrammarCompiler, analyses: dict[str, Analysis]) -> list[SpecError]:
+    errors: list[SpecError] = []
+    for name, g in spec.grammars.items():
+        where = f"grammars.{name}"
+        a = analyses[name]
+        cap = g.spec.max_length
+        if cap is not None:
+            if a.max_len is not None and cap > a.max_len:
+                errors.append(
+                    SpecError(
+                        "grammars.yaml",
+                        f"{where}.max_length",
+                        f"cap {cap} can never be reached: the longest {name} the grammar "
+                        f"admits is {a.max_len} characters",
+                    )
+                )
+            if cap < a.min_len:
+                errors.append(
+                    SpecError(
+                        "grammars.yaml",
+                        f"{where}.max_length",
+                        f"cap {cap} is below the shortest {name} the grammar admits "
+                        f"({a.min_len}); every value would exceed it",
+                    )
+                )
+        errors += [
+            SpecError("grammars.yaml", f"{where}.syntax", problem)
+            for problem in compiler.ambiguities(g.nodes, "")
+        ]
+        effective = cap if cap is not None else a.max_len
+        rx = re.compile(a.regex)
+        for i, value in enumerate(g.spec.valid):
+            ok = rx.fullmatch(value) is not None and (effective is None or len(value) <= effective)
+            if not ok:
+                errors.append(
+                    SpecError("grammars.yaml", f"{where}.valid[{i}]", f"{value!r} does not match")
+                )
+        for i, value in enumerate(g.spec.invalid):
+            ok = rx.fullmatch(value) is not None and (effective is None or len(value) <= effective)
+            if ok:
+                errors.append(
+                    SpecError("grammars.yaml", f"{where}.invalid[{i}]", f"{value!r} matches")
+                )
+    return errors
+
+
+def _seed_reference_hash8(upstream_name: str, input_schema: dict) -> str:
+    """§1.3's reference computation, kept apart from the generated one to cross-check vectors."""
+    props = sorted((input_schema.get("properties") or {}).keys())
+    required = sorted(input_schema.get("required") or [])
+    shape = json.dumps({"properties": props, "required": required}, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256((upstream_name + "\n" + shape).encode("utf-8")).hexdigest()[:8]
+
+
+def vector_checks(cases: list[dict]) -> list[SpecError]:
+    """Vectors computed by the generated code must agree with the seed's reference hash."""
+    errors = []
+    for case in cases:
+        if case["function"] == "hash8" and "ok" in case["expect"]:
+            inp = case["input"]
+            ref = _seed_reference_hash8(inp["upstream_name"], inp["input_schema"])
+            if ref != case["expect"]["ok"]:
+                errors.append(
+                    SpecError("vectors.yaml", case["name"], f"hash8 {case['expect']['ok']} != reference {ref}")
+                )
+    return errors
+
+
+def _test_functions(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return {
+        node.name
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test")
+    }
+
+
+def requirement_checks(spec: Spec, emitted: dict[str, str], project_root: Path) -> list[SpecError]:
+    """Every requirement names at least one check (or the work that will cover it), and every
+    check it names exists: an emitted check id, or a hand-written test `path::function`."""
+    errors: list[SpecError] = []
+    cache: dict[Path, set[str]] = {}
+    for i, r in enumerate(spec.requirements):
+        where = f"requirements[{i}] ({r.id})"
+        if not r.checks and not r.pending:
+            errors.append(
+                SpecError("requirements.yaml", where, "no covering check (name one in `checks`, or the work that will cover it in `pending`)")
+            )
+        for check in r.checks:
+            if "::" in check:
+                file, _, func = check.partition("::")
+                path = project_root / file
+                if not path.is_file():
+                    errors.append(SpecError("requirements.yaml", where, f"check file {file} does not exist"))
+                    continue
+                if path not in cache:
+                    cache[path] = _test_functions(path)
+                if func.split("[")[0] not in cache[path]:
+                    errors.append(SpecError("requirements.yaml", where, f"no test {func} in {file}"))
+            elif check not in emitted:
+                errors.append(SpecError("requirements.yaml", where, f"unknown check id {check!r}"))
+    return errors
+
+
+def raise_if(errors: list[SpecError]) -> None:
+    if errors:
+        raise SpecErrors(errors)

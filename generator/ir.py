@@ -1,0 +1,709 @@
+"""Intermediate representation: the spec's YAML, validated.
+
+Unknown keys are errors (every model forbids extras) and so are dangling references; each error
+names the spec file and the key path. `load_spec` returns a fully cross-checked `Spec`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .errors import SpecError, SpecErrors
+
+SEMVER = re.compile(r"(?:0|[1-9]\d*)\.(?:0|[1-9]\d*)\.(?:0|[1-9]\d*)(?:-[0-9A-Za-z.-]+)?")
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Source(Strict):
+    seed: str
+    section: str
+
+
+class SeedInfo(Strict):
+    title: str
+    role: str
+
+
+class Surface(Strict):
+    spec_version: str
+    title: str
+    files: list[str]
+    seeds: dict[str, SeedInfo]
+
+
+# ---------------------------------------------------------------- grammars
+
+
+@dataclass(frozen=True)
+class Lit:
+    text: str
+
+
+@dataclass(frozen=True)
+class CharSet:
+    body: str  # a regex character-class body, e.g. "a-z0-9_-"
+    min: int
+    max: int | None
+    capture: str | None = None
+
+
+@dataclass(frozen=True)
+class Ref:
+    name: str
+    capture: str | None = None
+
+
+@dataclass(frozen=True)
+class Opt:
+    nodes: tuple[Node, ...]
+
+
+@dataclass(frozen=True)
+class Rep:
+    nodes: tuple[Node, ...]
+    min: int
+    max: int | None
+
+
+@dataclass(frozen=True)
+class Alt:
+    options: tuple[tuple[Node, ...], ...]
+
+
+@dataclass(frozen=True)
+class Group:
+    nodes: tuple[Node, ...]
+    capture: str | None = None
+
+
+Node = Lit | CharSet | Ref | Opt | Rep | Alt | Group
+
+
+class GrammarSpec(Strict):
+    summary: str
+    source: Source
+    error: str
+    syntax: list[Any]
+    max_length: int | None = None
+    amendments: list[str] = []
+    valid: list[str] = []
+    invalid: list[str] = []
+
+
+@dataclass(frozen=True)
+class Grammar:
+    name: str
+    spec: GrammarSpec
+    nodes: tuple[Node, ...]
+
+
+def _parse_nodes(raw: Any, file: str, where: str) -> tuple[Node, ...]:
+    if not isinstance(raw, list) or not raw:
+        raise SpecError(file, where, "expected a non-empty list of grammar nodes")
+    return tuple(_parse_node(item, file, f"{where}[{i}]") for i, item in enumerate(raw))
+
+
+def _count(value: Any, file: str, where: str, *, allow_none: bool) -> int | None:
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise SpecError(file, where, f"expected a non-negative integer, got {value!r}")
+    return value
+
+
+def _parse_node(raw: Any, file: str, where: str) -> Node:
+    if not isinstance(raw, dict):
+        raise SpecError(file, where, f"expected a mapping, got {type(raw).__name__}")
+    kinds = [k for k in ("lit", "set", "ref", "opt", "rep", "alt", "group") if k in raw]
+    if len(kinds) != 1:
+        raise SpecError(file, where, "a node has exactly one of lit/set/ref/opt/rep/alt/group")
+    kind = kinds[0]
+    allowed = {
+        "lit": {"lit"},
+        "set": {"set", "min", "max", "as"},
+        "ref": {"ref", "as"},
+        "opt": {"opt"},
+        "rep": {"rep", "min", "max"},
+        "alt": {"alt"},
+        "group": {"group", "as"},
+    }[kind]
+    extra = sorted(set(raw) - allowed)
+    if extra:
+        raise SpecError(file, f"{where}.{extra[0]}", f"unknown key for a {kind} node")
+    capture = raw.get("as")
+    if capture is not None and not re.fullmatch(r"[a-z][a-z0-9_]*", str(capture)):
+        raise SpecError(file, f"{where}.as", f"capture name {capture!r} is not an identifier")
+    if kind == "lit":
+        if not isinstance(raw["lit"], str) or not raw["lit"]:
+            raise SpecError(file, f"{where}.lit", "expected a non-empty string")
+        return Lit(raw["lit"])
+    if kind == "set":
+        body = raw["set"]
+        if not isinstance(body, str) or not body:
+            raise SpecError(file, f"{where}.set", "expected a character-class body")
+        try:
+            re.compile(f"[{body}]")
+        except re.error as exc:
+            raise SpecError(file, f"{where}.set", f"not a valid character class: {exc}") from None
+        lo = _count(raw.get("min", 1), file, f"{where}.min", allow_none=False)
+        hi = _count(raw.get("max", lo), file, f"{where}.max", allow_none=True)
+        assert lo is not None
+        if hi is not None and hi < lo:
+            raise SpecError(file, where, f"max {hi} is below min {lo}")
+        if hi == 0:
+            raise SpecError(file, where, "max 0 makes the node match nothing")
+        return CharSet(body, lo, hi, capture)
+    if kind == "ref":
+        return Ref(str(raw["ref"]), capture)
+    if kind == "opt":
+        return Opt(_parse_nodes(raw["opt"], file, f"{where}.opt"))
+    if kind == "group":
+        return Group(_parse_nodes(raw["group"], file, f"{where}.group"), capture)
+    if kind == "rep":
+        lo = _count(raw.get("min", 0), file, f"{where}.min", allow_none=False)
+        hi = _count(raw.get("max"), file, f"{where}.max", allow_none=True)
+        assert lo is not None
+        if hi is not None and hi < lo:
+            raise SpecError(file, where, f"max {hi} is below min {lo}")
+        return Rep(_parse_nodes(raw["rep"], file, f"{where}.rep"), lo, hi)
+    options = raw["alt"]
+    if not isinstance(options, list) or len(options) < 2:
+        raise SpecError(file, f"{where}.alt", "expected at least two alternatives")
+    return Alt(
+        tuple(_parse_nodes(opt, file, f"{where}.alt[{i}]") for i, opt in enumerate(options))
+    )
+
+
+# ---------------------------------------------------------------- errors, models
+
+
+class ErrorCodeSpec(Strict):
+    summary: str
+    source: Source
+
+
+class ModelSpec(Strict):
+    summary: str
+    source: Source
+    json_schema: dict[str, Any] = Field(alias="schema")
+    rules: dict[str, str] = {}
+
+
+# ---------------------------------------------------------------- budgets
+
+
+class CardBudget(Strict):
+    target: int
+    hard_cap: int
+
+
+class BrowseBudget(Strict):
+    per_card_target: int
+    per_card_cap: int
+    preamble: int
+
+
+class Tokens(Strict):
+    encoder: Literal["cl100k_base"]
+    source: Source
+    measured_on: Literal["client_text"]
+    amendments: list[str] = []
+    card: CardBudget
+    browse_response: BrowseBudget
+
+
+class RenderPart(Strict):
+    field: str
+    format: str
+    when: Literal[
+        "always", "kind_not_tool", "name_differs_from_id", "non_empty", "positive", "true", "false"
+    ] = "always"
+    join: str | None = None
+
+
+class Preamble(Strict):
+    query: str
+    path: str
+
+
+class Render(Strict):
+    source: Source
+    amendments: list[str] = []
+    card: list[RenderPart]
+    preamble: Preamble
+    separator: str
+
+
+class Truncation(Strict):
+    source: Source
+    terminators: list[str]
+    ellipsis: str
+    cut_at: Literal["character"]
+    amendments: list[str] = []
+    collapse_whitespace: bool
+
+
+class OrderKey(Strict):
+    key: Literal["score", "id"]
+    order: Literal["asc", "desc"]
+
+
+class Ordering(Strict):
+    source: Source
+    default: list[OrderKey]
+
+
+class Marker(Strict):
+    id_grammar: str
+    kind: Literal["internal"]
+    name: str
+    description: str
+
+
+class CacheStable(Strict):
+    source: Source
+    marker: Marker
+    seen_prefix_order: OrderKey
+    new_suffix_order: OrderKey
+
+
+class Banned(Strict):
+    source: Source
+    fields: list[str]
+    stringified: list[str]
+
+
+class AnnotationRule(Strict):
+    when: bool | None = None
+    side_effects: bool | None = None
+    tag: str | None = None
+    field: str | None = None
+
+
+class Annotations(Strict):
+    source: Source
+    readOnlyHint: AnnotationRule  # noqa: N815 - MCP's own spelling
+    destructiveHint: AnnotationRule  # noqa: N815
+    costHint: AnnotationRule  # noqa: N815
+    side_effects_default: bool
+
+
+class Firewall(Strict):
+    source: Source
+    summary_max_chars: int
+    max_facts: int
+    fact_max_chars: int
+    text_artifact_threshold_chars: int
+    structured_content_handle_label: str
+    view_max_chars: int
+
+
+class Browse(Strict):
+    source: Source
+    default_top_k: int
+    max_top_k: int
+    cluster_threshold: int
+    query_max_chars: int
+
+
+class Budgets(Strict):
+    tokens: Tokens
+    render: Render
+    truncation: Truncation
+    ordering: Ordering
+    cache_stable: CacheStable
+    banned: Banned
+    annotations: Annotations
+    firewall: Firewall
+    browse: Browse
+
+
+# ---------------------------------------------------------------- profiles
+
+
+class ProfileSpec(Strict):
+    summary: str
+    source: Source
+    meta_tools: list[str]
+    lists_upstream_tools: Literal["none", "stripped", "namespaced"]
+
+
+class StrippedEntry(Strict):
+    source: Source
+    amendments: list[str] = []
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+
+class Shortened(Strict):
+    marker: str
+    digest_hex_chars: int
+    max_length: int
+
+
+class WireEncoding(Strict):
+    escape: str
+    escapes: dict[str, str]
+    shortened: Shortened
+
+
+class MetaToolSpec(Strict):
+    source: Source
+    description: str
+    input_schema: dict[str, Any]
+    output: str | None
+    errors: list[str]
+
+
+class Profiles(Strict):
+    profiles: dict[str, ProfileSpec]
+    stripped_entry: StrippedEntry
+    wire_encoding: WireEncoding
+    meta_tools: dict[str, MetaToolSpec]
+
+
+# ---------------------------------------------------------------- amendments, requirements
+
+
+class Amendment(Strict):
+    title: str
+    amends: Source
+    decision: str
+    rationale: str
+
+
+class Requirement(Strict):
+    id: str
+    level: Literal["MUST", "MUST NOT", "SHOULD", "SHOULD NOT", "MAY"]
+    source: Source
+    scope: Literal["surface", "runtime", "transport"]
+    profiles: list[Literal["gateway", "transparent", "search", "aggregate"]]
+    text: str
+    amended_by: str | None = None
+    checks: list[str] = []
+    # Work that will cover the requirement, when no check does yet (named in the report).
+    pending: str | None = None
+
+
+class Requirements(Strict):
+    requirements: list[Requirement]
+
+
+# ---------------------------------------------------------------- the whole spec
+
+
+@dataclass
+class Spec:
+    root: Path
+    surface: Surface
+    grammars: dict[str, Grammar]
+    error_codes: dict[str, ErrorCodeSpec]
+    models: dict[str, ModelSpec]
+    budgets: Budgets
+    profiles: Profiles
+    amendments: dict[str, Amendment]
+    requirements: list[Requirement]
+    vectors: dict[str, Any]
+    spec_hash: str
+    file_hashes: dict[str, str] = field(default_factory=dict)
+
+
+def _load_yaml(path: Path) -> Any:
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise SpecError(path.name, "", "file is missing") from None
+    except yaml.YAMLError as exc:
+        raise SpecError(path.name, "", f"invalid YAML: {exc}") from None
+
+
+def _validate(model: type[BaseModel], data: Any, file: str, prefix: str = "") -> Any:
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        errors = []
+        for err in exc.errors():
+            loc = ".".join(str(p) for p in err["loc"])
+            key = f"{prefix}.{loc}" if prefix and loc else (prefix or loc)
+            msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
+            errors.append(SpecError(file, key, msg))
+        raise SpecErrors(errors) from None
+
+
+def load_spec(root: Path) -> Spec:
+    """Load and cross-check spec/ at `root`. Raises SpecErrors listing every problem found."""
+    surface_raw = _load_yaml(root / "surface.yaml")
+    surface: Surface = _validate(Surface, surface_raw, "surface.yaml")
+    if not SEMVER.fullmatch(surface.spec_version):
+        raise SpecError("surface.yaml", "spec_version", "not a semantic version")
+    # The spec hash covers surface.yaml and every listed file, in the listed order.
+    digest = hashlib.sha256()
+    file_hashes = {}
+    raw: dict[str, Any] = {}
+    for name in ["surface.yaml", *surface.files]:
+        data = (root / name).read_bytes() if (root / name).exists() else b""
+        if not data:
+            raise SpecError(name, "", "file is missing or empty")
+        digest.update(name.encode() + b"\0" + data + b"\0")
+        file_hashes[name] = hashlib.sha256(data).hexdigest()
+        if name != "surface.yaml":
+            raw[name] = _load_yaml(root / name)
+    expected = {
+        "grammars.yaml", "errors.yaml", "models.yaml", "budgets.yaml", "profiles.yaml",
+        "amendments.yaml", "requirements.yaml", "vectors.yaml",
+    }  # fmt: skip
+    missing = expected - set(surface.files)
+    if missing:
+        raise SpecError("surface.yaml", "files", f"must list {sorted(missing)}")
+
+    errors: list[SpecError] = []
+
+    def collect(fn: Any) -> Any:
+        try:
+            return fn()
+        except SpecErrors as exc:
+            errors.extend(exc.errors)
+        except SpecError as exc:
+            errors.append(exc)
+        return None
+
+    grammars: dict[str, Grammar] = {}
+    graw = raw["grammars.yaml"]
+    if not isinstance(graw, dict) or set(graw) != {"grammars"}:
+        errors.append(SpecError("grammars.yaml", "", "expected exactly one key, 'grammars'"))
+    else:
+        for gname, gdata in graw["grammars"].items():
+            gspec = collect(
+                lambda gd=gdata, gn=gname: _validate(
+                    GrammarSpec, gd, "grammars.yaml", f"grammars.{gn}"
+                )
+            )
+            if gspec is None:
+                continue
+            nodes = collect(
+                lambda gs=gspec, gn=gname: _parse_nodes(
+                    gs.syntax, "grammars.yaml", f"grammars.{gn}.syntax"
+                )
+            )
+            if nodes is not None:
+                grammars[gname] = Grammar(gname, gspec, nodes)
+
+    def section(file: str, key: str) -> Any:
+        data = raw[file]
+        if not isinstance(data, dict) or key not in data:
+            raise SpecError(file, key, "missing")
+        return data
+
+    codes = collect(
+        lambda: {
+            k: _validate(ErrorCodeSpec, v, "errors.yaml", f"codes.{k}")
+            for k, v in section("errors.yaml", "codes")["codes"].items()
+        }
+    )
+    models = collect(
+        lambda: {
+            k: _validate(ModelSpec, v, "models.yaml", f"models.{k}")
+            for k, v in section("models.yaml", "models")["models"].items()
+        }
+    )
+    budgets = collect(lambda: _validate(Budgets, raw["budgets.yaml"], "budgets.yaml"))
+    profiles = collect(lambda: _validate(Profiles, raw["profiles.yaml"], "profiles.yaml"))
+    amendments = collect(
+        lambda: {
+            k: _validate(Amendment, v, "amendments.yaml", f"amendments.{k}")
+            for k, v in section("amendments.yaml", "amendments")["amendments"].items()
+        }
+    )
+    reqs = collect(lambda: _validate(Requirements, raw["requirements.yaml"], "requirements.yaml"))
+    vectors = raw["vectors.yaml"]
+    if errors:
+        raise SpecErrors(errors)
+
+    spec = Spec(
+        root=root,
+        surface=surface,
+        grammars=grammars,
+        error_codes=codes,
+        models=models,
+        budgets=budgets,
+        profiles=profiles,
+        amendments=amendments,
+        requirements=reqs.requirements,
+        vectors=vectors,
+        spec_hash=digest.hexdigest(),
+        file_hashes=file_hashes,
+    )
+    resolve_references(spec)
+    return spec
+
+
+def _walk_sources(obj: Any, where: str, out: list[tuple[str, Source]]) -> None:
+    if isinstance(obj, Source):
+        out.append((where, obj))
+    elif isinstance(obj, BaseModel):
+        for name in type(obj).model_fields:
+            _walk_sources(getattr(obj, name), f"{where}.{name}" if where else name, out)
+    elif isinstance(obj, dict):
+        for k, v in obj.items():
+            _walk_sources(v, f"{where}.{k}" if where else str(k), out)
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            _walk_sources(v, f"{where}[{i}]", out)
+
+
+def _grammar_refs(nodes: tuple[Node, ...]) -> list[str]:
+    out: list[str] = []
+    for n in nodes:
+        if isinstance(n, Ref):
+            out.append(n.name)
+        elif isinstance(n, (Opt, Rep, Group)):
+            out.extend(_grammar_refs(n.nodes))
+        elif isinstance(n, Alt):
+            for opt in n.options:
+                out.extend(_grammar_refs(opt))
+    return out
+
+
+def _schema_refs(schema: Any, where: str, out: list[tuple[str, str, Any]]) -> None:
+    """Collect (where, extension key, value) for every x- extension in a JSON Schema."""
+    if isinstance(schema, dict):
+        for k, v in schema.items():
+            if k.startswith("x-"):
+                out.append((f"{where}.{k}", k, v))
+            _schema_refs(v, f"{where}.{k}", out)
+    elif isinstance(schema, list):
+        for i, v in enumerate(schema):
+            _schema_refs(v, f"{where}[{i}]", out)
+
+
+def resolve_references(spec: Spec) -> None:
+    """Every name a spec file uses must exist where it points. Raises SpecErrors."""
+    errors: list[SpecError] = []
+    seeds = set(spec.surface.seeds)
+    files: list[tuple[str, Any]] = [
+        ("grammars.yaml", {f"grammars.{k}": g.spec for k, g in spec.grammars.items()}),
+        ("errors.yaml", {f"codes.{k}": v for k, v in spec.error_codes.items()}),
+        ("models.yaml", {f"models.{k}": v for k, v in spec.models.items()}),
+        ("budgets.yaml", spec.budgets),
+        ("profiles.yaml", spec.profiles),
+        ("amendments.yaml", {f"amendments.{k}": v for k, v in spec.amendments.items()}),
+        ("requirements.yaml", {f"requirements[{i}]": r for i, r in enumerate(spec.requirements)}),
+    ]
+    for file, obj in files:
+        found: list[tuple[str, Source]] = []
+        _walk_sources(obj, "", found)
+        for where, src in found:
+            if src.seed not in seeds:
+                errors.append(SpecError(file, where, f"unknown seed {src.seed!r}"))
+
+    def amendment(file: str, where: str, name: str) -> None:
+        if name not in spec.amendments:
+            errors.append(SpecError(file, where, f"unknown amendment {name!r}"))
+
+    def code(file: str, where: str, name: str) -> None:
+        if name not in spec.error_codes:
+            errors.append(SpecError(file, where, f"unknown error code {name!r}"))
+
+    for gname, g in spec.grammars.items():
+        code("grammars.yaml", f"grammars.{gname}.error", g.spec.error)
+        for a in g.spec.amendments:
+            amendment("grammars.yaml", f"grammars.{gname}.amendments", a)
+        for ref in _grammar_refs(g.nodes):
+            if ref not in spec.grammars:
+                errors.append(
+                    SpecError("grammars.yaml", f"grammars.{gname}.syntax", f"unknown grammar {ref!r}")
+                )
+    # Reference cycles would make the grammar infinite.
+    def visit(name: str, stack: tuple[str, ...]) -> None:
+        if name in stack:
+            errors.append(
+                SpecError("grammars.yaml", f"grammars.{name}", "cycle: " + " -> ".join(stack))
+            )
+            return
+        if name in spec.grammars:
+            for ref in _grammar_refs(spec.grammars[name].nodes):
+                visit(ref, (*stack, name))
+
+    for gname in spec.grammars:
+        visit(gname, ())
+
+    def schema_ext(file: str, where: str, schema: Any) -> None:
+        found: list[tuple[str, str, Any]] = []
+        _schema_refs(schema, where, found)
+        for w, key, value in found:
+            if key == "x-grammar":
+                for g in value if isinstance(value, list) else [value]:
+                    if g not in spec.grammars:
+                        errors.append(SpecError(file, w, f"unknown grammar {g!r}"))
+            elif key == "x-model":
+                if value not in spec.models:
+                    errors.append(SpecError(file, w, f"unknown model {value!r}"))
+            elif key in ("x-bound-max-length", "x-bound-maximum"):
+                section_name, _, attr = str(value).partition(".")
+                sec = getattr(spec.budgets, section_name, None)
+                if sec is None or not isinstance(getattr(sec, attr, None), int):
+                    errors.append(SpecError(file, w, f"{value!r} is not an integer in budgets.yaml"))
+            elif key == "x-exactly-one-of":
+                props = set(_props_of(schema, w, where))
+                if not isinstance(value, list) or len(value) < 2 or not set(value) <= props:
+                    errors.append(SpecError(file, w, "must list two or more declared properties"))
+            elif key == "x-error-code":
+                pass
+            else:
+                errors.append(SpecError(file, w, f"unknown extension {key!r}"))
+
+    for mname, m in spec.models.items():
+        schema_ext("models.yaml", f"models.{mname}.schema", m.json_schema)
+    for tname, t in spec.profiles.meta_tools.items():
+        where = f"meta_tools.{tname}"
+        schema_ext("profiles.yaml", f"{where}.input_schema", t.input_schema)
+        if t.output is not None and t.output not in spec.models:
+            errors.append(SpecError("profiles.yaml", f"{where}.output", f"unknown model {t.output!r}"))
+        for c in t.errors:
+            code("profiles.yaml", f"{where}.errors", c)
+    for pname, p in spec.profiles.profiles.items():
+        for t in p.meta_tools:
+            if t not in spec.profiles.meta_tools:
+                errors.append(
+                    SpecError("profiles.yaml", f"profiles.{pname}.meta_tools", f"unknown meta-tool {t!r}")
+                )
+    for a in spec.profiles.stripped_entry.amendments:
+        amendment("profiles.yaml", "stripped_entry.amendments", a)
+    b = spec.budgets
+    for sec_name in ("tokens", "render", "truncation"):
+        for a in getattr(b, sec_name).amendments:
+            amendment("budgets.yaml", f"{sec_name}.amendments", a)
+    if b.cache_stable.marker.id_grammar not in spec.grammars:
+        errors.append(
+            SpecError("budgets.yaml", "cache_stable.marker.id_grammar", "unknown grammar")
+        )
+    seen_ids: set[str] = set()
+    for i, r in enumerate(spec.requirements):
+        if r.id in seen_ids:
+            errors.append(SpecError("requirements.yaml", f"requirements[{i}].id", f"duplicate {r.id}"))
+        seen_ids.add(r.id)
+        if r.amended_by:
+            amendment("requirements.yaml", f"requirements[{i}].amended_by", r.amended_by)
+    if errors:
+        raise SpecErrors(errors)
+
+
+def _props_of(schema: Any, target: str, where: str) -> list[str]:
+    """Property names of the object schema that holds the extension at `target`."""
+    parent = target.rsplit(".", 1)[0]
+    node = schema
+    rel = parent[len(where) :].lstrip(".")
+    for part in [p for p in rel.split(".") if p]:
+        node = node.get(part, {}) if isinstance(node, dict) else {}
+    return list((node or {}).get("properties", {}))

@@ -1,0 +1,1 @@
+"""gatespec runtime."""

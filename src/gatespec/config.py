@@ -1,0 +1,494 @@
+"""Gateway configuration: the ecosystem's ``mcpServers`` document plus a ``gateway`` options block.
+
+The file format is the one Claude Desktop, Cursor and Claude Code already use, so an existing
+config can be pointed at the gateway unchanged::
+
+    {
+      "mcpServers": {
+        "fs":    {"command": "mcp-server-filesystem", "args": ["/tmp"]},
+        "api":   {"type": "http", "url": "https://example.com/mcp",
+                  "headers": {"Authorization": "Bearer ${API_TOKEN}"}},
+        "old":   {"type": "sse", "url": "http://127.0.0.1:3001/sse"},
+        "fake":  {"type": "stub", "catalog": "catalog.json"}
+      },
+      "gateway": {"mode": "gateway", "transport": "stdio", "call_timeout": 30}
+    }
+
+Rules (each violation raises `ConfigError` naming the file, the key path and the problem):
+
+- A ``.yaml``/``.yml`` file is parsed as YAML, anything else as JSON.
+- ``${VAR}`` and ``${VAR:-default}`` are expanded in every string value (not in keys) from the
+  environment; like the shell, the default also applies when VAR is set but empty. An unset
+  variable without a default is an error.
+- Server type: ``type`` (or its alias ``transport``) is one of stdio, http (also spelled
+  streamable-http / streamableHttp / streamable_http), sse, stub. Without it, ``command`` means
+  stdio; ``url`` means sse when its path ends in ``/sse`` and Streamable HTTP otherwise.
+- Keys belong to one transport: command/args/env/cwd to stdio, url/headers to http and sse,
+  catalog/server to stub. Unknown server keys are rejected, except the harmless ones other
+  clients write into these files (`IGNORED_SERVER_KEYS`); ``"disabled": true`` skips a server.
+- Relative ``cwd`` and ``catalog`` paths are resolved against the config file's folder. The
+  ``command`` itself is kept verbatim (it is looked up on PATH by the OS).
+- ``timeout`` (seconds) on a server overrides ``gateway.call_timeout`` for calls to it, like
+  Cline's per-server request timeout. Connecting always uses ``gateway.connect_timeout``.
+- Unknown top-level keys are ignored (the file is often shared with a desktop client that keeps
+  its own settings there); unknown keys inside ``gateway`` are rejected.
+- Server keys are kept verbatim: mapping them to tool namespaces is a later layer's job.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final, Literal
+
+import yaml
+
+__all__ = [
+    "DEFAULT_CALL_TIMEOUT",
+    "DEFAULT_CONNECT_TIMEOUT",
+    "DEFAULT_HOST",
+    "DEFAULT_PORT",
+    "IGNORED_SERVER_KEYS",
+    "MODES",
+    "ConfigError",
+    "GatewayConfig",
+    "GatewayOptions",
+    "ServerConfig",
+    "Transport",
+    "expand_env",
+    "load_config",
+    "parse_config",
+]
+
+Transport = Literal["stdio", "http", "sse", "stub"]
+Mode = Literal["gateway", "transparent", "search", "aggregate"]
+ServeTransport = Literal["stdio", "http"]
+
+# The profile names of spec/profiles.yaml. TODO: import them from the generated package once it
+# exports a profile list, so a new profile needs no edit here.
+MODES: Final[tuple[str, ...]] = ("gateway", "transparent", "search", "aggregate")
+SERVE_TRANSPORTS: Final[tuple[str, ...]] = ("stdio", "http")
+
+DEFAULT_HOST: Final = "127.0.0.1"
+DEFAULT_PORT: Final = 8765
+DEFAULT_CALL_TIMEOUT: Final = 30.0
+DEFAULT_CONNECT_TIMEOUT: Final = 20.0
+
+# Keys other MCP clients write into server entries that change nothing for the gateway.
+# ("disabled" is honoured, the rest are ignored.) Anything else unknown is most likely a typo
+# or a feature we do not implement (envFile, disabledTools...), and silently ignoring those
+# would run a server differently from what its author expects.
+IGNORED_SERVER_KEYS: Final = frozenset(
+    {"disabled", "autoApprove", "alwaysAllow", "description", "name", "title"}
+)
+
+_TYPE_ALIASES: Final[Mapping[str, Transport]] = {
+    "stdio": "stdio",
+    "http": "http",
+    "streamable-http": "http",
+    "streamable_http": "http",
+    "streamablehttp": "http",
+    "sse": "sse",
+    "stub": "stub",
+}
+_KEYS_BY_TRANSPORT: Final[Mapping[str, frozenset[str]]] = {
+    "stdio": frozenset({"command", "args", "env", "cwd"}),
+    "http": frozenset({"url", "headers"}),
+    "sse": frozenset({"url", "headers"}),
+    "stub": frozenset({"catalog", "server"}),
+}
+_COMMON_SERVER_KEYS: Final = frozenset({"type", "transport", "timeout"})
+_ALL_SERVER_KEYS: Final = (
+    frozenset().union(*_KEYS_BY_TRANSPORT.values()) | _COMMON_SERVER_KEYS | IGNORED_SERVER_KEYS
+)
+_GATEWAY_KEYS: Final = frozenset(
+    {"mode", "transport", "host", "port", "call_timeout", "connect_timeout", "cache_stable"}
+)
+_VAR: Final = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+class ConfigError(ValueError):
+    """A configuration problem; the message names the file, the key path and what is wrong."""
+
+    def __init__(self, source: Path | str | None, path: str, problem: str) -> None:
+        self.source = source
+        self.path = path
+        self.problem = problem
+        where = str(source) if source is not None else "<config>"
+        super().__init__(f"{where}: {path}: {problem}" if path else f"{where}: {problem}")
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """One upstream MCP server, as configured (env-expanded, paths resolved)."""
+
+    key: str
+    transport: Transport
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+    cwd: Path | None = None
+    url: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    catalog: Path | None = None
+    timeout: float | None = None
+    # stub only: keep catalog items whose "server" field equals this (catalogs of many servers).
+    catalog_server: str | None = None
+
+
+@dataclass(frozen=True)
+class GatewayOptions:
+    """The ``gateway`` block: how the gateway itself is served."""
+
+    mode: Mode = "gateway"
+    transport: ServeTransport = "stdio"
+    host: str = DEFAULT_HOST
+    port: int = DEFAULT_PORT
+    call_timeout: float = DEFAULT_CALL_TIMEOUT
+    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
+    cache_stable: bool = False
+
+
+@dataclass(frozen=True)
+class GatewayConfig:
+    """A whole configuration: enabled servers in file order, options, and where it came from."""
+
+    servers: dict[str, ServerConfig]
+    options: GatewayOptions = field(default_factory=GatewayOptions)
+    source: Path | None = None
+
+    def call_timeout_for(self, key: str) -> float:
+        """The call timeout for one server: its own ``timeout`` or the gateway default."""
+        server = self.servers[key]
+        return server.timeout if server.timeout is not None else self.options.call_timeout
+
+
+def load_config(
+    path: str | os.PathLike[str], environ: Mapping[str, str] | None = None
+) -> GatewayConfig:
+    """Read and validate a config file (YAML by extension .yaml/.yml, JSON otherwise)."""
+    source = Path(path)
+    try:
+        text = source.read_text(encoding="utf-8")
+    except OSError as e:
+        raise ConfigError(source, "", f"cannot read file: {e.strerror or e}") from e
+    except UnicodeDecodeError as e:
+        raise ConfigError(source, "", f"file is not UTF-8 text: {e}") from e
+    if source.suffix.lower() in (".yaml", ".yml"):
+        data = _parse_yaml(text, source)
+    else:
+        data = _parse_json(text, source)
+    return parse_config(data, source=source, environ=environ)
+
+
+def _parse_json(text: str, source: Path) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ConfigError(
+            source, "", f"invalid JSON at line {e.lineno}, column {e.colno}: {e.msg}"
+        ) from e
+
+
+def _parse_yaml(text: str, source: Path) -> Any:
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        problem = getattr(e, "problem", None) or str(e)
+        if mark is not None:
+            raise ConfigError(
+                source,
+                "",
+                f"invalid YAML at line {mark.line + 1}, column {mark.column + 1}: {problem}",
+            ) from e
+        raise ConfigError(source, "", f"invalid YAML: {problem}") from e
+
+
+def expand_env(
+    value: str, environ: Mapping[str, str], *, source: Path | None = None, path: str = ""
+) -> str:
+    """Expand ``${VAR}`` and ``${VAR:-default}`` in one string; unset VAR without default: error."""
+
+    def substitute(match: re.Match[str]) -> str:
+        name, default = match.group(1), match.group(2)
+        current = environ.get(name)
+        if current:
+            return current
+        if default is not None:
+            return default
+        if current is not None:  # set but empty, no default: keep the (empty) value
+            return current
+        raise ConfigError(
+            source,
+            path,
+            f"environment variable {name} is not set (use ${{{name}:-default}} for a default)",
+        )
+
+    return _VAR.sub(substitute, value)
+
+
+def parse_config(
+    data: Any, source: Path | str | None = None, environ: Mapping[str, str] | None = None
+) -> GatewayConfig:
+    """Validate an already-parsed config document (a dict) and build a `GatewayConfig`."""
+    src = Path(source) if source is not None else None
+    reader = _Reader(src, os.environ if environ is None else environ)
+    if not isinstance(data, dict):
+        raise ConfigError(src, "", f"expected an object at the top level, got {_kind(data)}")
+    if "mcpServers" not in data:
+        raise ConfigError(src, "mcpServers", "missing (the servers to front go here)")
+    raw_servers = data["mcpServers"]
+    if not isinstance(raw_servers, dict):
+        raise ConfigError(src, "mcpServers", f"expected an object, got {_kind(raw_servers)}")
+    servers: dict[str, ServerConfig] = {}
+    for key, raw in raw_servers.items():
+        if not isinstance(key, str) or not key:
+            raise ConfigError(src, f"mcpServers.{key!r}", "a server key must be a non-empty string")
+        server = reader.server(key, raw)
+        if server is not None:
+            servers[key] = server
+    options = reader.options(data.get("gateway", {}))
+    return GatewayConfig(servers=servers, options=options, source=src)
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+class _Reader:
+    """Typed accessors that know the file and expand the environment; one per parse."""
+
+    def __init__(self, source: Path | None, environ: Mapping[str, str]) -> None:
+        self.source = source
+        self.environ = environ
+        self.base = source.parent if source is not None else Path.cwd()
+
+    def error(self, path: str, problem: str) -> ConfigError:
+        return ConfigError(self.source, path, problem)
+
+    def string(self, value: Any, path: str, *, allow_empty: bool = False) -> str:
+        if not isinstance(value, str):
+            raise self.error(path, f"expected a string, got {_kind(value)}")
+        expanded = expand_env(value, self.environ, source=self.source, path=path)
+        if not expanded and not allow_empty:
+            raise self.error(path, "must not be empty")
+        return expanded
+
+    def string_map(self, value: Any, path: str) -> dict[str, str]:
+        if not isinstance(value, dict):
+            raise self.error(path, f"expected an object of strings, got {_kind(value)}")
+        out: dict[str, str] = {}
+        for k, v in value.items():
+            if not isinstance(k, str) or not k:
+                raise self.error(f"{path}.{k!r}", "a key must be a non-empty string")
+            out[k] = self.string(v, f"{path}.{k}", allow_empty=True)
+        return out
+
+    def number(self, value: Any, path: str) -> float:
+        """A positive finite number of seconds; a string (e.g. from ${VAR}) is parsed."""
+        if isinstance(value, str):
+            text = self.string(value, path)
+            try:
+                value = float(text)
+            except ValueError:
+                raise self.error(path, f"expected a number of seconds, got {text!r}") from None
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise self.error(path, f"expected a number of seconds, got {_kind(value)}")
+        if not math.isfinite(value) or value <= 0:
+            raise self.error(path, f"must be a positive number of seconds, got {value!r}")
+        return float(value)
+
+    def boolean(self, value: Any, path: str) -> bool:
+        if isinstance(value, str):
+            text = self.string(value, path).strip().lower()
+            if text in ("true", "1", "yes"):
+                return True
+            if text in ("false", "0", "no"):
+                return False
+            raise self.error(path, f"expected true or false, got {text!r}")
+        if not isinstance(value, bool):
+            raise self.error(path, f"expected true or false, got {_kind(value)}")
+        return value
+
+    def path(self, value: Any, path: str) -> Path:
+        p = Path(self.string(value, path)).expanduser()
+        return p if p.is_absolute() else self.base / p
+
+    def server(self, key: str, raw: Any) -> ServerConfig | None:
+        at = f"mcpServers.{key}"
+        if not isinstance(raw, dict):
+            raise self.error(at, f"expected an object, got {_kind(raw)}")
+        for k in raw:
+            if k not in _ALL_SERVER_KEYS:
+                raise self.error(f"{at}.{k}", "unknown key" + _suggest(k, _ALL_SERVER_KEYS))
+        if "disabled" in raw and self.boolean(raw["disabled"], f"{at}.disabled"):
+            return None
+        if "type" in raw and "transport" in raw:
+            raise self.error(at, "give either type or transport, not both")
+        type_key = "type" if "type" in raw else "transport"
+        transport = self.transport(raw, at, type_key)
+        allowed = _KEYS_BY_TRANSPORT[transport]
+        for k in raw:
+            if k in _COMMON_SERVER_KEYS or k in IGNORED_SERVER_KEYS or k in allowed:
+                continue
+            owner = next(t for t, keys in _KEYS_BY_TRANSPORT.items() if k in keys)
+            raise self.error(f"{at}.{k}", f"not valid for a {transport} server (only for {owner})")
+        if transport == "stdio" and "command" not in raw:
+            raise self.error(f"{at}.command", "missing (a stdio server needs a command)")
+        if transport in ("http", "sse") and "url" not in raw:
+            raise self.error(f"{at}.url", f"missing (an {transport} server needs a url)")
+        timeout = self.number(raw["timeout"], f"{at}.timeout") if "timeout" in raw else None
+        if transport == "stdio":
+            return self.stdio_server(key, raw, at, timeout)
+        if transport == "stub":
+            if "catalog" not in raw:
+                raise self.error(
+                    f"{at}.catalog", "missing (a stub server needs a catalog JSON file)"
+                )
+            return ServerConfig(
+                key=key,
+                transport="stub",
+                catalog=self.path(raw["catalog"], f"{at}.catalog"),
+                catalog_server=self.string(raw["server"], f"{at}.server")
+                if "server" in raw
+                else None,
+                timeout=timeout,
+            )
+        url = self.string(raw["url"], f"{at}.url")
+        if not re.match(r"^https?://[^/\s]+", url):
+            raise self.error(f"{at}.url", f"expected an http:// or https:// URL, got {url!r}")
+        headers = self.string_map(raw["headers"], f"{at}.headers") if "headers" in raw else {}
+        return ServerConfig(key=key, transport=transport, url=url, headers=headers, timeout=timeout)
+
+    def transport(self, raw: dict[str, Any], at: str, type_key: str) -> Transport:
+        if "command" in raw and "url" in raw:
+            raise self.error(
+                at, "has both command and url: give command for stdio or url for http/sse"
+            )
+        if type_key in raw:
+            name = self.string(raw[type_key], f"{at}.{type_key}")
+            transport = _TYPE_ALIASES.get(name.lower())
+            if transport is None:
+                raise self.error(
+                    f"{at}.{type_key}", f"unknown type {name!r} (expected stdio, http, sse or stub)"
+                )
+            return transport
+        if "command" in raw:
+            return "stdio"
+        if "url" in raw:
+            url = raw["url"]
+            # Cursor-style entries omit type; the legacy transport lives at .../sse by convention.
+            if isinstance(url, str) and url.split("?")[0].rstrip("/").endswith("/sse"):
+                return "sse"
+            return "http"
+        raise self.error(at, "missing command (stdio) or url (http/sse)")
+
+    def stdio_server(
+        self, key: str, raw: dict[str, Any], at: str, timeout: float | None
+    ) -> ServerConfig:
+        command = self.string(raw["command"], f"{at}.command")
+        args_raw = raw.get("args", [])
+        if not isinstance(args_raw, list):
+            raise self.error(f"{at}.args", f"expected an array of strings, got {_kind(args_raw)}")
+        args = tuple(
+            self.string(a, f"{at}.args[{i}]", allow_empty=True) for i, a in enumerate(args_raw)
+        )
+        env = self.string_map(raw["env"], f"{at}.env") if "env" in raw else {}
+        cwd = self.path(raw["cwd"], f"{at}.cwd") if "cwd" in raw else None
+        return ServerConfig(
+            key=key,
+            transport="stdio",
+            command=command,
+            args=args,
+            env=env,
+            cwd=cwd,
+            timeout=timeout,
+        )
+
+    def options(self, raw: Any) -> GatewayOptions:
+        at = "gateway"
+        if not isinstance(raw, dict):
+            raise self.error(at, f"expected an object, got {_kind(raw)}")
+        for k in raw:
+            if k not in _GATEWAY_KEYS:
+                raise self.error(f"{at}.{k}", "unknown key" + _suggest(k, _GATEWAY_KEYS))
+        defaults = GatewayOptions()
+        mode = self.choice(raw, "mode", MODES, defaults.mode)
+        transport = self.choice(raw, "transport", SERVE_TRANSPORTS, defaults.transport)
+        host = self.string(raw["host"], f"{at}.host") if "host" in raw else defaults.host
+        port = self.port(raw["port"], f"{at}.port") if "port" in raw else defaults.port
+        call_timeout = (
+            self.number(raw["call_timeout"], f"{at}.call_timeout")
+            if "call_timeout" in raw
+            else defaults.call_timeout
+        )
+        connect_timeout = (
+            self.number(raw["connect_timeout"], f"{at}.connect_timeout")
+            if "connect_timeout" in raw
+            else defaults.connect_timeout
+        )
+        cache_stable = (
+            self.boolean(raw["cache_stable"], f"{at}.cache_stable")
+            if "cache_stable" in raw
+            else defaults.cache_stable
+        )
+        return GatewayOptions(
+            mode=mode,  # type: ignore[arg-type]  # checked against MODES
+            transport=transport,  # type: ignore[arg-type]  # checked against SERVE_TRANSPORTS
+            host=host,
+            port=port,
+            call_timeout=call_timeout,
+            connect_timeout=connect_timeout,
+            cache_stable=cache_stable,
+        )
+
+    def choice(self, raw: dict[str, Any], key: str, allowed: tuple[str, ...], default: str) -> str:
+        if key not in raw:
+            return default
+        value = self.string(raw[key], f"gateway.{key}")
+        if value not in allowed:
+            raise self.error(
+                f"gateway.{key}", f"expected one of {', '.join(allowed)}, got {value!r}"
+            )
+        return value
+
+    def port(self, value: Any, path: str) -> int:
+        if isinstance(value, str):
+            text = self.string(value, path).strip()
+            if not text.isdigit():
+                raise self.error(path, f"expected a port number 1-65535, got {text!r}")
+            value = int(text)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.error(path, f"expected a port number 1-65535, got {_kind(value)}")
+        if not 1 <= value <= 65535:
+            raise self.error(path, f"expected a port number 1-65535, got {value}")
+        return value
+
+
+def _suggest(key: str, known: frozenset[str]) -> str:
+    """A 'did you mean' hint for a near-miss key (case-insensitive or one edit away)."""
+    import difflib
+
+    lowered = {k.lower(): k for k in known}
+    if key.lower() in lowered:
+        return f" (did you mean {lowered[key.lower()]!r}?)"
+    close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.75)
+    return f" (did you mean {close[0]!r}?)" if close else ""

@@ -1,0 +1,255 @@
+"""Flat BM25F ranking over tool name, namespace, description and input-schema property names.
+
+Build once per catalog snapshot, then ``search`` many times. The index is an inverted index
+(term -> postings) whose posting weights are fully precomputed at build time (idf, per-field
+length normalisation and tf saturation), so a query only touches the postings of its own
+terms and scoring is a handful of additions per matching document.
+"""
+
+from __future__ import annotations
+
+import gc
+import heapq
+import math
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+from gatespec.ranking.text import exact_name_keys, name_key, tokenize
+
+__all__ = [
+    "DEFAULT_FIELD_WEIGHTS",
+    "FIELDS",
+    "MAX_QUERY_CHARS",
+    "Bm25Index",
+    "Document",
+    "schema_fields",
+]
+
+
+@dataclass(frozen=True)
+class Document:
+    """One searchable tool."""
+
+    id: str  # opaque, e.g. "github:create_issue#3a91c7d2"; must be unique within an index
+    name: str  # upstream tool name, e.g. "create_issue"
+    description: str  # may be empty or non-English
+    fields: tuple[str, ...] = ()  # input-schema property names
+    namespace: str = ""  # server key, e.g. "github"
+
+
+# Searchable fields. "exact" is the whole tool name as a single term, matched only by a query
+# word that spells the full name ("create_issue", "github/create_issue").
+FIELDS: tuple[str, ...] = ("name", "namespace", "description", "fields", "exact")
+
+# Chosen on bench/retrieval.py (MCP tasks + BFCL dev); see bench/results/retrieval.md.
+DEFAULT_FIELD_WEIGHTS: Mapping[str, float] = MappingProxyType(
+    {"name": 2.0, "namespace": 1.0, "description": 1.0, "fields": 0.5, "exact": 4.0}
+)
+
+# Queries are short descriptions of a need; only this many leading characters are used, so
+# a pasted blob cannot make one search expensive.
+MAX_QUERY_CHARS = 4096
+
+
+def schema_fields(input_schema: Mapping[str, Any] | None) -> tuple[str, ...]:
+    """Top-level property names of a tool's JSON input schema, in schema order."""
+    if not isinstance(input_schema, Mapping):
+        return ()
+    props = input_schema.get("properties")
+    if not isinstance(props, Mapping):
+        return ()
+    return tuple(str(p) for p in props)
+
+
+def _counts(terms: list[str]) -> dict[str, int]:
+    counts = dict.fromkeys(terms, 1)
+    return counts if len(counts) == len(terms) else Counter(terms)
+
+
+class Bm25Index:
+    """BM25F over the fields of :class:`Document`.
+
+    For a term ``t`` and document ``d`` the field-weighted, length-normalised frequency is
+    ``tf~ = sum_f w_f * tf_f / (1 - b + b * len_f / avglen_f)`` and the document's score is
+    ``sum_t idf(t) * tf~ * (k1 + 1) / (k1 + tf~)`` with ``idf = ln(1 + (N - df + 0.5) /
+    (df + 0.5))``. A term repeated in the query counts once. Scores are rounded to 4
+    decimals; equal scores are ordered by document id.
+
+    ``field_weights`` overrides some of :data:`DEFAULT_FIELD_WEIGHTS` (weight 0 drops a
+    field); ``stemming=False`` turns off the light suffix stripping of
+    :func:`gatespec.ranking.text.stem`. The index is immutable after construction and
+    ``search`` is safe to call from several threads.
+    """
+
+    __slots__ = ("_ids", "_postings", "_stemming", "k1", "b", "field_weights")
+
+    def __init__(
+        self,
+        docs: Sequence[Document],
+        *,
+        k1: float = 1.2,
+        b: float = 0.75,
+        field_weights: Mapping[str, float] | None = None,
+        stemming: bool = True,
+    ) -> None:
+        if k1 < 0:
+            raise ValueError("k1 must be >= 0")
+        if not 0.0 <= b <= 1.0:
+            raise ValueError("b must be in [0, 1]")
+        weights = dict(DEFAULT_FIELD_WEIGHTS)
+        if field_weights is not None:
+            unknown = [f for f in field_weights if f not in weights]
+            if unknown:
+                raise ValueError(f"unknown field(s) {unknown}; expected some of {FIELDS}")
+            weights.update({f: float(w) for f, w in field_weights.items()})
+        if any(w < 0 for w in weights.values()):
+            raise ValueError("field weights must be >= 0")
+        self.k1 = float(k1)
+        self.b = float(b)
+        self.field_weights: Mapping[str, float] = MappingProxyType(weights)
+        self._stemming = stemming
+
+        docs = tuple(docs)  # iterated once per field: accept any iterable
+        ids: list[str] = []
+        seen: set[str] = set()
+        for doc in docs:
+            if doc.id in seen:
+                raise ValueError(f"duplicate document id {doc.id!r}")
+            seen.add(doc.id)
+            ids.append(doc.id)
+        self._ids: tuple[str, ...] = tuple(ids)
+
+        gc_was_enabled = gc.isenabled()
+        gc.disable()  # the build allocates many small, acyclic objects: skip GC passes
+        try:
+            self._postings = self._build(docs, weights)
+        finally:
+            if gc_was_enabled:
+                gc.enable()
+
+    def _build(
+        self, docs: Sequence[Document], weights: Mapping[str, float]
+    ) -> dict[str, tuple[tuple[int, ...], tuple[float, ...]]]:
+        n_docs = len(docs)
+        # Pass 1, per field: each document's term counts and its BM25F scale
+        # w_f / (1 - b + b * len / avglen). Description first: it is the largest field.
+        fields: list[tuple[list[dict[str, int]], list[float]]] = []
+        for f in ("description", "name", "namespace", "fields", "exact"):
+            w = weights[f]
+            if w <= 0:
+                continue
+            counts, lengths = self._field_counts(docs, f)
+            avg = (sum(lengths) / n_docs) if n_docs else 0.0
+            b = 0.0 if f == "exact" or avg <= 0 else self.b
+            # An empty field has no terms to scale (and would divide by zero when b = 1).
+            scales = [w / (1.0 - b + b * n / avg) if n else 0.0 for n in lengths]
+            fields.append((counts, scales))
+
+        # Pass 2: per document, the field-weighted normalised tf (tf~) of each term, appended
+        # to the term's postings. Documents are visited in order, so postings are doc-sorted.
+        # Each term's postings are one flat list [doc, tf~, doc, tf~, ...] while building.
+        flat: defaultdict[str, list[float]] = defaultdict(list)
+        if fields:
+            (first_counts, first_scales), rest = fields[0], fields[1:]
+            for i in range(n_docs):
+                scale = first_scales[i]
+                tfw = {term: tf * scale for term, tf in first_counts[i].items()}
+                for counts, scales in rest:
+                    scale = scales[i]
+                    for term, tf in counts[i].items():
+                        tfw[term] = tfw.get(term, 0.0) + tf * scale
+                for term, x in tfw.items():
+                    flat[term] += (i, x)
+
+        # Pass 3: fold idf and tf saturation into one precomputed weight per posting.
+        k1 = self.k1
+        postings: dict[str, tuple[tuple[int, ...], tuple[float, ...]]] = {}
+        for term, pairs in flat.items():
+            df = len(pairs) >> 1
+            scale = math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5)) * (k1 + 1.0)
+            postings[term] = (
+                tuple(pairs[0::2]),  # type: ignore[arg-type]  # doc indices (ints)
+                tuple([scale * x / (k1 + x) for x in pairs[1::2]]),
+            )
+        return postings
+
+    def _field_counts(
+        self, docs: Sequence[Document], field: str
+    ) -> tuple[list[dict[str, int]], list[int]]:
+        """Term counts and term totals of one field, per document."""
+        stemming = self._stemming
+        if field == "exact":
+            keys = [name_key(d.name) for d in docs]
+            return [{k: 1} if k else {} for k in keys], [1 if k else 0 for k in keys]
+        if field == "description":  # long text: counting without a uniqueness check
+            terms = [tokenize(d.description, stemming=stemming) for d in docs]
+            return [Counter(ts) for ts in terms], [len(ts) for ts in terms]
+        if field == "name":
+            terms = [tokenize(d.name, stemming=stemming) for d in docs]
+        else:
+            # Namespaces and property-name lists repeat across tools: do each distinct one
+            # once and share the (read-only) count dicts.
+            memo: dict[object, tuple[dict[str, int], int]] = {}
+            counts: list[dict[str, int]] = []
+            lengths: list[int] = []
+            for d in docs:
+                value: str | tuple[str, ...] = (
+                    d.namespace if field == "namespace" else tuple(d.fields)
+                )
+                hit = memo.get(value)
+                if hit is None:
+                    if isinstance(value, str):
+                        ts = tokenize(value, stemming=stemming)
+                    else:
+                        ts = [t for prop in value for t in tokenize(prop, stemming=stemming)]
+                    hit = memo[value] = (_counts(ts), len(ts))
+                counts.append(hit[0])
+                lengths.append(hit[1])
+            return counts, lengths
+        return [_counts(ts) for ts in terms], [len(ts) for ts in terms]
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def query_terms(self, query: str) -> list[str]:
+        """The distinct index terms a query is matched on, in query order."""
+        query = query[:MAX_QUERY_CHARS]
+        terms = tokenize(query, stemming=self._stemming)
+        if self.field_weights["exact"] > 0:
+            terms.extend(exact_name_keys(query))
+        return list(dict.fromkeys(terms))
+
+    def search(self, query: str, k: int = 10) -> list[tuple[str, float]]:
+        """Top ``k`` documents as ``(id, score)``, best first, ties by id ascending.
+
+        Only documents sharing at least one term with the query are returned, so there may
+        be fewer than ``k``. An empty or whitespace-only query (or ``k <= 0``) gives ``[]``.
+        """
+        if k <= 0 or not query or query.isspace():
+            return []
+        postings = self._postings
+        scores: dict[int, float] = {}
+        for term in self.query_terms(query):
+            post = postings.get(term)
+            if post is None:
+                continue
+            if not scores:
+                scores = dict(zip(*post, strict=True))
+                continue
+            get = scores.get
+            for i, w in zip(*post, strict=True):
+                scores[i] = get(i, 0.0) + w
+        if not scores:
+            return []
+        items: Iterable[tuple[int, float]] = scores.items()
+        if len(scores) > k:
+            # Only candidates whose rounded score can reach the k-th rounded score matter;
+            # the margin covers rounding so ties at the cut are still broken by id.
+            cutoff = heapq.nlargest(k, scores.values())[-1] - 1e-4
+            items = [(i, s) for i, s in items if s >= cutoff]
+        ids = self._ids
+        ranked = sorted([(-round(s, 4), ids[i]) for i, s in items])[:k]
+        return [(doc_id, -neg + 0.0) for neg, doc_id in ranked]

@@ -1,0 +1,32 @@
+"""Typed upstream failures: every failure names the server key, a kind, and a human reason."""
+
+from __future__ import annotations
+
+from typing import Final, Literal, get_args
+
+ErrorKind = Literal["start_failed", "unavailable", "timeout", "call_failed", "protocol"]
+ERROR_KINDS: Final[tuple[str, ...]] = get_args(ErrorKind)
+
+
+class UpstreamError(Exception):
+    """A failure talking to one upstream MCP server.
+
+    kind:
+      start_failed  the server could not be started or reached (command not found, exited during
+                    the handshake, connection refused, HTTP error on connect)
+      unavailable   the upstream is not connected (unknown key, never started, crashed, closed)
+      timeout       no answer in time (handshake or call); the request was cancelled
+      call_failed   the server answered the request with a JSON-RPC error
+      protocol      the server answered with something that is not valid MCP
+    """
+
+    def __init__(self, key: str, kind: ErrorKind, reason: str) -> None:
+        if kind not in ERROR_KINDS:  # a typo here would silently change how callers react
+            raise ValueError(f"unknown UpstreamError kind {kind!r}")
+        self.key = key
+        self.kind: ErrorKind = kind
+        self.reason = reason
+        super().__init__(f"upstream {key!r}: {reason}")
+
+    def __reduce__(self) -> tuple[type[UpstreamError], tuple[str, ErrorKind, str]]:
+        return (type(self), (self.key, self.kind, self.reason))

@@ -1,0 +1,269 @@
+"""Many upstreams: concurrent start with per-server isolation, status, refresh and calls.
+
+One failing, crashing or hanging server never takes the others down: each connects under its
+own timeout, its failure is recorded with a reason, and `refresh()` retries it later. An
+upstream counts as connected once its handshake AND its first complete tool listing succeed.
+
+Task ownership: connections live in a task group hosted by its own task (see `_host`), opened
+by `__aenter__` or `start()` and closed by `aclose()`; on asyncio these may be called from any
+task and at any cancel-scope depth. `async with UpstreamPool(...) as pool:` is the tidy form.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from types import TracebackType
+from typing import Any, Literal, NamedTuple, Self
+
+import anyio
+from anyio.abc import TaskGroup
+
+from gatespec.config import (
+    DEFAULT_CALL_TIMEOUT,
+    DEFAULT_CONNECT_TIMEOUT,
+    GatewayConfig,
+    ServerConfig,
+)
+from gatespec.upstream._host import TaskHost
+from gatespec.upstream.base import ToolsChangedCallback, Upstream
+from gatespec.upstream.errors import UpstreamError
+from gatespec.upstream.factory import create_upstream
+
+logger = logging.getLogger(__name__)
+
+StatusState = Literal["pending", "connected", "failed"]
+ProgressCallback = Callable[[str, str, int, int], Awaitable[None] | None]
+"""progress(key, state, done, total): called as each upstream settles during start/refresh."""
+
+
+class UpstreamStatus(NamedTuple):
+    key: str
+    state: StatusState  # pending: not started yet (or connecting)
+    reason: str | None  # why it failed; None when connected or pending
+
+
+class UpstreamPool:
+    """All configured upstreams of a gateway."""
+
+    def __init__(
+        self,
+        configs: Mapping[str, ServerConfig] | Iterable[ServerConfig],
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+        call_timeout: float = DEFAULT_CALL_TIMEOUT,
+        *,
+        max_concurrency: int = 8,
+        on_tools_changed: ToolsChangedCallback | None = None,
+        upstream_factory: Callable[..., Upstream] = create_upstream,
+    ) -> None:
+        items = list(configs.values()) if isinstance(configs, Mapping) else list(configs)
+        self.connect_timeout = connect_timeout
+        self.call_timeout = call_timeout
+        self.on_tools_changed = on_tools_changed
+        self._upstreams: dict[str, Upstream] = {}
+        for config in items:
+            if config.key in self._upstreams:
+                raise ValueError(f"duplicate upstream key {config.key!r}")
+            self._upstreams[config.key] = upstream_factory(
+                config,
+                connect_timeout=connect_timeout,
+                call_timeout=call_timeout,
+                on_tools_changed=self._upstream_changed,
+            )
+        self._tools: dict[str, list[dict[str, Any]]] = {}
+        self._failures: dict[str, UpstreamError] = {}
+        self._list_locks = {key: anyio.Lock() for key in self._upstreams}
+        self._cycle_lock = anyio.Lock()  # one start/refresh at a time
+        self._limiter = anyio.CapacityLimiter(max(1, max_concurrency))
+        self._host = TaskHost()  # the task group every upstream connection runs in
+
+    @classmethod
+    def from_config(cls, config: GatewayConfig, **kwargs: Any) -> UpstreamPool:
+        """A pool for a loaded config, with its gateway timeouts."""
+        return cls(
+            config.servers,
+            connect_timeout=config.options.connect_timeout,
+            call_timeout=config.options.call_timeout,
+            **kwargs,
+        )
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    async def __aenter__(self) -> Self:
+        await self._open()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def _open(self) -> TaskGroup:
+        return await self._host.open()
+
+    async def start(self, progress: ProgressCallback | None = None) -> list[UpstreamStatus]:
+        """Connect every upstream concurrently; returns when each is connected or failed."""
+        await self._open()
+        async with self._cycle_lock:
+            await self._settle_all(list(self._upstreams), progress, relist_only=set())
+        return self.statuses()
+
+    async def refresh(self, progress: ProgressCallback | None = None) -> list[UpstreamStatus]:
+        """Reconnect failed or dead upstreams and re-list the tools of every upstream."""
+        await self._open()
+        async with self._cycle_lock:
+            live = {key for key, up in self._upstreams.items() if up.connected}
+            await self._settle_all(list(self._upstreams), progress, relist_only=live)
+        return self.statuses()
+
+    async def aclose(self) -> None:
+        """Close every upstream (concurrently) and the pool's task group."""
+        async with anyio.create_task_group() as tg:
+            for upstream in self._upstreams.values():
+                tg.start_soon(self._close_quietly, upstream)
+        self._tools.clear()
+        await self._host.close()
+
+    @staticmethod
+    async def _close_quietly(upstream: Upstream) -> None:
+        try:
+            await upstream.close()
+        except Exception:
+            logger.exception("closing upstream %r failed", upstream.key)
+
+    # -- connecting ----------------------------------------------------------------------
+
+    async def _settle_all(
+        self, keys: list[str], progress: ProgressCallback | None, relist_only: set[str]
+    ) -> None:
+        total, done = len(keys), 0
+
+        async def settle(key: str) -> None:
+            nonlocal done
+            async with self._limiter:
+                await self._settle(key, relist_only=key in relist_only)
+            done += 1
+            if progress is not None:
+                await _maybe_await(progress(key, self.status(key).state, done, total))
+
+        async with anyio.create_task_group() as tg:
+            for key in keys:
+                tg.start_soon(settle, key, name=f"settle {key}")
+
+    async def _settle(self, key: str, relist_only: bool) -> None:
+        """Bring one upstream to connected-and-listed, or record why not."""
+        upstream = self._upstreams[key]
+        if relist_only:
+            try:
+                await self._relist(key)
+                self._failures.pop(key, None)
+                return
+            except UpstreamError as exc:
+                if upstream.connected:  # alive but the listing failed: that is the failure
+                    await self._fail(key, upstream, exc)
+                    return
+                # it died under us: fall through to a reconnect
+        self._tools.pop(key, None)
+        try:
+            await upstream.connect(await self._open())
+            await self._relist(key)
+        except UpstreamError as exc:
+            await self._fail(key, upstream, exc)
+            return
+        except Exception as exc:  # a bug in one upstream must not abort the others
+            logger.exception("upstream %r failed unexpectedly", key)
+            await self._fail(key, upstream, UpstreamError(key, "start_failed", repr(exc)))
+            return
+        self._failures.pop(key, None)
+
+    async def _fail(self, key: str, upstream: Upstream, error: UpstreamError) -> None:
+        self._failures[key] = error
+        self._tools.pop(key, None)
+        logger.warning("%s", error)
+        if upstream.connected:  # connected but unusable (listing failed): free it
+            await self._close_quietly(upstream)
+
+    async def _relist(self, key: str) -> None:
+        async with self._list_locks[key]:
+            tools = await self._upstreams[key].list_tools()
+            self._tools[key] = tools
+
+    async def _upstream_changed(self, key: str) -> None:
+        """An upstream announced a tool-list change: re-list it, then tell our listener."""
+        upstream = self._upstreams.get(key)
+        if upstream is None or not upstream.connected:
+            return
+        try:
+            await self._relist(key)
+        except UpstreamError as exc:
+            logger.warning("re-listing %r after list_changed failed: %s", key, exc)
+            return
+        if self.on_tools_changed is not None:
+            try:
+                await _maybe_await(self.on_tools_changed(key))
+            except Exception:
+                logger.exception("on_tools_changed callback failed for %r", key)
+
+    # -- queries -------------------------------------------------------------------------
+
+    @property
+    def upstreams(self) -> Mapping[str, Upstream]:
+        return self._upstreams
+
+    def status(self, key: str) -> UpstreamStatus:
+        upstream = self._upstreams[key]
+        if upstream.connected and key in self._tools:
+            return UpstreamStatus(key, "connected", None)
+        if upstream.state == "failed":  # crashed or dropped after connecting
+            return UpstreamStatus(key, "failed", upstream.reason)
+        if key in self._failures:
+            return UpstreamStatus(key, "failed", self._failures[key].reason)
+        return UpstreamStatus(key, "pending", None)
+
+    def statuses(self) -> list[UpstreamStatus]:
+        """(key, state, reason) for every configured upstream, in config order."""
+        return [self.status(key) for key in self._upstreams]
+
+    def error(self, key: str) -> UpstreamError | None:
+        """The typed failure behind a failed status (kind + reason)."""
+        upstream = self._upstreams[key]
+        if upstream.state == "failed" and upstream.error is not None:
+            return upstream.error
+        if upstream.connected and key in self._tools:
+            return None
+        return self._failures.get(key)
+
+    def tools(self) -> dict[str, list[dict[str, Any]]]:
+        """{key: tool dicts as listed} for connected upstreams, in config order."""
+        return {
+            key: list(self._tools[key])
+            for key, upstream in self._upstreams.items()
+            if upstream.connected and key in self._tools
+        }
+
+    async def call(
+        self,
+        key: str,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        timeout: float | None = None,
+    ) -> dict[str, Any]:
+        """Call a tool on one upstream; UpstreamError on unknown key, dead upstream, timeout,
+        transport failure or a JSON-RPC error answer."""
+        upstream = self._upstreams.get(key)
+        if upstream is None:
+            raise UpstreamError(key, "unavailable", "no such upstream")
+        if not upstream.connected:
+            status = self.status(key)
+            why = f": {status.reason}" if status.reason else f" ({status.state})"
+            raise UpstreamError(key, "unavailable", f"not connected{why}")
+        return await upstream.call_tool(name, arguments, timeout)
+
+
+async def _maybe_await(value: Awaitable[None] | None) -> None:
+    if inspect.isawaitable(value):
+        await value

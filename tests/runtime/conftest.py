@@ -1,0 +1,129 @@
+"""Shared fixtures for the runtime tests: anyio backend, fixture servers, real server binaries.
+
+Helpers are handed out through the `servers` fixture (not imported from this module), so
+test modules never depend on which conftest a module-name lookup would find.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gatespec.config import ServerConfig, parse_config
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "tests" / "fixtures"
+RAW_SERVER = FIXTURES / "raw_mcp_server.py"
+SDK_SERVER = FIXTURES / "sdk_mcp_server.py"
+NODE_BIN = ROOT / "node_modules" / ".bin"
+VENV_BIN = Path(sys.executable).parent
+PYTHON = sys.executable
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def server_config(key: str, entry: Mapping[str, Any]) -> ServerConfig:
+    """One ServerConfig built through the real config parser."""
+    return parse_config({"mcpServers": {key: dict(entry)}}, environ={}).servers[key]
+
+
+def raw_server(key: str = "raw", *args: str, **extra: Any) -> ServerConfig:
+    return server_config(key, {"command": PYTHON, "args": [str(RAW_SERVER), *args], **extra})
+
+
+def sdk_server(key: str = "sdk", *args: str) -> ServerConfig:
+    return server_config(key, {"command": PYTHON, "args": [str(SDK_SERVER), *args]})
+
+
+def binary(path: Path) -> str:
+    """The path of a server binary, or skip the test saying which one is missing."""
+    if not path.exists():
+        pytest.skip(f"{path.name} is not installed at {path} (run `make install`)")
+    return str(path)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited with status {proc.returncode} before listening")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError(f"nothing listens on port {port} after {timeout}s")
+
+
+class ServerProcess:
+    """A background HTTP server process the test can kill and restart on the same port."""
+
+    def __init__(self, argv: Sequence[str], port: int, env: Mapping[str, str] | None = None):
+        self.argv = list(argv)
+        self.port = port
+        self.env = {**os.environ, **(env or {})}
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> ServerProcess:
+        self.proc = subprocess.Popen(
+            self.argv, env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        wait_for_port(self.port, self.proc)
+        return self
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+        self.proc = None
+
+
+class Servers:
+    """What tests need to build upstream configs and run server processes."""
+
+    root = ROOT
+    fixtures = FIXTURES
+    python = PYTHON
+    node_bin = NODE_BIN
+    venv_bin = VENV_BIN
+    config = staticmethod(server_config)
+    raw = staticmethod(raw_server)
+    sdk = staticmethod(sdk_server)
+    binary = staticmethod(binary)
+    free_port = staticmethod(free_port)
+
+    def __init__(self) -> None:
+        self.started: list[ServerProcess] = []
+
+    def spawn(
+        self, argv: Sequence[str], port: int, env: Mapping[str, str] | None = None
+    ) -> ServerProcess:
+        """Start an HTTP server process (killed after the test) and wait until it listens."""
+        proc = ServerProcess(argv, port, env)
+        self.started.append(proc)
+        return proc.start()
+
+
+@pytest.fixture
+def servers() -> Iterator[Servers]:
+    helper = Servers()
+    yield helper
+    for proc in helper.started:
+        proc.stop()
