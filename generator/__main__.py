@@ -22,9 +22,9 @@ from .ir import load_spec
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _load(spec_dir: Path) -> Generator:
+def _load(spec_dir: Path, root: Path | None = None) -> Generator:
     spec = load_spec(spec_dir)
-    gen = Generator(spec, spec_dir.resolve().parent)
+    gen = Generator(spec, root or spec_dir.resolve().parent)
     gen.static_checks()
     return gen
 
@@ -37,19 +37,21 @@ def _tree(root: Path) -> dict[str, bytes]:
     }
 
 
-def cmd_generate(spec_dir: Path, out: Path) -> int:
+def cmd_generate(spec_dir: Path, out: Path, root: Path | None = None) -> int:
     started = time.perf_counter()
-    gen = _load(spec_dir)
+    gen = _load(spec_dir, root)
     with tempfile.TemporaryDirectory(prefix="gatespec-gen-") as tmp:
         gen.render_to(Path(tmp))
         replace_tree(Path(tmp), out)
     elapsed = time.perf_counter() - started
-    print(f"generated {out} from spec {gen.spec.surface.spec_version} ({gen.spec.spec_hash[:12]}) in {elapsed:.2f}s")
+    print(
+        f"generated {out} from spec {gen.spec.surface.spec_version} ({gen.spec.spec_hash[:12]}) in {elapsed:.2f}s"
+    )
     return 0
 
 
-def cmd_check(spec_dir: Path, out: Path) -> int:
-    gen = _load(spec_dir)
+def cmd_check(spec_dir: Path, out: Path, root: Path | None = None) -> int:
+    gen = _load(spec_dir, root)
     with tempfile.TemporaryDirectory(prefix="gatespec-check-") as tmp:
         gen.render_to(Path(tmp))
         fresh, current = _tree(Path(tmp)), _tree(out) if out.exists() else {}
@@ -77,8 +79,8 @@ def cmd_check(spec_dir: Path, out: Path) -> int:
     return 1
 
 
-def cmd_report(spec_dir: Path) -> int:
-    gen = _load(spec_dir)
+def cmd_report(spec_dir: Path, root: Path | None = None) -> int:
+    gen = _load(spec_dir, root)
     checks = gen.emitted_checks()
     rows = gen.spec.requirements
     by_seed: dict[str, list[int]] = {}
@@ -90,7 +92,9 @@ def cmd_report(spec_dir: Path) -> int:
         stats[1 if covered else 2] += 1
         status = "covered" if covered else f"pending ({r.pending})"
         amended = f" [amended by {r.amended_by}]" if r.amended_by else ""
-        print(f"{r.id:44} {r.level:10} {r.source.seed} §{r.source.section:12} {r.scope:9} {status}{amended}")
+        print(
+            f"{r.id:44} {r.level:10} {r.source.seed} §{r.source.section:12} {r.scope:9} {status}{amended}"
+        )
         for c in r.checks:
             print(f"{'':46}- {c}" + (f"  ({checks[c]})" if c in checks else ""))
     print("\nseed  requirements  covered  pending")
@@ -99,26 +103,38 @@ def cmd_report(spec_dir: Path) -> int:
         print(f"{seed}   {total:12}  {cov:7}  {pend:7}")
     surface_000 = [r for r in rows if r.source.seed == "000" and r.scope == "surface"]
     uncovered = [r.id for r in surface_000 if not r.checks]
-    print(f"\nseed 000 surface requirements: {len(surface_000)}, covered {len(surface_000) - len(uncovered)}")
+    print(
+        f"\nseed 000 surface requirements: {len(surface_000)}, covered {len(surface_000) - len(uncovered)}"
+    )
     if uncovered:
         print("uncovered: " + ", ".join(uncovered))
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m generator", description=__doc__.splitlines()[0])
-    parser.add_argument("command", nargs="?", default="generate", choices=["generate", "check", "report"])
+    parser = argparse.ArgumentParser(
+        prog="python -m generator", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument(
+        "command", nargs="?", default="generate", choices=["generate", "check", "report"]
+    )
     parser.add_argument("--check", action="store_true", help="same as the `check` command")
     parser.add_argument("--spec", type=Path, default=ROOT / "spec")
     parser.add_argument("--out", type=Path, default=ROOT / "generated")
+    parser.add_argument(
+        "--root",
+        type=Path,
+        default=None,
+        help="project root for hand-written checks (default: spec/..)",
+    )
     args = parser.parse_args(argv)
     command = "check" if args.check else args.command
     try:
         if command == "check":
-            return cmd_check(args.spec, args.out)
+            return cmd_check(args.spec, args.out, args.root)
         if command == "report":
-            return cmd_report(args.spec)
-        return cmd_generate(args.spec, args.out)
+            return cmd_report(args.spec, args.root)
+        return cmd_generate(args.spec, args.out, args.root)
     except (SpecError, SpecErrors) as exc:
         print(f"spec error:\n{exc}", file=sys.stderr)
         return 2

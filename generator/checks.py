@@ -12,9 +12,12 @@ from pathlib import Path
 from .errors import SpecError, SpecErrors
 from .grammar import Analysis, GrammarCompiler
 from .ir import Spec
+from .ir import _grammar_refs as _refs
 
 
-def grammar_checks(spec: Spec, compiler: GrammarCompiler, analyses: dict[str, Analysis]) -> list[SpecError]:
+def grammar_checks(
+    spec: Spec, compiler: GrammarCompiler, analyses: dict[str, Analysis]
+) -> list[SpecError]:
     errors: list[SpecError] = []
     for name, g in spec.grammars.items():
         where = f"grammars.{name}"
@@ -39,6 +42,18 @@ def grammar_checks(spec: Spec, compiler: GrammarCompiler, analyses: dict[str, An
                         f"({a.min_len}); every value would exceed it",
                     )
                 )
+        referrers = [
+            other for other, og in spec.grammars.items() if any(r == name for r in _refs(og.nodes))
+        ]
+        if cap is not None and referrers and (a.max_len is None or cap < a.max_len):
+            errors.append(
+                SpecError(
+                    "grammars.yaml",
+                    f"{where}.max_length",
+                    f"{name} is used inside {', '.join(referrers)}, where a length cap tighter "
+                    "than its syntax would not bind: state the bound in the syntax instead",
+                )
+            )
         errors += [
             SpecError("grammars.yaml", f"{where}.syntax", problem)
             for problem in compiler.ambiguities(g.nodes, "")
@@ -64,7 +79,9 @@ def _seed_reference_hash8(upstream_name: str, input_schema: dict) -> str:
     """§1.3's reference computation, kept apart from the generated one to cross-check vectors."""
     props = sorted((input_schema.get("properties") or {}).keys())
     required = sorted(input_schema.get("required") or [])
-    shape = json.dumps({"properties": props, "required": required}, sort_keys=True, separators=(",", ":"))
+    shape = json.dumps(
+        {"properties": props, "required": required}, sort_keys=True, separators=(",", ":")
+    )
     return hashlib.sha256((upstream_name + "\n" + shape).encode("utf-8")).hexdigest()[:8]
 
 
@@ -77,7 +94,11 @@ def vector_checks(cases: list[dict]) -> list[SpecError]:
             ref = _seed_reference_hash8(inp["upstream_name"], inp["input_schema"])
             if ref != case["expect"]["ok"]:
                 errors.append(
-                    SpecError("vectors.yaml", case["name"], f"hash8 {case['expect']['ok']} != reference {ref}")
+                    SpecError(
+                        "vectors.yaml",
+                        case["name"],
+                        f"hash8 {case['expect']['ok']} != reference {ref}",
+                    )
                 )
     return errors
 
@@ -87,7 +108,8 @@ def _test_functions(path: Path) -> set[str]:
     return {
         node.name
         for node in ast.walk(tree)
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test")
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.name.startswith("test")
     }
 
 
@@ -100,19 +122,27 @@ def requirement_checks(spec: Spec, emitted: dict[str, str], project_root: Path) 
         where = f"requirements[{i}] ({r.id})"
         if not r.checks and not r.pending:
             errors.append(
-                SpecError("requirements.yaml", where, "no covering check (name one in `checks`, or the work that will cover it in `pending`)")
+                SpecError(
+                    "requirements.yaml",
+                    where,
+                    "no covering check (name one in `checks`, or the work that will cover it in `pending`)",
+                )
             )
         for check in r.checks:
             if "::" in check:
                 file, _, func = check.partition("::")
                 path = project_root / file
                 if not path.is_file():
-                    errors.append(SpecError("requirements.yaml", where, f"check file {file} does not exist"))
+                    errors.append(
+                        SpecError("requirements.yaml", where, f"check file {file} does not exist")
+                    )
                     continue
                 if path not in cache:
                     cache[path] = _test_functions(path)
                 if func.split("[")[0] not in cache[path]:
-                    errors.append(SpecError("requirements.yaml", where, f"no test {func} in {file}"))
+                    errors.append(
+                        SpecError("requirements.yaml", where, f"no test {func} in {file}")
+                    )
             elif check not in emitted:
                 errors.append(SpecError("requirements.yaml", where, f"unknown check id {check!r}"))
     return errors

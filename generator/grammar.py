@@ -100,7 +100,9 @@ class GrammarCompiler:
         assert isinstance(n, Alt)
         pairs = [self.bounds(o) for o in n.options]
         his = [p[1] for p in pairs]
-        return min(p[0] for p in pairs), None if None in his else max(h for h in his if h is not None)
+        return min(p[0] for p in pairs), None if None in his else max(
+            h for h in his if h is not None
+        )
 
     # ------------------------------------------------------------ first sets
 

@@ -179,9 +179,7 @@ def _parse_node(raw: Any, file: str, where: str) -> Node:
     options = raw["alt"]
     if not isinstance(options, list) or len(options) < 2:
         raise SpecError(file, f"{where}.alt", "expected at least two alternatives")
-    return Alt(
-        tuple(_parse_nodes(opt, file, f"{where}.alt[{i}]") for i, opt in enumerate(options))
-    )
+    return Alt(tuple(_parse_nodes(opt, file, f"{where}.alt[{i}]") for i, opt in enumerate(options)))
 
 
 # ---------------------------------------------------------------- errors, models
@@ -622,8 +620,11 @@ def resolve_references(spec: Spec) -> None:
         for ref in _grammar_refs(g.nodes):
             if ref not in spec.grammars:
                 errors.append(
-                    SpecError("grammars.yaml", f"grammars.{gname}.syntax", f"unknown grammar {ref!r}")
+                    SpecError(
+                        "grammars.yaml", f"grammars.{gname}.syntax", f"unknown grammar {ref!r}"
+                    )
                 )
+
     # Reference cycles would make the grammar infinite.
     def visit(name: str, stack: tuple[str, ...]) -> None:
         if name in stack:
@@ -653,7 +654,9 @@ def resolve_references(spec: Spec) -> None:
                 section_name, _, attr = str(value).partition(".")
                 sec = getattr(spec.budgets, section_name, None)
                 if sec is None or not isinstance(getattr(sec, attr, None), int):
-                    errors.append(SpecError(file, w, f"{value!r} is not an integer in budgets.yaml"))
+                    errors.append(
+                        SpecError(file, w, f"{value!r} is not an integer in budgets.yaml")
+                    )
             elif key == "x-exactly-one-of":
                 props = set(_props_of(schema, w, where))
                 if not isinstance(value, list) or len(value) < 2 or not set(value) <= props:
@@ -669,14 +672,18 @@ def resolve_references(spec: Spec) -> None:
         where = f"meta_tools.{tname}"
         schema_ext("profiles.yaml", f"{where}.input_schema", t.input_schema)
         if t.output is not None and t.output not in spec.models:
-            errors.append(SpecError("profiles.yaml", f"{where}.output", f"unknown model {t.output!r}"))
+            errors.append(
+                SpecError("profiles.yaml", f"{where}.output", f"unknown model {t.output!r}")
+            )
         for c in t.errors:
             code("profiles.yaml", f"{where}.errors", c)
     for pname, p in spec.profiles.profiles.items():
         for t in p.meta_tools:
             if t not in spec.profiles.meta_tools:
                 errors.append(
-                    SpecError("profiles.yaml", f"profiles.{pname}.meta_tools", f"unknown meta-tool {t!r}")
+                    SpecError(
+                        "profiles.yaml", f"profiles.{pname}.meta_tools", f"unknown meta-tool {t!r}"
+                    )
                 )
     for a in spec.profiles.stripped_entry.amendments:
         amendment("profiles.yaml", "stripped_entry.amendments", a)
@@ -691,7 +698,9 @@ def resolve_references(spec: Spec) -> None:
     seen_ids: set[str] = set()
     for i, r in enumerate(spec.requirements):
         if r.id in seen_ids:
-            errors.append(SpecError("requirements.yaml", f"requirements[{i}].id", f"duplicate {r.id}"))
+            errors.append(
+                SpecError("requirements.yaml", f"requirements[{i}].id", f"duplicate {r.id}")
+            )
         seen_ids.add(r.id)
         if r.amended_by:
             amendment("requirements.yaml", f"requirements[{i}].amended_by", r.amended_by)

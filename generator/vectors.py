@@ -55,7 +55,12 @@ def build_cases(spec: Spec, analyses: dict[str, Analysis]) -> list[dict[str, Any
                 continue
             seen.add(value)
             cases.append(
-                _case("grammars.json", f"{gname}/{label}/{value!r}", "grammar_match", {"grammar": gname, "value": value})
+                _case(
+                    "grammars.json",
+                    f"{gname}/{label}/{value!r}",
+                    "grammar_match",
+                    {"grammar": gname, "value": value},
+                )
             )
 
     for i, row in enumerate(v["tool_id_examples"]["rows"]):
@@ -65,57 +70,129 @@ def build_cases(spec: Spec, analyses: dict[str, Analysis]) -> list[dict[str, Any
             "input_schema": row["input_schema"],
             "version": row["version"],
         }
-        cases.append(_case("tool_ids.json", f"make/{i}/{row['upstream_name']}", "make_tool_id", inp))
+        cases.append(
+            _case("tool_ids.json", f"make/{i}/{row['upstream_name']}", "make_tool_id", inp)
+        )
         if row.get("seed_tool_id"):
             seed_id = row["seed_tool_id"]
-            cases.append(_case("tool_ids.json", f"parse/seed/{seed_id}", "parse_tool_id", {"value": seed_id}))
-            cases.append(_case("wire_names.json", f"encode/{seed_id}", "encode_wire_name", {"tool_id": seed_id}))
+            cases.append(
+                _case("tool_ids.json", f"parse/seed/{seed_id}", "parse_tool_id", {"value": seed_id})
+            )
+            cases.append(
+                _case(
+                    "wire_names.json", f"encode/{seed_id}", "encode_wire_name", {"tool_id": seed_id}
+                )
+            )
     for value in spec.grammars["tool_id"].spec.invalid:
-        cases.append(_case("tool_ids.json", f"parse/invalid/{value!r}", "parse_tool_id", {"value": value}))
+        cases.append(
+            _case("tool_ids.json", f"parse/invalid/{value!r}", "parse_tool_id", {"value": value})
+        )
     cases.append(
         _case(
             "tool_ids.json",
             "format/parts",
             "format_tool_id",
-            {"parts": {"namespace": "github", "name": "create_issue", "version": "1.4.0", "hash8": None}},
+            {
+                "parts": {
+                    "namespace": "github",
+                    "name": "create_issue",
+                    "version": "1.4.0",
+                    "hash8": None,
+                }
+            },
         )
     )
     cases.append(
-        _case("tool_ids.json", "format/bad-namespace", "format_tool_id", {"parts": {"namespace": "GitHub", "name": "x"}})
+        _case(
+            "tool_ids.json",
+            "format/bad-namespace",
+            "format_tool_id",
+            {"parts": {"namespace": "GitHub", "name": "x"}},
+        )
     )
     longest_id = _build(analyses["tool_id"].tree, True)
     cases.append(_case("tool_ids.json", "parse/longest", "parse_tool_id", {"value": longest_id}))
-    cases.append(_case("wire_names.json", "encode/longest", "encode_wire_name", {"tool_id": longest_id}))
+    cases.append(
+        _case("wire_names.json", "encode/longest", "encode_wire_name", {"tool_id": longest_id})
+    )
 
     for i, row in enumerate(v["hash8_examples"]["rows"]):
         cases.append(
-            _case("hash8.json", f"hash8/{i}/{row['upstream_name']}", "hash8", {"upstream_name": row["upstream_name"], "input_schema": row["input_schema"]})
+            _case(
+                "hash8.json",
+                f"hash8/{i}/{row['upstream_name']}",
+                "hash8",
+                {"upstream_name": row["upstream_name"], "input_schema": row["input_schema"]},
+            )
         )
 
     for row in v["path_examples"]["rows"]:
-        cases.append(_case("paths.json", f"parse/{row['path']}", "parse_path", {"value": row["path"]}))
+        cases.append(
+            _case("paths.json", f"parse/{row['path']}", "parse_path", {"value": row["path"]})
+        )
     for value in spec.grammars["path"].spec.invalid:
-        cases.append(_case("paths.json", f"parse/invalid/{value!r}", "parse_path", {"value": value}))
+        cases.append(
+            _case("paths.json", f"parse/invalid/{value!r}", "parse_path", {"value": value})
+        )
 
-    for name in ["github-ncreate_issue-v1-d4-d0", "a-nb", "a-qb", "tool_browse", "a--b-nc", "x-x0123abcd"]:
+    for name in [
+        "github-ncreate_issue-v1-d4-d0",
+        "a-nb",
+        "a-qb",
+        "tool_browse",
+        "a--b-nc",
+        "x-x0123abcd",
+    ]:
         cases.append(_case("wire_names.json", f"decode/{name}", "decode_wire_name", {"name": name}))
 
     for row in v["aggregate_examples"]["rows"]:
-        cases.append(_case("aggregate_names.json", f"parse/{row['name']}", "parse_aggregate_name", {"value": row["name"]}))
+        cases.append(
+            _case(
+                "aggregate_names.json",
+                f"parse/{row['name']}",
+                "parse_aggregate_name",
+                {"value": row["name"]},
+            )
+        )
     for row in v["aggregate_examples"]["rejected"]:
-        cases.append(_case("aggregate_names.json", f"reject/{row['name']}", "parse_aggregate_name", {"value": row["name"]}))
+        cases.append(
+            _case(
+                "aggregate_names.json",
+                f"reject/{row['name']}",
+                "parse_aggregate_name",
+                {"value": row["name"]},
+            )
+        )
 
     for value in spec.grammars["view_selector"].spec.valid + ["lines:9-3", "lines:0-2"]:
-        cases.append(_case("selectors.json", f"parse/{value!r}", "parse_view_selector", {"value": value}))
+        cases.append(
+            _case("selectors.json", f"parse/{value!r}", "parse_view_selector", {"value": value})
+        )
     for value in spec.grammars["search_operation"].spec.valid:
-        cases.append(_case("operations.json", f"parse/{value}", "parse_search_operation", {"value": value}))
+        cases.append(
+            _case("operations.json", f"parse/{value}", "parse_search_operation", {"value": value})
+        )
 
     for row in v["server_key_examples"]["rows"]:
-        cases.append(_case("server_keys.json", f"key/{row['config_key']!r}", "server_key", {"config_key": row["config_key"]}))
+        cases.append(
+            _case(
+                "server_keys.json",
+                f"key/{row['config_key']!r}",
+                "server_key",
+                {"config_key": row["config_key"]},
+            )
+        )
     cases.append(_case("server_keys.json", "key/'___'", "server_key", {"config_key": "___"}))
 
     for i, row in enumerate(v["annotation_examples"]["rows"]):
-        cases.append(_case("annotations.json", f"map/{i}", "annotation_fields", {"annotations": row["annotations"]}))
+        cases.append(
+            _case(
+                "annotations.json",
+                f"map/{i}",
+                "annotation_fields",
+                {"annotations": row["annotations"]},
+            )
+        )
 
     base_card = {
         "id": "github:create_issue@1.4.0",
@@ -135,8 +212,22 @@ def build_cases(spec: Spec, analyses: dict[str, Analysis]) -> list[dict[str, Any
         "costly": {**base_card, "cost_hint": 2.5},
         "renamed": {**base_card, "name": "Create issue"},
         "no-schema": {**base_card, "has_schema": False},
-        "internal-path": {**base_card, "id": "/github/issues", "kind": "internal", "namespace": "", "name": "issues", "tags": []},
-        "marker": {**base_card, "id": "__cache_breakpoint__", "kind": "internal", "namespace": "", "name": "cache breakpoint", "tags": []},
+        "internal-path": {
+            **base_card,
+            "id": "/github/issues",
+            "kind": "internal",
+            "namespace": "",
+            "name": "issues",
+            "tags": [],
+        },
+        "marker": {
+            **base_card,
+            "id": "__cache_breakpoint__",
+            "kind": "internal",
+            "namespace": "",
+            "name": "cache breakpoint",
+            "tags": [],
+        },
     }
     for label, card in card_variants.items():
         cases.append(_case("cards.json", f"render/{label}", "render_card", {"card": card}))
@@ -184,7 +275,12 @@ def meta_schema(spec: Spec) -> dict[str, Any]:
                         "input": {"type": "object"},
                         "expect": {
                             "oneOf": [
-                                {"type": "object", "required": ["ok"], "additionalProperties": False, "properties": {"ok": {}}},
+                                {
+                                    "type": "object",
+                                    "required": ["ok"],
+                                    "additionalProperties": False,
+                                    "properties": {"ok": {}},
+                                },
                                 {
                                     "type": "object",
                                     "required": ["error"],

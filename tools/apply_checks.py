@@ -9,7 +9,12 @@ from pathlib import Path
 
 G = "grammar"
 CHECKS: dict[str, list[str]] = {
-    "TOOLID-GRAMMAR": [f"{G}.tool_id.examples", f"{G}.tool_id.valid", f"{G}.tool_id.invalid", f"{G}.tool_id.json_schema"],
+    "TOOLID-GRAMMAR": [
+        f"{G}.tool_id.examples",
+        f"{G}.tool_id.valid",
+        f"{G}.tool_id.invalid",
+        f"{G}.tool_id.json_schema",
+    ],
     "TOOLID-MAX-LENGTH": [f"{G}.tool_id.valid", "vectors.tool_ids"],
     "TOOLID-NAMESPACE-SOURCE": ["server_key.normalise", "vectors.server_keys"],
     "TOOLID-STABLE-ACROSS-DESCRIPTION-EDITS": ["hash8.shape_only"],
@@ -45,7 +50,13 @@ CHECKS: dict[str, list[str]] = {
     "CARD-NO-METADATA-MAPS": ["model.ChoiceCard.banned"],
     "CARD-NO-TRANSPORT-IDENTIFIERS": ["model.ChoiceCard.banned"],
     "BROWSE-EXACTLY-ONE-ARG": ["descriptor.tool_browse.exactly_one", "descriptor.rejects"],
-    "PATH-GRAMMAR": [f"{G}.path.examples", f"{G}.path.valid", f"{G}.path.invalid", f"{G}.path.json_schema", f"{G}.path.cap"],
+    "PATH-GRAMMAR": [
+        f"{G}.path.examples",
+        f"{G}.path.valid",
+        f"{G}.path.invalid",
+        f"{G}.path.json_schema",
+        f"{G}.path.cap",
+    ],
     "PATH-NO-TRAILING-SLASH": [f"{G}.path.examples", "vectors.paths"],
     "PATH-NO-EMPTY-SEGMENTS": [f"{G}.path.examples", "vectors.paths"],
     "PATH-LOWERCASE-ONLY": [f"{G}.path.examples", f"{G}.path.invalid"],
@@ -66,7 +77,11 @@ CHECKS: dict[str, list[str]] = {
     "SEARCH-RESULT-FIELDS": ["model.schemas"],
     "SEARCH-NO-SCHEMAS-IN-RESULTS": ["model.schemas"],
     "SEARCH-QUERY-FILTER": ["descriptor.accepts"],
-    "ROUTE-DOUBLE-UNDERSCORE-NAMES": [f"{G}.aggregate_name.examples", f"{G}.aggregate_name.roundtrip", "vectors.aggregate_names"],
+    "ROUTE-DOUBLE-UNDERSCORE-NAMES": [
+        f"{G}.aggregate_name.examples",
+        f"{G}.aggregate_name.roundtrip",
+        "vectors.aggregate_names",
+    ],
     "AGG-NO-SINGLE-SERVER-EXCEPTION": ["vectors.aggregate_names"],
     "ROUTE-NON-NAMESPACED-REJECTED": ["vectors.aggregate_names"],
     "ROUTE-INVALID-NAMESPACE-FORMAT": [f"{G}.aggregate_name.invalid", "vectors.aggregate_names"],

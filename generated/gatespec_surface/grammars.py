@@ -58,7 +58,7 @@ def _explain(info: GrammarInfo, value: str, alphabet: str | None) -> str:
 NAMESPACE_PATTERN: Final = "[a-z][a-z0-9_-]{0,63}"
 NAMESPACE_JSON_PATTERN: Final = "^(?:[a-z][a-z0-9_-]{0,63})(?![\\s\\S])"
 NAMESPACE_MIN_LENGTH: Final = 1
-NAMESPACE_MAX_LENGTH: Final[int | None] = 64
+NAMESPACE_MAX_LENGTH: Final = 64
 NAMESPACE_RE: Final = re.compile(NAMESPACE_PATTERN)
 NAMESPACE: Final = GrammarInfo(
     name="namespace",
@@ -101,7 +101,7 @@ def match_namespace(value: object) -> dict[str, str | None]:
 NAME_PATTERN: Final = "[A-Za-z_][A-Za-z0-9_.-]{0,127}"
 NAME_JSON_PATTERN: Final = "^(?:[A-Za-z_][A-Za-z0-9_.-]{0,127})(?![\\s\\S])"
 NAME_MIN_LENGTH: Final = 1
-NAME_MAX_LENGTH: Final[int | None] = 128
+NAME_MAX_LENGTH: Final = 128
 NAME_RE: Final = re.compile(NAME_PATTERN)
 NAME: Final = GrammarInfo(
     name="name",
@@ -144,7 +144,7 @@ def match_name(value: object) -> dict[str, str | None]:
 VERSION_PATTERN: Final = "[A-Za-z0-9._-]{1,32}"
 VERSION_JSON_PATTERN: Final = "^(?:[A-Za-z0-9._-]{1,32})(?![\\s\\S])"
 VERSION_MIN_LENGTH: Final = 1
-VERSION_MAX_LENGTH: Final[int | None] = 32
+VERSION_MAX_LENGTH: Final = 32
 VERSION_RE: Final = re.compile(VERSION_PATTERN)
 VERSION: Final = GrammarInfo(
     name="version",
@@ -187,7 +187,7 @@ def match_version(value: object) -> dict[str, str | None]:
 HASH8_PATTERN: Final = "[0-9a-f]{8}"
 HASH8_JSON_PATTERN: Final = "^(?:[0-9a-f]{8})(?![\\s\\S])"
 HASH8_MIN_LENGTH: Final = 8
-HASH8_MAX_LENGTH: Final[int | None] = 8
+HASH8_MAX_LENGTH: Final = 8
 HASH8_RE: Final = re.compile(HASH8_PATTERN)
 HASH8: Final = GrammarInfo(
     name="hash8",
@@ -228,7 +228,7 @@ def match_hash8(value: object) -> dict[str, str | None]:
 TOOL_ID_PATTERN: Final = "(?P<namespace>[a-z][a-z0-9_-]{0,63}):(?P<name>[A-Za-z_][A-Za-z0-9_.-]{0,127})(?:@(?P<version>[A-Za-z0-9._-]{1,32}))?(?:\\#(?P<hash8>[0-9a-f]{8}))?"
 TOOL_ID_JSON_PATTERN: Final = "^(?:(?:[a-z][a-z0-9_-]{0,63}):(?:[A-Za-z_][A-Za-z0-9_.-]{0,127})(?:@(?:[A-Za-z0-9._-]{1,32}))?(?:\\#(?:[0-9a-f]{8}))?)(?![\\s\\S])"
 TOOL_ID_MIN_LENGTH: Final = 3
-TOOL_ID_MAX_LENGTH: Final[int | None] = 235
+TOOL_ID_MAX_LENGTH: Final = 235
 TOOL_ID_RE: Final = re.compile(TOOL_ID_PATTERN)
 TOOL_ID: Final = GrammarInfo(
     name="tool_id",
@@ -271,7 +271,7 @@ def match_tool_id(value: object) -> dict[str, str | None]:
 SERVER_KEY_PATTERN: Final = "[a-z][a-z0-9-]{0,31}"
 SERVER_KEY_JSON_PATTERN: Final = "^(?:[a-z][a-z0-9-]{0,31})(?![\\s\\S])"
 SERVER_KEY_MIN_LENGTH: Final = 1
-SERVER_KEY_MAX_LENGTH: Final[int | None] = 32
+SERVER_KEY_MAX_LENGTH: Final = 32
 SERVER_KEY_RE: Final = re.compile(SERVER_KEY_PATTERN)
 SERVER_KEY: Final = GrammarInfo(
     name="server_key",
@@ -316,7 +316,7 @@ def match_server_key(value: object) -> dict[str, str | None]:
 PATH_SEGMENT_PATTERN: Final = "[a-z0-9][a-z0-9_-]{0,63}"
 PATH_SEGMENT_JSON_PATTERN: Final = "^(?:[a-z0-9][a-z0-9_-]{0,63})(?![\\s\\S])"
 PATH_SEGMENT_MIN_LENGTH: Final = 1
-PATH_SEGMENT_MAX_LENGTH: Final[int | None] = 64
+PATH_SEGMENT_MAX_LENGTH: Final = 64
 PATH_SEGMENT_RE: Final = re.compile(PATH_SEGMENT_PATTERN)
 PATH_SEGMENT: Final = GrammarInfo(
     name="path_segment",
@@ -363,7 +363,7 @@ PATH_PATTERN: Final = (
 )
 PATH_JSON_PATTERN: Final = "^(?:/(?:(?:(?:[a-z][a-z0-9_-]{0,63})(?:/(?:[a-z0-9][a-z0-9_-]{0,63})){0,6}(?:/\\*)?|\\*))?)(?![\\s\\S])"
 PATH_MIN_LENGTH: Final = 1
-PATH_MAX_LENGTH: Final[int | None] = 256
+PATH_MAX_LENGTH: Final = 256
 PATH_RE: Final = re.compile(PATH_PATTERN)
 PATH: Final = GrammarInfo(
     name="path",
@@ -404,7 +404,7 @@ def match_path(value: object) -> dict[str, str | None]:
 WIRE_NAME_PATTERN: Final = "[A-Za-z0-9_-]{1,64}"
 WIRE_NAME_JSON_PATTERN: Final = "^(?:[A-Za-z0-9_-]{1,64})(?![\\s\\S])"
 WIRE_NAME_MIN_LENGTH: Final = 1
-WIRE_NAME_MAX_LENGTH: Final[int | None] = 64
+WIRE_NAME_MAX_LENGTH: Final = 64
 WIRE_NAME_RE: Final = re.compile(WIRE_NAME_PATTERN)
 WIRE_NAME: Final = GrammarInfo(
     name="wire_name",
@@ -451,7 +451,7 @@ AGGREGATE_NAME_JSON_PATTERN: Final = (
     "^(?:(?:[a-z][a-z0-9-]{0,31})__(?:[A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*))(?![\\s\\S])"
 )
 AGGREGATE_NAME_MIN_LENGTH: Final = 4
-AGGREGATE_NAME_MAX_LENGTH: Final[int | None] = 64
+AGGREGATE_NAME_MAX_LENGTH: Final = 64
 AGGREGATE_NAME_RE: Final = re.compile(AGGREGATE_NAME_PATTERN)
 AGGREGATE_NAME: Final = GrammarInfo(
     name="aggregate_name",
@@ -504,7 +504,7 @@ SEARCH_OPERATION_JSON_PATTERN: Final = (
     "^(?:/(?:[a-z][a-z0-9_-]{0,63})/(?:[A-Za-z_][A-Za-z0-9_.-]{0,127}))(?![\\s\\S])"
 )
 SEARCH_OPERATION_MIN_LENGTH: Final = 4
-SEARCH_OPERATION_MAX_LENGTH: Final[int | None] = 194
+SEARCH_OPERATION_MAX_LENGTH: Final = 194
 SEARCH_OPERATION_RE: Final = re.compile(SEARCH_OPERATION_PATTERN)
 SEARCH_OPERATION: Final = GrammarInfo(
     name="search_operation",
@@ -555,7 +555,7 @@ def match_search_operation(value: object) -> dict[str, str | None]:
 ARTIFACT_HANDLE_PATTERN: Final = "art_[0-9a-f]{16}"
 ARTIFACT_HANDLE_JSON_PATTERN: Final = "^(?:art_[0-9a-f]{16})(?![\\s\\S])"
 ARTIFACT_HANDLE_MIN_LENGTH: Final = 20
-ARTIFACT_HANDLE_MAX_LENGTH: Final[int | None] = 20
+ARTIFACT_HANDLE_MAX_LENGTH: Final = 20
 ARTIFACT_HANDLE_RE: Final = re.compile(ARTIFACT_HANDLE_PATTERN)
 ARTIFACT_HANDLE: Final = GrammarInfo(
     name="artifact_handle",
@@ -604,7 +604,7 @@ def match_artifact_handle(value: object) -> dict[str, str | None]:
 VIEW_SELECTOR_PATTERN: Final = "(?:all|lines:(?P<line_start>[0-9]{1,9})(?:\\-(?P<line_end>[0-9]{0,9}))?|bytes:(?P<byte_start>[0-9]{1,9})(?:\\-(?P<byte_end>[0-9]{0,9}))?|json:(?P<pointer>(?:/(?:(?:[^/~\\x00-\\x1f]|\\~[01]))*)*))"
 VIEW_SELECTOR_JSON_PATTERN: Final = "^(?:(?:all|lines:[0-9]{1,9}(?:\\-[0-9]{0,9})?|bytes:[0-9]{1,9}(?:\\-[0-9]{0,9})?|json:(?:(?:/(?:(?:[^/~\\x00-\\x1f]|\\~[01]))*)*)))(?![\\s\\S])"
 VIEW_SELECTOR_MIN_LENGTH: Final = 3
-VIEW_SELECTOR_MAX_LENGTH: Final[int | None] = 512
+VIEW_SELECTOR_MAX_LENGTH: Final = 512
 VIEW_SELECTOR_RE: Final = re.compile(VIEW_SELECTOR_PATTERN)
 VIEW_SELECTOR: Final = GrammarInfo(
     name="view_selector",
@@ -651,7 +651,7 @@ def match_view_selector(value: object) -> dict[str, str | None]:
 TAG_PATTERN: Final = "[a-z0-9][a-z0-9_-]{0,23}"
 TAG_JSON_PATTERN: Final = "^(?:[a-z0-9][a-z0-9_-]{0,23})(?![\\s\\S])"
 TAG_MIN_LENGTH: Final = 1
-TAG_MAX_LENGTH: Final[int | None] = 24
+TAG_MAX_LENGTH: Final = 24
 TAG_RE: Final = re.compile(TAG_PATTERN)
 TAG: Final = GrammarInfo(
     name="tag",
@@ -692,7 +692,7 @@ def match_tag(value: object) -> dict[str, str | None]:
 CACHE_MARKER_ID_PATTERN: Final = "__cache_breakpoint__"
 CACHE_MARKER_ID_JSON_PATTERN: Final = "^(?:__cache_breakpoint__)(?![\\s\\S])"
 CACHE_MARKER_ID_MIN_LENGTH: Final = 20
-CACHE_MARKER_ID_MAX_LENGTH: Final[int | None] = 20
+CACHE_MARKER_ID_MAX_LENGTH: Final = 20
 CACHE_MARKER_ID_RE: Final = re.compile(CACHE_MARKER_ID_PATTERN)
 CACHE_MARKER_ID: Final = GrammarInfo(
     name="cache_marker_id",

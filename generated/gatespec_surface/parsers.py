@@ -17,7 +17,6 @@ from typing import Any, Final
 
 from .errors import CatalogError, ErrorCode, GatewayError
 from .grammars import (
-    AGGREGATE_NAME_MAX_LENGTH,
     SERVER_KEY_MAX_LENGTH,
     TOOL_ID_MAX_LENGTH,
     is_version,
@@ -238,7 +237,6 @@ def server_key_from_config_key(config_key: str) -> str:
         )
     if not key[0].isalpha():
         key = "s-" + key
-    assert SERVER_KEY_MAX_LENGTH is not None
     key = key[:SERVER_KEY_MAX_LENGTH].rstrip("-")
     match_server_key(key)
     return key
@@ -263,7 +261,6 @@ def format_aggregate_name(server_key: str, tool_name: str) -> str:
     """Seed 004 egress: server__tool; raises NAME_INVALID when the result is not a valid name."""
     name = f"{server_key}__{tool_name}"
     match_aggregate_name(name)
-    assert AGGREGATE_NAME_MAX_LENGTH is not None
     return name
 
 
@@ -343,6 +340,8 @@ def annotation_fields(annotations: Mapping[str, Any] | None) -> tuple[bool, list
     if ann.get("readOnlyHint") is True:
         side_effects = READ_ONLY_SIDE_EFFECTS
     cost = ann.get("costHint")
-    numeric = isinstance(cost, (int, float)) and not isinstance(cost, bool)
-    cost_hint = float(cost) if numeric and math.isfinite(cost) and cost > 0 else 0.0
+    cost_hint = 0.0
+    if isinstance(cost, (int, float)) and not isinstance(cost, bool):
+        if math.isfinite(cost) and cost > 0:
+            cost_hint = float(cost)
     return side_effects, sorted(tags), cost_hint

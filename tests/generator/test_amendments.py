@@ -1,0 +1,227 @@
+"""A spec amendment is a YAML edit plus regeneration: each edit here, made to a temporary copy of
+spec/, must reach the parsers, the strategies, the vectors and the MCP descriptors."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _regenerate(tmp_path: Path, edit) -> Path:
+    spec = tmp_path / "spec"
+    shutil.copytree(ROOT / "spec", spec)
+    edit(spec)
+    out = tmp_path / "generated"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "generator",
+            "--spec",
+            str(spec),
+            "--out",
+            str(out),
+            "--root",
+            str(ROOT),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return out
+
+
+def _probe(out: Path, code: str) -> object:
+    """Run `code` against the regenerated package (not the installed one); it prints JSON."""
+    env = {**os.environ, "PYTHONPATH": str(out)}
+    script = "import json, sys\n" + textwrap.dedent(code)
+    proc = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, cwd=out
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def _edit_yaml(path: Path, change) -> None:
+    """Edit a spec file through a YAML round trip (comments are not needed in the copy)."""
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    change(data)
+    path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
+
+
+def test_shrinking_the_namespace_cap_reaches_every_output(tmp_path: Path) -> None:
+    def edit(spec: Path) -> None:
+        def change(d: dict) -> None:
+            d["grammars"]["namespace"]["syntax"][1]["max"] = 15  # namespace now ≤ 16 chars
+            d["grammars"]["tool_id"]["max_length"] = 235 - 48  # keeps the cap reachable
+            d["grammars"]["namespace"]["valid"] = ["github", "a"]
+
+        _edit_yaml(spec / "grammars.yaml", change)
+
+    out = _regenerate(tmp_path, edit)
+    result = _probe(
+        out,
+        """
+        from hypothesis import given, settings, strategies as st
+        from gatespec_surface import parsers, grammars, strategies, schemas
+        from gatespec_surface.errors import CatalogError
+        from gatespec_surface.vectors import load_cases
+        assert grammars.__file__.startswith(sys.argv[0] or "") or True
+        ok = parsers.parse_tool_id("a" * 16 + ":x").namespace
+        try:
+            parsers.parse_tool_id("a" * 17 + ":x")
+            rejected = None
+        except CatalogError as exc:
+            rejected = exc.code.value
+        lengths = []
+        @settings(max_examples=200, database=None)
+        @given(strategies.valid("namespace"))
+        def draw(v):
+            lengths.append(len(v))
+        draw()
+        longest = [c["input"]["value"] for c in load_cases() if c["name"].startswith("namespace/longest")]
+        pattern = schemas.META_TOOL_INPUT_SCHEMAS["tool_execute"]["properties"]["tool_id"]["anyOf"][0]["pattern"]
+        print(json.dumps({"ok": ok, "rejected": rejected, "max_drawn": max(lengths),
+                          "longest_vector": len(longest[0]), "pattern": pattern,
+                          "tool_id_max": grammars.TOOL_ID_MAX_LENGTH}))
+        """,
+    )
+    assert result["ok"] == "a" * 16
+    assert result["rejected"] == "CATALOG_ERROR"
+    assert result["max_drawn"] == 16  # the strategies reach the new cap, never beyond
+    assert result["longest_vector"] == 16
+    assert "{0,15}" in result["pattern"] and "{0,63}" not in result["pattern"].split(":")[0]
+    assert result["tool_id_max"] == 187
+
+
+def test_a_new_error_code_reaches_enum_payload_descriptors_and_vectors(tmp_path: Path) -> None:
+    def edit(spec: Path) -> None:
+        _edit_yaml(
+            spec / "errors.yaml",
+            lambda d: d["codes"].update(
+                RATE_LIMITED={
+                    "summary": "The upstream asked us to slow down.",
+                    "source": {"seed": "001", "section": "Execution Policies"},
+                }
+            ),
+        )
+        _edit_yaml(
+            spec / "profiles.yaml",
+            lambda d: d["meta_tools"]["tool_execute"]["errors"].append("RATE_LIMITED"),
+        )
+
+    out = _regenerate(tmp_path, edit)
+    result = _probe(
+        out,
+        """
+        from gatespec_surface.errors import ErrorCode, GatewayError
+        from gatespec_surface.descriptors import META_TOOL_ERRORS
+        from gatespec_surface.models import ErrorPayload
+        from gatespec_surface.schemas import MODEL_SCHEMAS
+        payload = GatewayError("RATE_LIMITED", "slow down").to_payload()
+        ErrorPayload.model_validate(payload)
+        meta = json.load(open("gatespec_surface/vectors/meta-schema.json"))
+        enum = meta["properties"]["cases"]["items"]["properties"]["expect"]["oneOf"][1]["properties"]["error"]["enum"]
+        print(json.dumps({"enum": ErrorCode.RATE_LIMITED.value,
+                          "execute": [c.value for c in META_TOOL_ERRORS["tool_execute"]],
+                          "schema": MODEL_SCHEMAS["ErrorPayload"]["properties"]["error"]["enum"],
+                          "vectors": enum}))
+        """,
+    )
+    assert result["enum"] == "RATE_LIMITED"
+    assert "RATE_LIMITED" in result["execute"]
+    assert "RATE_LIMITED" in result["schema"]
+    assert "RATE_LIMITED" in result["vectors"]
+
+
+def test_a_new_card_field_reaches_models_validators_and_output_schemas(tmp_path: Path) -> None:
+    def edit(spec: Path) -> None:
+        _edit_yaml(
+            spec / "models.yaml",
+            lambda d: d["models"]["ChoiceCard"]["schema"]["properties"].update(
+                title={"type": "string", "maxLength": 40}
+            ),
+        )
+
+    out = _regenerate(tmp_path, edit)
+    result = _probe(
+        out,
+        """
+        from gatespec_surface.validators import choice_card_violations
+        from gatespec_surface.descriptors import meta_tool
+        card = {"id": "github:create_issue@1", "name": "create_issue", "description": "d", "tags": [],
+                "kind": "tool", "namespace": "github", "has_schema": True}
+        out = meta_tool("tool_browse").output_schema
+        print(json.dumps({"with_title": choice_card_violations({**card, "title": "Create"}),
+                          "long_title": choice_card_violations({**card, "title": "x" * 41}),
+                          "output_has_title": "title" in out["$defs"]["ChoiceCard"]["properties"]}))
+        """,
+    )
+    assert result["with_title"] == []
+    assert result["long_title"]  # the bound travelled too
+    assert result["output_has_title"]
+
+
+def test_check_mode_reports_drift_with_a_diff(tmp_path: Path) -> None:
+    out = _regenerate(tmp_path, lambda spec: None)
+    target = out / "gatespec_surface" / "budgets.py"
+    target.write_text(
+        target.read_text().replace(
+            "CARD_HARD_CAP_TOKENS: Final = 80", "CARD_HARD_CAP_TOKENS: Final = 81"
+        )
+    )
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "generator",
+            "--check",
+            "--spec",
+            str(tmp_path / "spec"),
+            "--out",
+            str(out),
+            "--root",
+            str(ROOT),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 1
+    assert "-CARD_HARD_CAP_TOKENS: Final = 81" in proc.stdout
+    assert "+CARD_HARD_CAP_TOKENS: Final = 80" in proc.stdout
+
+
+@pytest.mark.parametrize("seed", ["0", "4242"])
+def test_output_is_identical_across_hash_seeds(tmp_path: Path, seed: str) -> None:
+    out = tmp_path / "gen"
+    env = {**os.environ, "PYTHONHASHSEED": seed}
+    subprocess.run(
+        [sys.executable, "-m", "generator", "--out", str(out)],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+    fresh = {
+        p.relative_to(out): p.read_bytes()
+        for p in out.rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    }
+    current = {
+        p.relative_to(ROOT / "generated"): p.read_bytes()
+        for p in (ROOT / "generated").rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    }
+    assert fresh == current
