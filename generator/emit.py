@@ -291,6 +291,7 @@ class Generator:
             "checks": self.emitted_checks(),
             "annotation_rows": spec.vectors["annotation_examples"]["rows"],
             "vector_files": self.vector_files(),
+            "tool_id_fields": list(spec.models["ToolIdParts"].json_schema["properties"]),
         }
 
     # ------------------------------------------------------------ rendering
@@ -298,6 +299,29 @@ class Generator:
     def _render(self, template: str, sources: tuple[str, ...], ctx: dict[str, Any]) -> str:
         header_ctx = {**ctx, "sources": ", ".join(f"spec/{s}" for s in sources)}
         return self.env.get_template(template).render(**header_ctx)
+
+    def _records(self, ctx: dict[str, Any]) -> str:
+        """Plain slotted dataclasses of the same models: cheap to build on hot paths (parsing),
+        no validation (that is models.py's and validators.py's job)."""
+        bundle = self.resolver.bundle(list(self.spec.models), "rust")
+        header = self._render("_header.j2", ("models.yaml",), ctx).rstrip("\n")
+        code = generate(
+            json.dumps(bundle, sort_keys=False),
+            input_file_type=InputFileType.JsonSchema,
+            output_model_type=DataModelType.DataclassesDataclass,
+            disable_timestamp=True,
+            target_python_version=PythonVersion.PY_311,
+            use_standard_collections=True,
+            use_union_operator=True,
+            enum_field_as_literal="all",
+            collapse_root_models=True,
+            dataclass_arguments={"slots": True},
+            custom_file_header=header
+            + '\n"""Plain records of the surface\'s models (no validation), for hot paths."""',
+            formatters=[],
+        )
+        assert isinstance(code, str)
+        return code
 
     def _models(self, ctx: dict[str, Any]) -> str:
         bundle = self.resolver.bundle(list(self.spec.models), "rust")
@@ -334,6 +358,7 @@ class Generator:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(self._render(template, sources, ctx), encoding="utf-8")
         (pkg / "models.py").write_text(self._models(ctx), encoding="utf-8")
+        (pkg / "records.py").write_text(self._records(ctx), encoding="utf-8")
         (pkg / "py.typed").write_text("", encoding="utf-8")
         tests.mkdir(parents=True, exist_ok=True)
         for rel, (template, sources) in TEST_FILES.items():
