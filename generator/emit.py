@@ -277,6 +277,7 @@ class Generator:
             "input_schemas": input_schemas,
             "stripped_input_schema": spec.profiles.stripped_entry.input_schema,
             "profiles": list(spec.profiles.profiles.items()),
+            "advertise_output_schemas": spec.profiles.advertise_output_schemas,
             "meta_tools": list(spec.profiles.meta_tools.items()),
             "profile_tools": {n: list(p.meta_tools) for n, p in spec.profiles.profiles.items()},
             "trees": {n: a.tree for n, a in self.analyses.items()},

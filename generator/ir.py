@@ -365,6 +365,7 @@ class MetaToolSpec(Strict):
 
 
 class Profiles(Strict):
+    advertise_output_schemas: bool
     profiles: dict[str, ProfileSpec]
     stripped_entry: StrippedEntry
     wire_encoding: WireEncoding

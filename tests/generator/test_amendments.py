@@ -159,10 +159,10 @@ def test_a_new_card_field_reaches_models_validators_and_output_schemas(tmp_path:
         out,
         """
         from gatespec_surface.validators import choice_card_violations
-        from gatespec_surface.descriptors import meta_tool
+        from gatespec_surface.descriptors import output_schema
         card = {"id": "github:create_issue@1", "name": "create_issue", "description": "d", "tags": [],
                 "kind": "tool", "namespace": "github", "has_schema": True}
-        out = meta_tool("tool_browse").output_schema
+        out = output_schema("tool_browse")
         print(json.dumps({"with_title": choice_card_violations({**card, "title": "Create"}),
                           "long_title": choice_card_violations({**card, "title": "x" * 41}),
                           "output_has_title": "title" in out["$defs"]["ChoiceCard"]["properties"]}))

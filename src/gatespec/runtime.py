@@ -1,0 +1,229 @@
+"""ProxyRuntime: the one core behind every exposure profile.
+
+It owns the operations (browse, hydrate, execute, view) over a catalog snapshot built from the
+upstream pool; the server layer (gatespec.server) turns them into a profile's MCP surface.
+Every expected failure is a GatewayError carrying a spec error code; the server layer returns
+it as an isError result, so nothing raises across the MCP boundary.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from mcp.types import Tool
+
+from gatespec.artifacts import ArtifactStore
+from gatespec.browse import Browser
+from gatespec.cards import build_cards
+from gatespec.catalog import Catalog, Excluded
+from gatespec.config import GatewayConfig
+from gatespec.firewall import to_envelope
+from gatespec.server.surface import CatalogListing, Reply
+from gatespec.session import SessionStore
+from gatespec.upstream import ProgressCallback, UpstreamError, UpstreamPool, UpstreamStatus
+from gatespec.validation import ArgsValidator
+from gatespec_surface.errors import ErrorCode, GatewayError
+from gatespec_surface.schemas import STRIPPED_INPUT_SCHEMA
+
+log = logging.getLogger(__name__)
+
+# How an upstream failure surfaces to the agent (seed 002 UPSTREAM_ERROR; 001 timeout; 004
+# unavailable servers).
+_UPSTREAM_CODES: dict[str, ErrorCode] = {
+    "timeout": ErrorCode.TIMEOUT,
+    "unavailable": ErrorCode.SERVER_UNAVAILABLE,
+    "start_failed": ErrorCode.SERVER_UNAVAILABLE,
+}
+
+CatalogListener = Callable[[], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Everything derived from one catalog build; swapped whole when upstreams change, so a
+    browse never sees half a refresh."""
+
+    catalog: Catalog
+    browser: Browser
+    stripped: tuple[Tool, ...]
+
+
+def _snapshot(tools_by_server: Mapping[str, Sequence[object]]) -> Snapshot:
+    catalog = Catalog.build(tools_by_server)
+    cards = build_cards(catalog)
+    stripped = tuple(
+        Tool(
+            name=catalog.wire_name(item.id),
+            description=cards[item.id]["description"],
+            input_schema=dict(STRIPPED_INPUT_SCHEMA),
+        )
+        for item in catalog.items()
+    )
+    return Snapshot(catalog, Browser(catalog, cards), stripped)
+
+
+def envelope_text(envelope: Mapping[str, Any]) -> str:
+    """The text content of a tool_execute result: the bounded summary, the facts, and one line
+    per artifact with the handle to pass to tool_view."""
+    lines = [f"[{envelope['status']}] {envelope['summary']}".rstrip()]
+    lines += [f"- {fact}" for fact in envelope["facts"]]
+    for art in envelope["artifacts"]:
+        where = f" {art['uri']}" if art.get("uri") else ""
+        lines.append(
+            f"artifact {art['handle']}: {art['label']} ({art['media_type']}, "
+            f"{art['size_bytes']} bytes){where}"
+        )
+    return "\n".join(lines)
+
+
+class ProxyRuntime:
+    """Browse, hydrate, execute and view over many upstreams, for one exposure mode."""
+
+    def __init__(
+        self,
+        pool: UpstreamPool,
+        *,
+        mode: str = "gateway",
+        cache_stable: bool = False,
+        call_timeout: float | None = None,
+        artifacts: ArtifactStore | None = None,
+    ) -> None:
+        self.pool = pool
+        self.mode = mode
+        self.cache_stable = cache_stable
+        self.call_timeout = call_timeout
+        self.artifacts = artifacts or ArtifactStore()
+        self.sessions = SessionStore()
+        self.validator = ArgsValidator()
+        self._listeners: list[CatalogListener] = []
+        self._snapshot = _snapshot({})
+
+    @classmethod
+    def from_config(cls, config: GatewayConfig, *, mode: str | None = None) -> ProxyRuntime:
+        options = config.options
+        pool = UpstreamPool.from_config(config)
+        runtime = cls(
+            pool,
+            mode=mode or options.mode,
+            cache_stable=options.cache_stable,
+            call_timeout=options.call_timeout,
+        )
+        return runtime
+
+    # ------------------------------------------------------------ lifecycle
+
+    async def start(self, progress: ProgressCallback | None = None) -> list[UpstreamStatus]:
+        """Connect every upstream (failures are isolated and reported) and build the catalog."""
+        self.pool.on_tools_changed = self._upstream_changed
+        statuses = await self.pool.start(progress=progress)
+        await self.rebuild()
+        return statuses
+
+    async def refresh(self, progress: ProgressCallback | None = None) -> list[UpstreamStatus]:
+        """Reconnect failed upstreams, re-list every tool, rebuild the catalog."""
+        statuses = await self.pool.refresh(progress=progress)
+        await self.rebuild()
+        return statuses
+
+    async def aclose(self) -> None:
+        await self.pool.aclose()
+
+    async def rebuild(self) -> None:
+        old = {item.id for item in self._snapshot.catalog.items()}
+        try:
+            snapshot = _snapshot(self.pool.tools())
+        except GatewayError as exc:
+            # A collision (§1.5) is loud, but the gateway keeps serving the last good catalog.
+            log.error("catalog rebuild failed, keeping the previous catalog: %s", exc)
+            raise
+        self._snapshot = snapshot
+        self.validator.forget()
+        if {item.id for item in snapshot.catalog.items()} != old or not old:
+            for listener in list(self._listeners):
+                try:
+                    await listener()
+                except Exception:  # a listener's failure must not stop the others
+                    log.exception("catalog listener failed")
+
+    async def _upstream_changed(self, key: str) -> None:
+        log.info("upstream %s changed its tools; rebuilding the catalog", key)
+        try:
+            await self.rebuild()
+        except GatewayError:
+            pass  # logged in rebuild; the previous catalog stays
+
+    def add_catalog_listener(self, callback: CatalogListener) -> None:
+        self._listeners.append(callback)
+
+    @property
+    def catalog(self) -> Catalog:
+        return self._snapshot.catalog
+
+    def statuses(self) -> list[UpstreamStatus]:
+        return self.pool.statuses()
+
+    def excluded(self) -> list[Excluded]:
+        return list(self.catalog.excluded)
+
+    def catalog_listing(self) -> CatalogListing:
+        catalog = self.catalog
+        return CatalogListing(
+            tools=[(item.id, catalog.wire_name(item.id)) for item in catalog.items()],
+            excluded=[(e.server, e.name, e.reason) for e in catalog.excluded],
+        )
+
+    # ------------------------------------------------------------ operations
+
+    async def browse(self, session: str, query: str | None, path: str | None) -> Reply:
+        stable = self.sessions.get(session) if self.cache_stable else None
+        response = self._snapshot.browser.browse(query, path, session=stable)
+        return Reply(response.text, response.structured)
+
+    def _hydrate(self, tool_id: str) -> dict[str, Any]:
+        item = self.catalog.resolve(tool_id)
+        return self.catalog.hydrate(item.id)
+
+    async def hydrate(self, session: str, tool_id: str) -> Reply:
+        if self.cache_stable:
+            # §5.5: only a successful hydration enters the seen-set.
+            result = self.sessions.get(session).hydrate(self._hydrate, tool_id)
+        else:
+            result = self._hydrate(tool_id)
+        return Reply(json.dumps(result, ensure_ascii=False, indent=1), result)
+
+    async def execute(self, session: str, tool_id: str, args: dict[str, Any]) -> Reply:
+        catalog = self.catalog
+        item = catalog.resolve(tool_id)
+        hydrated = catalog.hydrate(item.id)
+        # §4.4: arguments are checked against the hydrated schema before any upstream call.
+        self.validator.validate(item.id, hydrated["input_schema"], args)
+        server = item.metadata["server"]
+        upstream_name = item.metadata["upstream_name"]
+        try:
+            result = await self.pool.call(server, upstream_name, args, timeout=self.call_timeout)
+        except UpstreamError as exc:
+            raise GatewayError(
+                _UPSTREAM_CODES.get(exc.kind, ErrorCode.UPSTREAM_ERROR),
+                str(exc),
+                item.id,
+                {"server": server, "kind": exc.kind},
+            ) from None
+        envelope = to_envelope(
+            result,
+            tool_id=item.id,
+            server_key=server,
+            upstream_name=upstream_name,
+            store=self.artifacts,
+        )
+        return Reply(envelope_text(envelope), envelope)
+
+    async def view(self, session: str, handle: str, selector: str) -> Reply:
+        result = self.artifacts.view(handle, selector)
+        return Reply(result["content"], result)
+
+    def stripped_tools(self) -> list[Tool]:
+        return [tool.model_copy() for tool in self._snapshot.stripped]
