@@ -1,0 +1,314 @@
+"""Check tool_execute args against the hydrated input schema before any upstream call (§4.4).
+
+Each tool's validator is compiled once and cached under its tool_id alone (§4.3: the tool_id
+is the sole cache key), so a catalog refresh that changes a schema must call `forget`.
+
+Choices the seeds leave open:
+- The draft is the one the schema declares in "$schema" (draft-04/06/07, 2019-09, 2020-12;
+  jsonschema also knows draft-03). A schema that declares none is read as 2020-12; when 2020-12
+  rejects it as a schema, older drafts are tried newest first, because real servers emit
+  undeclared draft-04 schemas (e.g. `"exclusiveMinimum": true`). A schema no draft accepts is
+  HYDRATE_FAILED: the tool cannot be called safely, but nothing is sent upstream either.
+- "$ref" resolves inside the schema and to the drafts' own meta-schemas only; nothing is ever
+  fetched. A reference that cannot be resolved is HYDRATE_FAILED when validation reaches it.
+- "format" is an annotation (the 2019-09+ default and jsonschema's default for every draft):
+  the upstream server stays the authority on formats, so a checker that disagrees with it
+  cannot block a call. `ArgsValidator(check_formats=True)` turns assertion on.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+import referencing.exceptions
+from jsonschema import (
+    Draft4Validator,
+    Draft6Validator,
+    Draft7Validator,
+    Draft201909Validator,
+    Draft202012Validator,
+)
+from jsonschema.exceptions import SchemaError, ValidationError
+from jsonschema.protocols import Validator
+from jsonschema.validators import validator_for
+from jsonschema_specifications import REGISTRY as META_SCHEMAS
+
+from gatespec_surface.errors import ErrorCode, GatewayError
+from gatespec_surface.schemas import MODEL_SCHEMAS
+
+DEFAULT_DRAFT: Final[type[Validator]] = Draft202012Validator
+# Tried in this order when a schema declares no draft and 2020-12 rejects it.
+UNDECLARED_FALLBACKS: Final[tuple[type[Validator], ...]] = (
+    Draft201909Validator,
+    Draft7Validator,
+    Draft6Validator,
+    Draft4Validator,
+)
+
+MAX_REPORTED_ERRORS: Final = 10  # details list at most this many problems
+MESSAGE_PROBLEMS: Final = 3  # the message names this many
+_PROBLEM_MAX_CHARS: Final = 300  # one problem's text in the message and details
+_BRANCH_MAX_CHARS: Final = 80  # one anyOf/oneOf branch's objection within a problem
+_PAYLOAD: Final = MODEL_SCHEMAS["ErrorPayload"]["properties"]
+_MESSAGE_MAX: Final[int] = _PAYLOAD["message"]["maxLength"]
+_PATH_MAX: Final[int] = _PAYLOAD["path"]["maxLength"]
+_IDENTIFIER: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+# Args may carry lone UTF-16 surrogates (JSON "\\ud800"); messages quoting them must still
+# encode as UTF-8.
+_LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+
+
+def _clip(text: str, limit: int) -> str:
+    text = _LONE_SURROGATE.sub("\ufffd", text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _error(
+    code: ErrorCode, message: str, tool_id: str, details: dict[str, Any] | None = None
+) -> GatewayError:
+    return GatewayError(code, _clip(message, _MESSAGE_MAX), _clip(tool_id, _PATH_MAX), details)
+
+
+def json_path(path: Any) -> str:
+    """ "$.a[0]['b c']": where in args a problem is (JSONPath, keys quoted when needed)."""
+    out = "$"
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif _IDENTIFIER.fullmatch(str(part)):
+            out += f".{part}"
+        else:
+            out += "[" + json.dumps(str(part), ensure_ascii=False) + "]"
+    return _LONE_SURROGATE.sub("\ufffd", out)
+
+
+def _pointer(path: Any) -> str:
+    """RFC 6901 pointer (into the schema) for a jsonschema path deque."""
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, Mapping):
+        return "object"
+    if isinstance(value, (list, tuple)):
+        return "array"
+    return type(value).__name__
+
+
+def _kind(value: Any) -> str:
+    kind = _json_type(value)
+    if isinstance(value, str):
+        return f"{kind} of {len(value)} characters"
+    if isinstance(value, (Mapping, list, tuple)):
+        return f"{kind} of {len(value)} items"
+    return kind
+
+
+def _describe(error: ValidationError) -> str:
+    """What was wrong, in at most _PROBLEM_MAX_CHARS. jsonschema's message quotes the value,
+    which can be huge; then the keyword and its expectation are named instead."""
+    message = error.message
+    if len(message) > _PROBLEM_MAX_CHARS:
+        expected = json.dumps(error.validator_value, ensure_ascii=False, default=str)
+        message = f"value ({_kind(error.instance)}) fails {error.validator}: {expected}"
+    if error.context:  # anyOf / oneOf: what each branch (its first problem) objected to
+        firsts: dict[Any, ValidationError] = {}
+        for sub in error.context:
+            firsts.setdefault(sub.relative_schema_path[0], sub)
+        why = "; ".join(
+            f"branch {branch}"
+            + (f" at {json_path(sub.relative_path)[1:]}" if sub.relative_path else "")
+            + f": {_clip(sub.message, _BRANCH_MAX_CHARS)}"
+            for branch, sub in list(firsts.items())[:3]
+        )
+        message = f"{_clip(message, _BRANCH_MAX_CHARS)} ({why})"
+    return _clip(message, _PROBLEM_MAX_CHARS)
+
+
+@dataclass(frozen=True)
+class CompiledSchema:
+    validator: Validator
+    draft: str  # the draft actually used, e.g. "draft-07"
+    declared: bool  # whether the schema named its draft in "$schema"
+
+
+_DRAFT_NAMES: Final[dict[type[Validator], str]] = {
+    Draft4Validator: "draft-04",
+    Draft6Validator: "draft-06",
+    Draft7Validator: "draft-07",
+    Draft201909Validator: "2019-09",
+    Draft202012Validator: "2020-12",
+}
+
+
+def _declared_draft(schema: Mapping[str, Any]) -> type[Validator] | None:
+    """The draft "$schema" names, or None when it names none jsonschema knows (an unknown URI,
+    such as an https spelling of an http meta-schema id, is treated as undeclared)."""
+    uri = schema.get("$schema")
+    if not isinstance(uri, str):
+        return None
+    try:
+        # default=None rather than jsonschema's deprecation warning for an unknown URI.
+        return validator_for(schema, default=None)  # type: ignore[arg-type]
+    except ValueError:  # a string urlsplit cannot parse
+        return None
+
+
+def compile_schema(tool_id: str, schema: object, *, check_formats: bool = False) -> CompiledSchema:
+    """A validator for `schema`; HYDRATE_FAILED when it is not a usable JSON Schema object."""
+    if not isinstance(schema, Mapping):
+        raise _error(
+            ErrorCode.HYDRATE_FAILED,
+            f"input schema of {tool_id} is {type(schema).__name__}, not an object",
+            tool_id,
+        )
+    declared = _declared_draft(schema)
+    candidates = (declared,) if declared else (DEFAULT_DRAFT, *UNDECLARED_FALLBACKS)
+    first_problem: str | None = None
+    for cls in candidates:
+        try:
+            cls.check_schema(dict(schema))
+        except SchemaError as exc:
+            first_problem = first_problem or (
+                f"schema{json_path(exc.path)[1:]}: {_clip(exc.message, _PROBLEM_MAX_CHARS)}"
+            )
+            continue
+        except Exception as exc:  # a schema that breaks the checker itself (e.g. deep nesting)
+            first_problem = first_problem or f"{type(exc).__name__}: {exc}"
+            continue
+        checker = cls.FORMAT_CHECKER if check_formats else None
+        validator = cls(schema, registry=META_SCHEMAS, format_checker=checker)
+        return CompiledSchema(validator, _DRAFT_NAMES.get(cls, cls.__name__), declared is not None)
+    tried = ", ".join(_DRAFT_NAMES.get(c, c.__name__) for c in candidates)
+    raise _error(
+        ErrorCode.HYDRATE_FAILED,
+        f"input schema of {tool_id} is not a valid JSON Schema ({tried}): {first_problem}",
+        tool_id,
+        {"tool_id": tool_id, "drafts_tried": tried, "problem": first_problem},
+    )
+
+
+def check_args(tool_id: str, compiled: CompiledSchema, args: object) -> None:
+    """ARGS_INVALID naming the first problems (and listing up to MAX_REPORTED_ERRORS in
+    details) when `args` does not satisfy the schema; HYDRATE_FAILED when the schema turns out
+    unusable while validating (an unresolvable $ref, an invalid pattern)."""
+    if not isinstance(args, Mapping):
+        kind = _json_type(args)
+        raise _error(
+            ErrorCode.ARGS_INVALID,
+            f"args for {tool_id} must be a JSON object, not {kind}",
+            tool_id,
+            {"tool_id": tool_id, "errors": [{"path": "$", "message": f"{kind} is not an object"}]},
+        )
+    try:
+        found = list(
+            itertools.islice(compiled.validator.iter_errors(args), MAX_REPORTED_ERRORS + 1)
+        )
+    except referencing.exceptions.Unresolvable as exc:
+        raise _error(
+            ErrorCode.HYDRATE_FAILED,
+            f"input schema of {tool_id} has a $ref the gateway cannot resolve "
+            f"(remote references are never fetched): {exc}",
+            tool_id,
+            {"tool_id": tool_id},
+        ) from None
+    except Exception as exc:  # the schema broke validation itself; still nothing goes upstream
+        raise _error(
+            ErrorCode.HYDRATE_FAILED,
+            f"input schema of {tool_id} cannot be applied: {type(exc).__name__}: {exc}",
+            tool_id,
+            {"tool_id": tool_id},
+        ) from None
+    if not found:
+        return
+    more = len(found) > MAX_REPORTED_ERRORS
+    errors = found[:MAX_REPORTED_ERRORS]
+    problems = [
+        {
+            "path": json_path(e.absolute_path),
+            "message": _describe(e),
+            "keyword": str(e.validator),
+            "schema_path": _pointer(e.absolute_schema_path),
+        }
+        for e in errors
+    ]
+    named = "; ".join(f"{p['path']}: {p['message']}" for p in problems[:MESSAGE_PROBLEMS])
+    rest = len(problems) - MESSAGE_PROBLEMS
+    if rest > 0:
+        named += f" (and {rest}{'+' if more else ''} more)"
+    raise _error(
+        ErrorCode.ARGS_INVALID,
+        f"args for {tool_id} do not match its input schema: {named}",
+        tool_id,
+        {"tool_id": tool_id, "draft": compiled.draft, "errors": problems, "more": more},
+    )
+
+
+class ArgsValidator:
+    """Compiles each tool's input schema once, keyed by tool_id, and checks args against it.
+
+    Compilation failures are cached too (a bad schema stays bad until `forget`)."""
+
+    def __init__(self, *, check_formats: bool = False) -> None:
+        self.check_formats = check_formats
+        self._compiled: dict[str, CompiledSchema | GatewayError] = {}
+        self._lock = threading.Lock()
+
+    def compiled(self, tool_id: str, schema: object) -> CompiledSchema:
+        """The cached validator for tool_id, compiling `schema` on first use only."""
+        with self._lock:
+            entry = self._compiled.get(tool_id)
+        if entry is None:
+            try:
+                entry = compile_schema(tool_id, schema, check_formats=self.check_formats)
+            except GatewayError as exc:
+                entry = exc
+            with self._lock:
+                entry = self._compiled.setdefault(tool_id, entry)
+        if isinstance(entry, GatewayError):
+            # A fresh exception each time: re-raising one instance would grow its traceback.
+            raise GatewayError(entry.code, entry.message, entry.path, entry.details)
+        return entry
+
+    def validate(self, tool_id: str, schema: object, args: object) -> None:
+        """§4.4: return None when args satisfy the tool's schema; raise ARGS_INVALID (or
+        HYDRATE_FAILED for an unusable schema) otherwise. Call this before going upstream."""
+        check_args(tool_id, self.compiled(tool_id, schema), args)
+
+    def forget(self, tool_id: str | None = None) -> None:
+        """Drop one tool's validator (or all): call on catalog refresh."""
+        with self._lock:
+            if tool_id is None:
+                self._compiled.clear()
+            else:
+                self._compiled.pop(tool_id, None)
+
+    def __contains__(self, tool_id: object) -> bool:
+        return tool_id in self._compiled
+
+
+__all__ = [
+    "DEFAULT_DRAFT",
+    "MAX_REPORTED_ERRORS",
+    "ArgsValidator",
+    "CompiledSchema",
+    "check_args",
+    "compile_schema",
+    "json_path",
+]
