@@ -224,7 +224,14 @@ class RenderPart(Strict):
     field: str
     format: str
     when: Literal[
-        "always", "kind_not_tool", "name_differs_from_id", "non_empty", "positive", "true", "false"
+        "always",
+        "kind_not_tool",
+        "name_differs_from_id",
+        "non_empty",
+        "positive",
+        "true",
+        "false",
+        "false_unless_internal",
     ] = "always"
     join: str | None = None
 
@@ -245,6 +252,7 @@ class Render(Strict):
 class Truncation(Strict):
     source: Source
     terminators: list[str]
+    terminators_needing_space: list[str]
     ellipsis: str
     cut_at: Literal["character"]
     amendments: list[str] = []

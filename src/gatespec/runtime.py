@@ -18,7 +18,7 @@ from mcp.types import Tool
 
 from gatespec.artifacts import ArtifactStore
 from gatespec.browse import Browser
-from gatespec.cards import build_cards
+from gatespec.cards import admit_cards
 from gatespec.catalog import Catalog, Excluded
 from gatespec.config import GatewayConfig
 from gatespec.firewall import to_envelope
@@ -53,8 +53,7 @@ class Snapshot:
 
 
 def _snapshot(tools_by_server: Mapping[str, Sequence[object]]) -> Snapshot:
-    catalog = Catalog.build(tools_by_server)
-    cards = build_cards(catalog)
+    catalog, cards = admit_cards(Catalog.build(tools_by_server))
     stripped = tuple(
         Tool(
             name=catalog.wire_name(item.id),

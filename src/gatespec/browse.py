@@ -1,0 +1,299 @@
+"""tool_browse (§3): ranked cards for a query, or the children of a node of the catalog tree.
+
+The tree, built once per catalog snapshot, has a node for every valid path it lists:
+
+    /                     one internal card per namespace (id "/ns")
+    /ns                   the namespace's tool cards, or, past budgets.CLUSTER_THRESHOLD
+                          tools, one internal card per cluster (id "/ns/cluster")
+    /ns/cluster           the cluster's tool cards
+    /ns/leaf, /ns/cluster/leaf
+                          one tool: its single card (leaf = a path-segment slug of its name)
+
+"*" as the last segment means the same node (parse_path drops it). Malformed paths raise
+PATH_INVALID (parse_path); well-formed paths of no node raise PATH_NOT_FOUND naming the nearest
+node above them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from gatespec.cards import (
+    Card,
+    browse_text,
+    build_cards,
+    internal_card,
+    order_cards,
+    with_score,
+)
+from gatespec.catalog import Catalog, Item
+from gatespec.ranking import Bm25Index, Document, schema_fields
+from gatespec.ranking.text import stem
+from gatespec.session import CacheStableSession
+from gatespec_surface.budgets import (
+    BROWSE_DEFAULT_TOP_K,
+    BROWSE_MAX_TOP_K,
+    CLUSTER_THRESHOLD,
+    QUERY_MAX_CHARS,
+)
+from gatespec_surface.errors import ErrorCode, GatewayError
+from gatespec_surface.grammars import PATH_SEGMENT_MAX_LENGTH, is_path_segment
+from gatespec_surface.parsers import parse_path
+from gatespec_surface.render import render_preamble
+from gatespec_surface.schemas import META_TOOL_INPUT_SCHEMAS
+
+__all__ = ["OTHER_CLUSTER", "BrowseResponse", "BrowseTree", "Browser", "leaf_slug"]
+
+_BROWSE_ARGS: Final = META_TOOL_INPUT_SCHEMAS["tool_browse"]["properties"]
+_QUERY_MIN_CHARS: Final[int] = _BROWSE_ARGS["query"]["minLength"]
+_SEGMENT_MAX: Final[int] = PATH_SEGMENT_MAX_LENGTH or 64
+
+# The cluster that takes the tools no shared name word groups (never chosen as a word cluster).
+OTHER_CLUSTER: Final = "other"
+_SUFFIX_HEX = 6  # digest characters that tell colliding leaf slugs apart
+_SLUG_BAD = re.compile(r"[^a-z0-9_-]")
+_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+
+
+@dataclass(frozen=True)
+class BrowseResponse:
+    """One tool_browse answer: the ordered cards (JSON form), the exact text the client reads
+    (preamble + one line per card; what the budget bounds) and the BrowseResult structure."""
+
+    cards: list[Card]
+    text: str
+    structured: dict[str, Any] = field(repr=False)
+
+
+# ---------------------------------------------------------------------- the tree
+
+
+def leaf_slug(name: str) -> str:
+    """A path segment for an upstream tool name: lower case, other characters become "-"."""
+    slug = _SLUG_BAD.sub("-", name.lower()).lstrip("_-")[:_SEGMENT_MAX]
+    return slug or "tool"
+
+
+def _words(name: str) -> list[str]:
+    """Lower-case words of a tool name: snake, kebab, dotted and camel case all split."""
+    return [w.lower() for w in _WORDS.findall(name)]
+
+
+def _count(n: int) -> str:
+    return f"{n} tool" if n == 1 else f"{n} tools"
+
+
+@dataclass(frozen=True)
+class _Node:
+    cards: tuple[Card, ...]  # children in §2.5 order, or the leaf's single card
+
+
+def _clusters(items: Sequence[Item]) -> list[tuple[str, list[Item]]]:
+    """Group a large namespace by shared name words, most discriminative first.
+
+    Greedy: take the word (by stem, so "issue"/"issues" agree) that the most still-unassigned
+    tools share, preferring words that mostly do not lead a name (objects such as "issue",
+    "file" over verbs such as "get", "list"); a word must group at least two tools and must
+    not take all that remain. Tools left over go to OTHER_CLUSTER. Deterministic: ties go to
+    the alphabetically first stem.
+    """
+    words = {item.id: _words(item.name) for item in items}
+    stems = {item.id: [stem(w) for w in words[item.id]] for item in items}
+    leads: Counter[str] = Counter()
+    occurs: Counter[str] = Counter()
+    for item in items:
+        for s in dict.fromkeys(stems[item.id]):
+            occurs[s] += 1
+            leads[s] += stems[item.id][0] == s
+    unassigned = {item.id: item for item in items}
+    chosen: list[tuple[str, list[Item]]] = []
+    used: set[str] = set()
+    while len(chosen) < CLUSTER_THRESHOLD - 1 and unassigned:  # room left for OTHER_CLUSTER
+        counts: Counter[str] = Counter(s for i in unassigned for s in set(stems[i]))
+        candidates = [
+            (2 * leads[s] > occurs[s], -n, s)
+            for s, n in counts.items()
+            if 2 <= n < len(unassigned) and s not in used
+        ]
+        if not candidates:
+            break
+        _, _, best = min(candidates)
+        used.add(best)
+        members = [unassigned.pop(i) for i in sorted(i for i in unassigned if best in stems[i])]
+        surfaces = Counter(
+            w for m in members for w, s in zip(words[m.id], stems[m.id], strict=True) if s == best
+        )
+        # the commonest spelling names the cluster ("issue" for issue/issues)
+        segment = min(surfaces, key=lambda w: (-surfaces[w], len(w), w))[:_SEGMENT_MAX]
+        if segment == OTHER_CLUSTER or any(segment == c for c, _ in chosen):
+            unassigned.update((m.id, m) for m in members)  # put back; the word stays used
+            continue
+        chosen.append((segment, members))
+    if unassigned:
+        chosen.append((OTHER_CLUSTER, sorted(unassigned.values(), key=lambda m: m.id)))
+    return sorted(chosen)
+
+
+class BrowseTree:
+    """Every node of the path tree, with its listing precomputed."""
+
+    def __init__(self, catalog: Catalog, cards: Mapping[str, Card]) -> None:
+        self._nodes: dict[tuple[str, ...], _Node] = {}
+        self._leaf_paths: dict[str, str] = {}
+        root: list[Card] = []
+        for ns in catalog.namespaces():
+            items = catalog.by_namespace(ns)
+            groups = _clusters(items) if len(items) > CLUSTER_THRESHOLD else []
+            if len(groups) > 1:
+                names = ", ".join(seg for seg, _ in groups)
+                summary = f"{_count(len(items))} in {len(groups)} groups: {names}"
+                listing = []
+                for seg, members in groups:
+                    listing.append(internal_card(f"/{ns}/{seg}", seg, ns, self._summary(members)))
+                    self._add_leaves((ns, seg), members, cards)
+                self._nodes[(ns,)] = _Node(tuple(order_cards(listing)))
+            else:  # small, or no shared words to group by: list the tools themselves
+                summary = self._summary(items)
+                self._add_leaves((ns,), items, cards)
+            root.append(internal_card(f"/{ns}", ns, ns, summary))
+        self._nodes[()] = _Node(tuple(order_cards(root)))
+
+    @staticmethod
+    def _summary(items: Sequence[Item]) -> str:
+        return f"{_count(len(items))}: " + ", ".join(sorted(item.name for item in items))
+
+    def _add_leaves(
+        self, parent: tuple[str, ...], items: Sequence[Item], cards: Mapping[str, Card]
+    ) -> None:
+        taken: set[str] = set()
+        for item in sorted(items, key=lambda i: i.id):
+            slug = leaf_slug(item.name)
+            digest = hashlib.sha256(item.id.encode("utf-8")).hexdigest()
+            n = _SUFFIX_HEX
+            while slug in taken:  # a later id whose name slugs alike gets a digest suffix
+                base = leaf_slug(item.name)[: _SEGMENT_MAX - n - 1]
+                slug = f"{base}-{digest[:n]}"
+                n += 1
+            assert is_path_segment(slug), slug
+            taken.add(slug)
+            key = (*parent, slug)
+            self._nodes[key] = _Node((cards[item.id],))
+            self._leaf_paths[item.id] = "/" + "/".join(key)
+        self._nodes[parent] = _Node(tuple(order_cards(cards[i.id] for i in items)))
+
+    def leaf_path(self, tool_id: str) -> str:
+        """The path that addresses one tool's card."""
+        return self._leaf_paths[tool_id]
+
+    def paths(self) -> list[str]:
+        """Every node's path, sorted."""
+        return sorted("/" + "/".join(key) for key in self._nodes)
+
+    def listing(self, path: object) -> tuple[Card, ...]:
+        """The cards at `path` (PATH_INVALID / PATH_NOT_FOUND as the module says)."""
+        parts = parse_path(path)
+        node = self._nodes.get(parts.segments)
+        if node is not None:
+            return node.cards
+        depth = len(parts.segments)
+        while depth and parts.segments[:depth] not in self._nodes:
+            depth -= 1
+        nearest = "/" + "/".join(parts.segments[:depth])
+        raise GatewayError(
+            ErrorCode.PATH_NOT_FOUND,
+            f"path {path!r} does not exist; the nearest existing node is {nearest!r}",
+            str(path),
+            {"nearest": nearest},
+        )
+
+
+# ---------------------------------------------------------------------- browsing
+
+
+class Browser:
+    """tool_browse over one catalog snapshot: the cards, the ranking index and the tree are
+    built once here and shared by every browse."""
+
+    def __init__(self, catalog: Catalog, cards: Mapping[str, Card] | None = None) -> None:
+        self.catalog = catalog
+        self.cards = cards if cards is not None else build_cards(catalog)
+        self.index = Bm25Index(
+            [
+                Document(
+                    id=item.id,
+                    name=item.name,
+                    description=item.description,
+                    fields=schema_fields(item.input_schema),
+                    namespace=item.namespace,
+                )
+                for item in catalog.items()
+            ]
+        )
+        self.tree = BrowseTree(catalog, self.cards)
+
+    def browse_args(
+        self, arguments: Mapping[str, Any], *, session: CacheStableSession | None = None
+    ) -> BrowseResponse:
+        """tool_browse with its raw arguments: exactly one of query or path (AM-BROWSE-ONEOF)."""
+        names = " or ".join(sorted(_BROWSE_ARGS))
+        unknown = sorted(set(arguments) - set(_BROWSE_ARGS))
+        if unknown:
+            raise GatewayError(
+                ErrorCode.ARGS_INVALID, f"tool_browse takes only {names}; got {unknown}"
+            )
+        if len(arguments) != 1:  # a present key counts, even with a null value
+            raise GatewayError(
+                ErrorCode.ARGS_INVALID, f"pass exactly one of {names}; got {sorted(arguments)}"
+            )
+        return self.browse(arguments.get("query"), arguments.get("path"), session=session)
+
+    def browse(
+        self,
+        query: object = None,
+        path: object = None,
+        *,
+        session: CacheStableSession | None = None,
+        top_k: int = BROWSE_DEFAULT_TOP_K,
+    ) -> BrowseResponse:
+        """Cards for a query (ranked) or a path (a tree node). With a session, the cards are
+        arranged cache-stably (§5) before the text is rendered."""
+        if (query is None) == (path is None):
+            raise GatewayError(
+                ErrorCode.ARGS_INVALID,
+                "pass exactly one of query or path"
+                + (" (got both)" if query is not None else " (got neither)"),
+            )
+        if path is not None:
+            cards = [with_score(c, None) for c in self.tree.listing(path)]
+            preamble = render_preamble(len(cards), path=str(path))
+            structured: dict[str, Any] = {"path": path}
+        else:
+            cards, total = self._ranked(query, top_k)
+            preamble = render_preamble(len(cards), total=total)
+            structured = {}
+        if session is not None:
+            cards = session.arrange(cards)
+        structured = {"cards": cards, **structured}
+        return BrowseResponse(cards, browse_text(preamble, cards), structured)
+
+    def _ranked(self, query: object, top_k: int) -> tuple[list[Card], int]:
+        if not isinstance(query, str) or not _QUERY_MIN_CHARS <= len(query) <= QUERY_MAX_CHARS:
+            raise GatewayError(
+                ErrorCode.ARGS_INVALID,
+                f"query must be a string of {_QUERY_MIN_CHARS} to {QUERY_MAX_CHARS} characters",
+                details={"query": repr(query)[:80]},
+            )
+        if isinstance(top_k, bool) or not isinstance(top_k, int):
+            raise GatewayError(ErrorCode.ARGS_INVALID, f"top_k must be an integer, not {top_k!r}")
+        if not 1 <= top_k <= BROWSE_MAX_TOP_K:
+            raise GatewayError(
+                ErrorCode.ARGS_INVALID, f"top_k must be between 1 and {BROWSE_MAX_TOP_K}"
+            )
+        hits = self.index.search(query, k=len(self.index))  # all matches: the preamble's total
+        cards = [with_score(self.cards[tool_id], score) for tool_id, score in hits[:top_k]]
+        return order_cards(cards), len(hits)

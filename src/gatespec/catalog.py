@@ -1,0 +1,432 @@
+"""The catalog: every usable upstream tool as a SelectableItem, keyed by its tool_id.
+
+Built from the tools each upstream lists (MCP wire form), grouped by the upstream's config key:
+
+- namespace = the normalised config key (AM-NAMESPACE-FROM-CONFIG); two keys that normalise
+  alike are an error, because their tools would share one namespace;
+- tool_id = namespace, upstream name, and the declared version or hash8 (§1.2-§1.4);
+- a tool that cannot be served faithfully (name outside the `name` grammar, input schema that is
+  not a JSON Schema object, ...) is excluded with a recorded reason: one bad upstream tool never
+  takes the catalog down and never disappears unnoticed;
+- two tools resolving to one id raise CatalogError (§1.5), as do two wire names that collide
+  (AM-WIRE-NAME).
+
+The catalog takes ownership of the tool dicts it is given (they are not copied: building 10,000
+tools must stay fast); `hydrate` hands out copies.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import gc
+import hashlib
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+import jsonschema
+import jsonschema_rs
+
+from gatespec_surface import parsers
+from gatespec_surface.errors import CatalogError, ErrorCode, GatewayError
+from gatespec_surface.grammars import is_name, is_tool_id, is_wire_name, match_name
+from gatespec_surface.models import SelectableItem
+
+__all__ = ["Catalog", "Excluded", "Item"]
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """One catalog entry, shaped exactly like models.SelectableItem (`as_model()` gives that
+    model). A plain slotted dataclass: constructing 10,000 pydantic models would cost more
+    than the rest of the build."""
+
+    id: str
+    kind: str
+    name: str
+    description: str
+    namespace: str
+    tags: tuple[str, ...]
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any] | None
+    side_effects: bool
+    cost_hint: float
+    metadata: Mapping[str, Any]  # server (config key), upstream_name, title: never on a card
+
+    def as_dict(self) -> dict[str, Any]:
+        """The SelectableItem JSON form (schemas shared, not copied)."""
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "name": self.name,
+            "description": self.description,
+            "namespace": self.namespace,
+            "tags": list(self.tags),
+            "input_schema": self.input_schema,
+            "output_schema": self.output_schema,
+            "side_effects": self.side_effects,
+            "cost_hint": self.cost_hint,
+            "metadata": dict(self.metadata),
+        }
+
+    def as_model(self) -> SelectableItem:
+        """The validated models.SelectableItem (raises pydantic's ValidationError)."""
+        return SelectableItem.model_validate(self.as_dict())
+
+
+@dataclass(frozen=True)
+class Excluded:
+    """An upstream tool left out of the catalog, and why."""
+
+    server: str  # the upstream's config key
+    name: str  # the upstream tool name as given (repr'd when it was not a string)
+    reason: str
+
+
+class _Skip(Exception):
+    """Internal: this tool is excluded for the reason given."""
+
+
+# ---------------------------------------------------------------------- schema checks
+# A schema must be valid against the meta-schema of the draft its "$schema" names, else 2020-12
+# (MCP's default dialect). jsonschema's own meta-validation costs ~2 ms per schema (2020-12),
+# far too slow for 10,000 tools; jsonschema-rs checks the very same meta-schema documents in
+# microseconds, so it decides; jsonschema only words the error message of a rejected schema.
+
+_DEFAULT_DRAFT: Any = jsonschema.Draft202012Validator
+
+
+@functools.lru_cache(maxsize=64)
+def _draft(dialect: str | None) -> Any:
+    """The validator class for a "$schema" URI (jsonschema normalises the URI; that is slow)."""
+    probe = {} if dialect is None else {"$schema": dialect}
+    return jsonschema.validators.validator_for(probe, default=_DEFAULT_DRAFT)
+
+
+@functools.cache
+def _meta_validator(cls: Any) -> Any:
+    return cls(cls.META_SCHEMA)
+
+
+@functools.cache
+def _fast_meta_validator(cls: Any) -> Any:
+    return jsonschema_rs.validator_for(cls.META_SCHEMA)
+
+
+# (draft, sha256 of the canonical JSON) -> problem or None: refreshes, and schemas shared by
+# many tools, are checked once. Bounded: cleared when full.
+_MEMO: dict[tuple[Any, bytes], str | None] = {}
+_MEMO_MAX = 16_384
+
+
+def _meta_problem(cls: Any, schema: dict[str, Any]) -> str | None:
+    """The meta-schema check itself, worded by jsonschema."""
+    if _fast_meta_validator(cls).is_valid(schema):
+        return None
+    draft = cls.META_SCHEMA.get("$id") or cls.META_SCHEMA.get("id") or cls.__name__
+    error = jsonschema.exceptions.best_match(_meta_validator(cls).iter_errors(schema))
+    if error is None:
+        return f"is not a valid JSON Schema ({draft})"  # only jsonschema-rs objects
+    where = "/".join(str(p) for p in error.absolute_path) or "(root)"
+    return f"is not a valid JSON Schema ({draft}): {error.message} at {where}"
+
+
+def schema_problem(schema: dict[str, Any]) -> str | None:
+    """Why `schema` is not a valid JSON Schema for its declared draft, or None."""
+    dialect = schema.get("$schema")
+    if dialect is not None and not isinstance(dialect, str):
+        return f'is not a valid JSON Schema: "$schema" must be a URI string, not {dialect!r}'
+    cls = _draft(dialect)
+    if _fast_meta_validator(cls).is_valid(schema):
+        return None  # the common case, in microseconds: no need to key the memo
+    try:
+        canonical = json.dumps(schema, sort_keys=True, allow_nan=False).encode("utf-8")
+    except (TypeError, ValueError) as exc:
+        return f"is not JSON: {exc}"
+    key = (cls, hashlib.sha256(canonical).digest())
+    if key not in _MEMO:
+        if len(_MEMO) >= _MEMO_MAX:
+            _MEMO.clear()
+        _MEMO[key] = _meta_problem(cls, schema)
+    return _MEMO[key]
+
+
+def _tool_name(tool: Mapping[str, Any]) -> str:
+    name = tool.get("name")
+    if not isinstance(name, str):
+        raise _Skip(f"name must be a string, not {type(name).__name__}")
+    if not is_name(name):
+        try:
+            match_name(name)
+        except GatewayError as exc:
+            raise _Skip(exc.message) from None
+    return name
+
+
+def _object_schema(tool: Mapping[str, Any], key: str, required: bool) -> dict[str, Any] | None:
+    schema = tool.get(key)
+    if schema is None:
+        if required:
+            raise _Skip(f"{key} is missing")
+        return None
+    if not isinstance(schema, dict):
+        raise _Skip(f"{key} must be a JSON object, not {type(schema).__name__}")
+    declared = schema.get("type")
+    if declared is not None and declared != "object":
+        if not (isinstance(declared, list) and "object" in declared):
+            # tool arguments (and structured results) are JSON objects (MCP Tool schema)
+            raise _Skip(f'{key} must describe an object; its "type" is {declared!r}')
+    problem = schema_problem(schema)
+    if problem is not None:
+        raise _Skip(f"{key} {problem}")
+    return schema
+
+
+def _item(config_key: str, namespace: str, tool: object) -> Item:
+    if not isinstance(tool, Mapping):
+        raise _Skip(f"a tool must be a JSON object, not {type(tool).__name__}")
+    name = _tool_name(tool)
+    input_schema = _object_schema(tool, "inputSchema", required=True)
+    assert input_schema is not None
+    output_schema = _object_schema(tool, "outputSchema", required=False)
+    description = tool.get("description")
+    if description is None:
+        description = ""
+    elif not isinstance(description, str):
+        raise _Skip(f"description must be a string, not {type(description).__name__}")
+    meta = tool.get("_meta")
+    version = meta.get("version") if isinstance(meta, Mapping) else None
+    try:
+        tool_id = parsers.make_tool_id(
+            namespace, name, input_schema, version if isinstance(version, str) else None
+        )
+    except GatewayError as exc:
+        raise _Skip(exc.message) from None
+    side_effects, tags, cost_hint = parsers.annotation_fields(tool.get("annotations"))
+    title = tool.get("title")
+    return Item(
+        id=tool_id,
+        kind="tool",
+        name=name,
+        description=description,
+        namespace=namespace,
+        tags=tuple(tags),
+        input_schema=input_schema,
+        output_schema=output_schema,
+        side_effects=side_effects,
+        cost_hint=cost_hint,
+        metadata=MappingProxyType(
+            {
+                "server": config_key,
+                "upstream_name": name,
+                "title": title if isinstance(title, str) else None,
+            }
+        ),
+    )
+
+
+def _namespaces(config_keys: Sequence[str]) -> dict[str, str]:
+    """config key -> namespace; two keys that normalise alike cannot share one namespace."""
+    out: dict[str, str] = {}
+    owner: dict[str, str] = {}
+    for key in config_keys:
+        try:
+            ns = parsers.server_key_from_config_key(key)
+        except GatewayError as exc:
+            raise CatalogError(message=exc.message, path=key) from None
+        if ns in owner:
+            raise CatalogError(
+                message=(
+                    f"config keys {owner[ns]!r} and {key!r} both normalise to the namespace "
+                    f"{ns!r}; rename one of them"
+                ),
+                path=key,
+                details={"namespace": ns, "config_keys": [owner[ns], key]},
+            )
+        owner[ns] = key
+        out[key] = ns
+    return out
+
+
+def _describe(item: Item) -> str:
+    return f"{item.metadata['server']!r}/{item.name!r}"
+
+
+class Catalog:
+    """An immutable snapshot of the usable upstream tools. Build with `Catalog.build`."""
+
+    __slots__ = ("_by_id", "_by_wire", "_wire_of", "_items", "_by_ns", "_excluded")
+
+    def __init__(
+        self,
+        by_id: dict[str, Item],
+        by_wire: dict[str, str],
+        excluded: list[Excluded],
+    ) -> None:
+        self._by_id = by_id
+        self._by_wire = by_wire
+        self._wire_of = {tool_id: wire for wire, tool_id in by_wire.items()}
+        self._items = tuple(by_id[k] for k in sorted(by_id))
+        by_ns: dict[str, list[Item]] = {}
+        for item in self._items:
+            by_ns.setdefault(item.namespace, []).append(item)
+        self._by_ns = MappingProxyType({ns: tuple(v) for ns, v in sorted(by_ns.items())})
+        self._excluded = tuple(excluded)
+
+    # ------------------------------------------------------------------ building
+
+    def without(self, dropped: Mapping[str, str]) -> Catalog:
+        """A copy minus the tools in `dropped` (tool_id -> reason), recorded as excluded: how a
+        tool whose card cannot fit its cap leaves the catalog (AM-CARD-OVER-CAP)."""
+        by_id = {k: v for k, v in self._by_id.items() if k not in dropped}
+        by_wire = {w: t for w, t in self._by_wire.items() if t not in dropped}
+        excluded = list(self._excluded) + [
+            Excluded(self._by_id[t].metadata["server"], self._by_id[t].name, reason)
+            for t, reason in sorted(dropped.items())
+        ]
+        return Catalog(by_id, by_wire, excluded)
+
+    @classmethod
+    def build(cls, tools_by_server: Mapping[str, Sequence[object]]) -> Catalog:
+        """Items from each upstream's tools/list result, keyed by the upstream's config key."""
+        gc_was_enabled = gc.isenabled()
+        gc.disable()  # many small acyclic objects: collector passes would only cost time
+        try:
+            return cls._build(tools_by_server)
+        finally:
+            if gc_was_enabled:
+                gc.enable()
+
+    @classmethod
+    def _build(cls, tools_by_server: Mapping[str, Sequence[object]]) -> Catalog:
+        namespaces = _namespaces(list(tools_by_server))
+        by_id: dict[str, Item] = {}
+        by_server_name: dict[tuple[str, str], Item] = {}
+        excluded: list[Excluded] = []
+        for config_key, tools in tools_by_server.items():
+            namespace = namespaces[config_key]
+            for tool in tools:
+                try:
+                    item = _item(config_key, namespace, tool)
+                except _Skip as why:
+                    raw = tool.get("name") if isinstance(tool, Mapping) else None
+                    name = raw if isinstance(raw, str) else repr(raw)
+                    excluded.append(Excluded(config_key, name, str(why)))
+                    continue
+                twin = by_id.get(item.id) or by_server_name.get((config_key, item.name))
+                if twin is not None:
+                    # §1.5: a duplicate registration (or a hashing bug) is a loud error. The
+                    # same name twice in one upstream is one too, even with different schemas:
+                    # a call by that name could reach either.
+                    raise CatalogError(
+                        message=(
+                            f"upstream tools {_describe(twin)} and {_describe(item)} collide "
+                            f"(ids {twin.id!r} and {item.id!r})"
+                        ),
+                        path=item.id,
+                        details={"tool_ids": [twin.id, item.id]},
+                    )
+                by_id[item.id] = item
+                by_server_name[(config_key, item.name)] = item
+        return cls(by_id, _wire_table(by_id), excluded)
+
+    # ------------------------------------------------------------------ lookups
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __iter__(self) -> Iterator[Item]:
+        return iter(self._items)
+
+    def __contains__(self, tool_id: object) -> bool:
+        return tool_id in self._by_id
+
+    def items(self) -> tuple[Item, ...]:
+        """Every item, sorted by id."""
+        return self._items
+
+    @property
+    def excluded(self) -> list[Excluded]:
+        """The upstream tools left out, with reasons, in input order."""
+        return list(self._excluded)
+
+    def get(self, tool_id: str) -> Item | None:
+        """The item with this canonical tool_id, or None."""
+        return self._by_id.get(tool_id)
+
+    def namespaces(self) -> list[str]:
+        """Namespaces that hold at least one item, sorted."""
+        return list(self._by_ns)
+
+    def by_namespace(self, namespace: str) -> tuple[Item, ...]:
+        """The items of one namespace, sorted by id (empty for an unknown namespace)."""
+        return self._by_ns.get(namespace, ())
+
+    def wire_name(self, tool_id: str) -> str:
+        """The tools/list-safe name of a tool (AM-WIRE-NAME)."""
+        return self._wire_of[self.resolve(tool_id).id]
+
+    def resolve(self, id_or_wire_name: object) -> Item:
+        """The item a canonical tool_id or a wire name stands for. TOOL_NOT_FOUND for a
+        well-formed name of no tool, ARGS_INVALID for anything that is neither form."""
+        if isinstance(id_or_wire_name, str):
+            item = self._by_id.get(id_or_wire_name)
+            if item is None:
+                tool_id = self._by_wire.get(id_or_wire_name)
+                item = self._by_id.get(tool_id) if tool_id is not None else None
+            if item is not None:
+                return item
+            if is_tool_id(id_or_wire_name) or is_wire_name(id_or_wire_name):
+                raise GatewayError(
+                    ErrorCode.TOOL_NOT_FOUND,
+                    f"no tool {id_or_wire_name!r} in the catalog; browse to find tool ids",
+                    id_or_wire_name,
+                )
+        shown = repr(id_or_wire_name)[:80]
+        raise GatewayError(
+            ErrorCode.ARGS_INVALID,
+            f"{shown} is neither a tool_id nor a wire name of one",
+            id_or_wire_name if isinstance(id_or_wire_name, str) else shown,
+        )
+
+    def hydrate(self, tool_id: str) -> dict[str, Any]:
+        """§4.3 HydrationResult for a canonical tool_id: the full, untruncated description and
+        the real schemas (copies: callers may not change the catalog through them)."""
+        item = self._by_id.get(tool_id)
+        if item is None:
+            if is_tool_id(tool_id):
+                raise GatewayError(
+                    ErrorCode.TOOL_NOT_FOUND, f"no tool {tool_id!r} in the catalog", tool_id
+                )
+            raise GatewayError(
+                ErrorCode.ARGS_INVALID, f"{repr(tool_id)[:80]} is not a tool_id", str(tool_id)
+            )
+        return {
+            "tool_id": item.id,
+            "name": item.name,
+            "description": item.description,
+            "input_schema": copy.deepcopy(item.input_schema),
+            "output_schema": copy.deepcopy(item.output_schema),
+            "side_effects": item.side_effects,
+            "cost_hint": item.cost_hint,
+            "tags": list(item.tags),
+        }
+
+
+def _wire_table(by_id: Mapping[str, Item]) -> dict[str, str]:
+    """wire name -> tool_id for every item; shortened names resolve only through this table."""
+    table: dict[str, str] = {}
+    for tool_id in sorted(by_id):
+        wire = parsers.encode_wire_name(tool_id)
+        other = table.get(wire)
+        if other is not None:
+            raise CatalogError(
+                message=f"tool ids {other!r} and {tool_id!r} share the wire name {wire!r}",
+                path=tool_id,
+                details={"wire_name": wire, "tool_ids": [other, tool_id]},
+            )
+        table[wire] = tool_id
+    return table

@@ -1,0 +1,260 @@
+"""tool_browse (§3): query ranking, the path tree (every listed node browsable), errors."""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+
+from gatespec.browse import OTHER_CLUSTER, Browser, BrowseResponse, leaf_slug
+from gatespec.cards import order_cards
+from gatespec.catalog import Catalog
+from gatespec.tokens import count_tokens
+from gatespec_surface import strategies
+from gatespec_surface.budgets import (
+    BROWSE_DEFAULT_TOP_K,
+    CLUSTER_THRESHOLD,
+    QUERY_MAX_CHARS,
+    browse_cap_tokens,
+)
+from gatespec_surface.errors import ErrorCode, GatewayError
+from gatespec_surface.grammars import is_path, is_path_segment
+from gatespec_surface.models import BrowseResult
+from gatespec_surface.render import render_browse_text
+from gatespec_surface.validators import validate_choice_card
+
+REAL_CATALOG = (
+    Path(__file__).resolve().parents[3] / "shared" / "data" / "tool-retrieval" / "mcp_catalog.json"
+)
+SCHEMA = {"type": "object", "properties": {"q": {"type": "string"}}}
+
+
+@pytest.fixture(scope="module")
+def browser() -> Browser:
+    if not REAL_CATALOG.exists():
+        pytest.skip(f"real catalog not found at {REAL_CATALOG}")
+    by_server: dict[str, list[dict[str, Any]]] = {}
+    for entry in json.loads(REAL_CATALOG.read_text(encoding="utf-8")):
+        by_server.setdefault(entry["server"], []).append(
+            {k: entry[k] for k in ("name", "description", "inputSchema")}
+        )
+    return Browser(Catalog.build(by_server))
+
+
+def small_browser(names_by_server: dict[str, list[str]]) -> Browser:
+    tools = {
+        server: [{"name": n, "description": f"Does {n}.", "inputSchema": SCHEMA} for n in names]
+        for server, names in names_by_server.items()
+    }
+    return Browser(Catalog.build(tools))
+
+
+def check_response(resp: BrowseResponse) -> None:
+    """Invariants of every response: valid cards, exact text, budget, structured form."""
+    for card in resp.cards:
+        validate_choice_card(card)
+    preamble = resp.text.split("\n", 1)[0]
+    assert resp.text == render_browse_text(preamble, resp.cards)
+    assert count_tokens(resp.text) <= browse_cap_tokens(len(resp.cards))
+    BrowseResult.model_validate(resp.structured)
+    assert resp.structured["cards"] == resp.cards
+
+
+def error_code(call: Any) -> ErrorCode:
+    with pytest.raises(GatewayError) as err:
+        call()
+    return err.value.code
+
+
+# ---------------------------------------------------------------------- query
+
+
+def test_query_browse_ranks_and_scores(browser: Browser) -> None:
+    resp = browser.browse(query="create an issue on github")
+    check_response(resp)
+    assert 0 < len(resp.cards) <= BROWSE_DEFAULT_TOP_K
+    assert resp.cards == order_cards(resp.cards)
+    assert all(isinstance(c["score"], float) for c in resp.cards)
+    assert resp.cards[0]["id"].startswith("github:create_issue#")
+    assert resp.text.startswith(f"{len(resp.cards)} of ")
+    assert "path" not in resp.structured
+
+
+def test_query_browse_with_no_match(browser: Browser) -> None:
+    resp = browser.browse(query="zzqxj")
+    check_response(resp)
+    assert resp.cards == [] and resp.text.startswith("0 of 0 ")
+
+
+def test_query_browse_handles_chinese(browser: Browser) -> None:
+    resp = browser.browse(query="天气预报")
+    check_response(resp)
+
+
+def test_exactly_one_of_query_or_path(browser: Browser) -> None:
+    assert error_code(lambda: browser.browse()) is ErrorCode.ARGS_INVALID
+    assert error_code(lambda: browser.browse(query="x", path="/")) is ErrorCode.ARGS_INVALID
+    assert error_code(lambda: browser.browse_args({})) is ErrorCode.ARGS_INVALID
+    assert error_code(lambda: browser.browse_args({"query": "x", "path": "/"})) is (
+        ErrorCode.ARGS_INVALID
+    )
+    assert error_code(lambda: browser.browse_args({"query": "x", "k": 3})) is (
+        ErrorCode.ARGS_INVALID
+    )
+    assert error_code(lambda: browser.browse_args({"query": None, "path": "/"})) is (
+        ErrorCode.ARGS_INVALID
+    )
+    assert error_code(lambda: browser.browse_args({"path": None})) is ErrorCode.ARGS_INVALID
+    check_response(browser.browse_args({"path": "/"}))
+
+
+def test_bad_queries_are_args_invalid(browser: Browser) -> None:
+    for query in ("", "x" * (QUERY_MAX_CHARS + 1), 5, ["x"]):
+        assert error_code(lambda q=query: browser.browse(query=q)) is ErrorCode.ARGS_INVALID
+    for k in (0, 10_000, True, "3"):
+        assert error_code(lambda k=k: browser.browse(query="x", top_k=k)) is (
+            ErrorCode.ARGS_INVALID
+        )
+
+
+# ---------------------------------------------------------------------- paths
+
+
+def test_root_lists_one_card_per_namespace(browser: Browser) -> None:
+    resp = browser.browse(path="/")
+    check_response(resp)
+    assert [c["id"] for c in resp.cards] == [f"/{ns}" for ns in browser.catalog.namespaces()]
+    assert all(c["kind"] == "internal" and not c["has_schema"] for c in resp.cards)
+    assert browser.browse(path="/*").cards == resp.cards
+    assert resp.structured["path"] == "/"
+
+
+def test_large_namespaces_are_clustered(browser: Browser) -> None:
+    for ns in browser.catalog.namespaces():
+        cards = browser.browse(path=f"/{ns}").cards
+        if len(browser.catalog.by_namespace(ns)) <= CLUSTER_THRESHOLD:
+            assert all(c["kind"] == "tool" for c in cards)
+        else:
+            assert all(c["kind"] == "internal" for c in cards)
+            assert all(is_path_segment(c["id"].rsplit("/", 1)[1]) for c in cards)
+    github = [c["id"] for c in browser.browse(path="/github").cards]
+    assert "/github/issue" in github
+    assert len(github) <= CLUSTER_THRESHOLD
+
+
+def test_walk_the_whole_tree(browser: Browser) -> None:
+    """Every internal card's id is a browsable path; every tool is reached exactly once and
+    its leaf path returns its single card."""
+    reached: list[str] = []
+    queue = deque(["/"])
+    visited = set()
+    while queue:
+        path = queue.popleft()
+        assert path not in visited
+        visited.add(path)
+        resp = browser.browse(path=path)
+        check_response(resp)
+        assert resp.cards, path
+        assert browser.browse(path=path.rstrip("/") + "/*").cards == resp.cards
+        for card in resp.cards:
+            if card["kind"] == "internal":
+                assert is_path(card["id"]) and card["id"].startswith(path.rstrip("/") + "/")
+                queue.append(card["id"])
+                continue
+            reached.append(card["id"])
+            leaf = browser.tree.leaf_path(card["id"])
+            assert leaf.rsplit("/", 1)[0] == path
+            assert browser.browse(path=leaf).cards == [card]
+            assert browser.browse(path=leaf + "/*").cards == [card]
+    assert sorted(reached) == [i.id for i in browser.catalog.items()]
+    leaves = {browser.tree.leaf_path(tool_id) for tool_id in reached}
+    assert visited | leaves == set(browser.tree.paths())  # the tree has no unlisted node
+
+
+@settings(max_examples=200, deadline=None)
+@given(strategies.invalid("path"))
+def test_every_invalid_path_is_path_invalid(browser: Browser, path: str) -> None:
+    assert error_code(lambda: browser.browse(path=path)) is ErrorCode.PATH_INVALID
+
+
+@settings(max_examples=200, deadline=None)
+@given(strategies.valid("path"))
+def test_valid_paths_answer_or_name_the_nearest_node(browser: Browser, path: str) -> None:
+    try:
+        check_response(browser.browse(path=path))
+    except GatewayError as err:
+        assert err.code is ErrorCode.PATH_NOT_FOUND
+        nearest = err.details["nearest"]
+        assert path in err.message and repr(nearest) in err.message
+        assert path.startswith(nearest)
+        check_response(browser.browse(path=nearest))
+
+
+def test_path_not_found_names_the_nearest_parent(browser: Browser) -> None:
+    with pytest.raises(GatewayError) as err:
+        browser.browse(path="/github/issue/nothing-here")
+    assert err.value.code is ErrorCode.PATH_NOT_FOUND
+    assert err.value.details == {"nearest": "/github/issue"}
+    assert err.value.path == "/github/issue/nothing-here"
+    with pytest.raises(GatewayError) as err:
+        browser.browse(path="/no-such-namespace")
+    assert err.value.details == {"nearest": "/"}
+
+
+def test_non_string_path_is_path_invalid(browser: Browser) -> None:
+    assert error_code(lambda: browser.browse(path=5)) is ErrorCode.PATH_INVALID
+
+
+# ---------------------------------------------------------------------- leaves and clusters
+
+
+def test_leaf_slugs() -> None:
+    assert leaf_slug("getFile") == "getfile"
+    assert leaf_slug("read.File-2") == "read-file-2"
+    assert leaf_slug("_private") == "private"
+    assert leaf_slug("__") == "tool"
+    assert leaf_slug("a" * 128) == "a" * 64
+
+
+def test_colliding_leaf_slugs_get_a_suffix() -> None:
+    b = small_browser({"fs": ["get.file", "get-file", "Get_File", "get_file"]})
+    cards = b.browse(path="/fs").cards
+    paths = [b.tree.leaf_path(c["id"]) for c in cards]
+    assert len(set(paths)) == 4
+    for card, path in zip(cards, paths, strict=True):
+        assert is_path(path)
+        assert b.browse(path=path).cards == [card]
+
+
+def test_clusters_group_by_name_words() -> None:
+    names = [f"{verb}_{obj}" for verb in ("get", "list", "create", "delete") for obj in "abcdefg"]
+    names += ["get_issue", "list_issues", "create_issue", "close_issue", "misc_tool"]
+    b = small_browser({"big": names})
+    assert len(names) > CLUSTER_THRESHOLD
+    clusters = [c["id"] for c in b.browse(path="/big").cards]
+    assert "/big/issue" in clusters
+    assert all(is_path(c) for c in clusters)
+    issue = {c["name"] for c in b.browse(path="/big/issue").cards}
+    assert issue == {"get_issue", "list_issues", "create_issue", "close_issue"}
+    other = {c["name"] for c in b.browse(path=f"/big/{OTHER_CLUSTER}").cards}
+    assert other == {"misc_tool"}
+
+
+def test_a_namespace_without_shared_words_stays_flat() -> None:
+    names = [f"tool{chr(97 + i)}{chr(97 + j)}" for i in range(5) for j in range(6)]
+    b = small_browser({"flat": names})
+    cards = b.browse(path="/flat").cards
+    assert len(cards) == len(names) and all(c["kind"] == "tool" for c in cards)
+
+
+def test_tree_is_independent_of_input_order() -> None:
+    names = [f"{verb}_{obj}" for verb in ("get", "list", "set") for obj in "abcdefghij"]
+    a = small_browser({"x": names, "y": ["one", "two"]})
+    b = small_browser({"y": ["two", "one"], "x": list(reversed(names))})
+    assert a.tree.paths() == b.tree.paths()
+    for path in a.tree.paths():
+        assert a.browse(path=path).cards == b.browse(path=path).cards

@@ -1,0 +1,256 @@
+"""The catalog: namespaces, tool ids, exclusions, collisions, wire names, resolve, hydrate."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+
+import gatespec.catalog as catalog_module
+from gatespec.catalog import Catalog
+from gatespec_surface import parsers, strategies
+from gatespec_surface.errors import CatalogError, ErrorCode, GatewayError
+from gatespec_surface.grammars import is_tool_id, is_wire_name
+from gatespec_surface.models import HydrationResult
+
+DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "tool-retrieval"
+REAL_CATALOG = DATA / "mcp_catalog.json"
+
+ISSUE_SCHEMA = {
+    "type": "object",
+    "properties": {"owner": {"type": "string"}, "repo": {"type": "string"}},
+    "required": ["owner", "repo"],
+}
+
+
+def tool(name: Any, schema: Any = None, **extra: Any) -> dict[str, Any]:
+    out = {"name": name, "inputSchema": ISSUE_SCHEMA if schema is None else schema}
+    out.update(extra)
+    return out
+
+
+def real_tools() -> dict[str, list[dict[str, Any]]]:
+    if not REAL_CATALOG.exists():
+        pytest.skip(f"real catalog not found at {REAL_CATALOG}")
+    by_server: dict[str, list[dict[str, Any]]] = {}
+    for entry in json.loads(REAL_CATALOG.read_text(encoding="utf-8")):
+        by_server.setdefault(entry["server"], []).append(
+            {
+                "name": entry["name"],
+                "description": entry["description"],
+                "inputSchema": entry["inputSchema"],
+            }
+        )
+    return by_server
+
+
+def test_ids_namespaces_and_fields() -> None:
+    cat = Catalog.build(
+        {
+            "GitHub Server": [
+                tool(
+                    "create_issue",
+                    description="Create an issue.",
+                    title="Create issue",
+                    annotations={"readOnlyHint": False, "costHint": 2},
+                    _meta={"version": "1.4.0"},
+                ),
+                tool("list_issues", annotations={"readOnlyHint": True}),
+            ]
+        }
+    )
+    assert cat.namespaces() == ["github-server"]
+    create = cat.resolve("github-server:create_issue@1.4.0")
+    listing = cat.resolve(parsers.make_tool_id("github-server", "list_issues", ISSUE_SCHEMA))
+    assert listing.id.startswith("github-server:list_issues#")
+    assert (create.side_effects, create.cost_hint, create.tags) == (True, 2.0, ())
+    assert (listing.side_effects, listing.tags) == (False, ("read-only",))
+    assert dict(create.metadata) == {
+        "server": "GitHub Server",
+        "upstream_name": "create_issue",
+        "title": "Create issue",
+    }
+    assert [i.id for i in cat.items()] == sorted(i.id for i in cat.items())
+    assert len(cat) == 2 and cat.by_namespace("github-server") == cat.items()
+    for item in cat.items():
+        item.as_model()  # a valid models.SelectableItem
+
+
+def test_invalid_version_falls_back_to_hash8() -> None:
+    cat = Catalog.build({"s": [tool("t", _meta={"version": "1.0 beta"})]})
+    assert cat.items()[0].id == parsers.make_tool_id("s", "t", ISSUE_SCHEMA)
+
+
+BAD_TOOLS: list[tuple[Any, str]] = [
+    (tool("a b"), "name"),
+    (tool("1st"), "name"),
+    (tool(7), "name must be a string"),
+    ({"inputSchema": ISSUE_SCHEMA}, "name must be a string"),
+    ({"name": "no_schema"}, "inputSchema is missing"),
+    (tool("list_schema", ["type", "object"]), "inputSchema must be a JSON object"),
+    (tool("string_schema", {"type": "string"}), "must describe an object"),
+    (tool("bad_type", {"type": "object", "properties": {"a": {"type": "strin"}}}), "JSON Schema"),
+    (
+        tool(
+            "draft7_bool_exclusive",
+            {
+                "$schema": "http://json-schema.org/draft-07/schema#",
+                "type": "object",
+                "properties": {"n": {"type": "number", "exclusiveMinimum": True}},
+            },
+        ),
+        "draft-07",
+    ),
+    (tool("bad_dialect", {"$schema": 5, "type": "object"}), "$schema"),
+    (tool("bad_output", outputSchema={"type": "object", "required": "x"}), "outputSchema"),
+    (tool("bad_description", description=["not", "text"]), "description"),
+    ("not a tool", "JSON object"),
+]
+
+
+def test_malformed_tools_are_excluded_with_reasons() -> None:
+    good = tool(
+        "draft4_bool_exclusive",
+        {
+            "$schema": "http://json-schema.org/draft-04/schema#",
+            "type": "object",
+            "properties": {"n": {"type": "number", "minimum": 0, "exclusiveMinimum": True}},
+        },
+    )
+    cat = Catalog.build({"srv": [good, *(t for t, _ in BAD_TOOLS), tool("fine")]})
+    assert sorted(i.name for i in cat.items()) == ["draft4_bool_exclusive", "fine"]
+    assert len(cat.excluded) == len(BAD_TOOLS)
+    for excluded, (_, why) in zip(cat.excluded, BAD_TOOLS, strict=True):
+        assert excluded.server == "srv"
+        assert why in excluded.reason, excluded
+
+
+def test_namespace_collision_is_an_error() -> None:
+    with pytest.raises(CatalogError, match="'My Server'.*'my_server'"):
+        Catalog.build({"My Server": [tool("a")], "my_server": [tool("b")]})
+
+
+def test_duplicate_tools_are_an_error_naming_both() -> None:
+    with pytest.raises(CatalogError) as err:
+        Catalog.build({"s": [tool("dup"), tool("dup")]})
+    assert err.value.code is ErrorCode.CATALOG_ERROR
+    assert err.value.message.count("'dup'") == 2
+    # the same name with another schema shape is a different id, but still one upstream name
+    with pytest.raises(CatalogError, match="collide"):
+        Catalog.build({"s": [tool("dup"), tool("dup", {"type": "object"})]})
+
+
+def test_same_name_in_two_servers_is_fine() -> None:
+    cat = Catalog.build({"a": [tool("search")], "b": [tool("search")]})
+    assert len(cat) == 2 and cat.namespaces() == ["a", "b"]
+
+
+def test_wire_names_resolve_including_shortened_ones() -> None:
+    long_name = "get_" + "very_long_name_" * 7
+    cat = Catalog.build({"my-server": [tool(long_name), tool("short.name")]})
+    for item in cat.items():
+        wire = cat.wire_name(item.id)
+        assert is_wire_name(wire)
+        assert cat.resolve(wire) is item
+        assert cat.resolve(item.id) is item
+        if parsers.is_shortened_wire_name(wire):
+            assert item.name == long_name
+        else:
+            assert parsers.decode_wire_name(wire) == item.id
+
+
+def test_wire_name_collision_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(parsers, "encode_wire_name", lambda tool_id: "same")
+    with pytest.raises(CatalogError, match="share the wire name"):
+        Catalog.build({"s": [tool("a"), tool("b")]})
+
+
+@pytest.fixture(scope="module")
+def small() -> Catalog:
+    return Catalog.build({"github": [tool("create_issue", description="Create.\nAn issue.")]})
+
+
+@settings(max_examples=100, deadline=None)
+@given(strategies.valid("tool_id"))
+def test_unknown_well_formed_ids_are_tool_not_found(small: Catalog, tool_id: str) -> None:
+    if tool_id in small:
+        return
+    with pytest.raises(GatewayError) as err:
+        small.resolve(tool_id)
+    assert err.value.code is ErrorCode.TOOL_NOT_FOUND
+
+
+@settings(max_examples=100, deadline=None)
+@given(strategies.valid("wire_name"))
+def test_unknown_wire_names_are_tool_not_found(small: Catalog, wire: str) -> None:
+    if wire == small.wire_name(small.items()[0].id):
+        return
+    with pytest.raises(GatewayError) as err:
+        small.resolve(wire)
+    assert err.value.code is ErrorCode.TOOL_NOT_FOUND
+
+
+@settings(max_examples=100, deadline=None)
+@given(strategies.invalid("tool_id"))
+def test_malformed_names_are_args_invalid(small: Catalog, value: str) -> None:
+    if is_wire_name(value):
+        return  # e.g. "github" is a well-formed wire name
+    with pytest.raises(GatewayError) as err:
+        small.resolve(value)
+    assert err.value.code is ErrorCode.ARGS_INVALID
+
+
+def test_non_string_names_are_args_invalid(small: Catalog) -> None:
+    for value in (None, 3, ["github:create_issue"]):
+        with pytest.raises(GatewayError) as err:
+            small.resolve(value)
+        assert err.value.code is ErrorCode.ARGS_INVALID
+
+
+def test_hydrate_gives_the_full_description_and_a_copy_of_the_schema(small: Catalog) -> None:
+    item = small.items()[0]
+    result = small.hydrate(item.id)
+    HydrationResult.model_validate(result)
+    assert result["tool_id"] == item.id
+    assert result["description"] == "Create.\nAn issue."  # untruncated, not collapsed
+    assert result["input_schema"] == ISSUE_SCHEMA
+    result["input_schema"]["properties"].clear()
+    assert small.hydrate(item.id)["input_schema"] == ISSUE_SCHEMA
+    with pytest.raises(GatewayError) as err:
+        small.hydrate("github:nothing#00000000")
+    assert err.value.code is ErrorCode.TOOL_NOT_FOUND
+    with pytest.raises(GatewayError) as err:
+        small.hydrate("not an id")
+    assert err.value.code is ErrorCode.ARGS_INVALID
+
+
+def test_real_catalog_builds_without_crashing() -> None:
+    tools = real_tools()
+    cat = Catalog.build(tools)
+    total = sum(len(v) for v in tools.values())
+    assert len(cat) + len(cat.excluded) == total
+    for excluded in cat.excluded:
+        print(f"excluded {excluded.server}/{excluded.name}: {excluded.reason}")
+        assert excluded.reason
+    # the one malformed real schema: draft-4 style boolean exclusiveMinimum
+    assert [(e.server, e.name) for e in cat.excluded] == [("pdf-reader-mcp", "read_pdf")]
+    for item in cat.items():
+        assert is_tool_id(item.id)
+        item.as_model()
+        assert is_wire_name(cat.wire_name(item.id))
+
+
+def test_accelerator_agrees_with_jsonschema_on_every_real_schema() -> None:
+    """jsonschema-rs decides validity; jsonschema (which words the errors) must agree."""
+    schemas = [t["inputSchema"] for ts in real_tools().values() for t in ts]
+    schemas += [s for t, _ in BAD_TOOLS if isinstance(t, dict) for s in [t.get("inputSchema")]]
+    for schema in schemas:
+        if not isinstance(schema, dict) or not isinstance(schema.get("$schema", ""), str):
+            continue
+        cls = catalog_module._draft(schema.get("$schema"))
+        assert catalog_module._fast_meta_validator(cls).is_valid(schema) == (
+            catalog_module._meta_validator(cls).is_valid(schema)
+        )
