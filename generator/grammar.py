@@ -17,6 +17,16 @@ OTHER = "\uffff"  # sentinel: some character outside UNIVERSE
 EXTRA_SAMPLE = "éßжа中文ツ😀\u00a0\u2028"
 
 
+# Characters a literal must escape. Only these: ECMA-262 in unicode mode (ajv, the TypeScript
+# SDK) rejects identity escapes such as "\#" or "\-" that Python's re.escape produces.
+_SYNTAX_CHARACTERS = frozenset("^$\\.*+?()[]{}|/")
+
+
+def portable_escape(text: str) -> str:
+    """Escape literal text for a pattern that Python's re and ECMA-262 (unicode mode) share."""
+    return "".join("\\" + ch if ch in _SYNTAX_CHARACTERS else ch for ch in text)
+
+
 @dataclass(frozen=True)
 class Analysis:
     regex: str  # Python, named captures; use with fullmatch
@@ -53,7 +63,7 @@ class GrammarCompiler:
 
     def _node_regex(self, n: Node, captures: bool) -> str:
         if isinstance(n, Lit):
-            return re.escape(n.text)
+            return portable_escape(n.text)
         if isinstance(n, CharSet):
             return self._wrap(f"[{n.body}]{self._quant(n.min, n.max)}", n.capture, captures)
         if isinstance(n, Ref):

@@ -225,8 +225,8 @@ def match_hash8(value: object) -> dict[str, str | None]:
 
 
 # ---- tool_id: Stable identifier of a catalog tool; the sole correlation key of browse, hydrate
-TOOL_ID_PATTERN: Final = "(?P<namespace>[a-z][a-z0-9_-]{0,63}):(?P<name>[A-Za-z_][A-Za-z0-9_.-]{0,127})(?:@(?P<version>[A-Za-z0-9._-]{1,32}))?(?:\\#(?P<hash8>[0-9a-f]{8}))?"
-TOOL_ID_JSON_PATTERN: Final = "^(?:(?:[a-z][a-z0-9_-]{0,63}):(?:[A-Za-z_][A-Za-z0-9_.-]{0,127})(?:@(?:[A-Za-z0-9._-]{1,32}))?(?:\\#(?:[0-9a-f]{8}))?)(?![\\s\\S])"
+TOOL_ID_PATTERN: Final = "(?P<namespace>[a-z][a-z0-9_-]{0,63}):(?P<name>[A-Za-z_][A-Za-z0-9_.-]{0,127})(?:@(?P<version>[A-Za-z0-9._-]{1,32}))?(?:#(?P<hash8>[0-9a-f]{8}))?"
+TOOL_ID_JSON_PATTERN: Final = "^(?:(?:[a-z][a-z0-9_-]{0,63}):(?:[A-Za-z_][A-Za-z0-9_.-]{0,127})(?:@(?:[A-Za-z0-9._-]{1,32}))?(?:#(?:[0-9a-f]{8}))?)(?![\\s\\S])"
 TOOL_ID_MIN_LENGTH: Final = 3
 TOOL_ID_MAX_LENGTH: Final = 235
 TOOL_ID_RE: Final = re.compile(TOOL_ID_PATTERN)
@@ -358,10 +358,8 @@ def match_path_segment(value: object) -> dict[str, str | None]:
 
 
 # ---- path: Hierarchical path through the browse tree. "/" lists namespaces; the root segmen
-PATH_PATTERN: Final = (
-    "/(?:(?:(?P<root>[a-z][a-z0-9_-]{0,63})(?:/(?:[a-z0-9][a-z0-9_-]{0,63})){0,6}(?:/\\*)?|\\*))?"
-)
-PATH_JSON_PATTERN: Final = "^(?:/(?:(?:(?:[a-z][a-z0-9_-]{0,63})(?:/(?:[a-z0-9][a-z0-9_-]{0,63})){0,6}(?:/\\*)?|\\*))?)(?![\\s\\S])"
+PATH_PATTERN: Final = "\\/(?:(?:(?P<root>[a-z][a-z0-9_-]{0,63})(?:\\/(?:[a-z0-9][a-z0-9_-]{0,63})){0,6}(?:\\/\\*)?|\\*))?"
+PATH_JSON_PATTERN: Final = "^(?:\\/(?:(?:(?:[a-z][a-z0-9_-]{0,63})(?:\\/(?:[a-z0-9][a-z0-9_-]{0,63})){0,6}(?:\\/\\*)?|\\*))?)(?![\\s\\S])"
 PATH_MIN_LENGTH: Final = 1
 PATH_MAX_LENGTH: Final = 256
 PATH_RE: Final = re.compile(PATH_PATTERN)
@@ -498,10 +496,10 @@ def match_aggregate_name(value: object) -> dict[str, str | None]:
 
 # ---- search_operation: Search-profile operation name "/namespace/name", as in seed 003's "/fs/readFile"
 SEARCH_OPERATION_PATTERN: Final = (
-    "/(?P<namespace>[a-z][a-z0-9_-]{0,63})/(?P<name>[A-Za-z_][A-Za-z0-9_.-]{0,127})"
+    "\\/(?P<namespace>[a-z][a-z0-9_-]{0,63})\\/(?P<name>[A-Za-z_][A-Za-z0-9_.-]{0,127})"
 )
 SEARCH_OPERATION_JSON_PATTERN: Final = (
-    "^(?:/(?:[a-z][a-z0-9_-]{0,63})/(?:[A-Za-z_][A-Za-z0-9_.-]{0,127}))(?![\\s\\S])"
+    "^(?:\\/(?:[a-z][a-z0-9_-]{0,63})\\/(?:[A-Za-z_][A-Za-z0-9_.-]{0,127}))(?![\\s\\S])"
 )
 SEARCH_OPERATION_MIN_LENGTH: Final = 4
 SEARCH_OPERATION_MAX_LENGTH: Final = 194
@@ -601,8 +599,8 @@ def match_artifact_handle(value: object) -> dict[str, str | None]:
 
 
 # ---- view_selector: Which slice of an artifact tool_view returns: "all"; "lines:A-B" (1-based, inclu
-VIEW_SELECTOR_PATTERN: Final = "(?:all|lines:(?P<line_start>[0-9]{1,9})(?:\\-(?P<line_end>[0-9]{0,9}))?|bytes:(?P<byte_start>[0-9]{1,9})(?:\\-(?P<byte_end>[0-9]{0,9}))?|json:(?P<pointer>(?:/(?:(?:[^/~\\x00-\\x1f]|\\~[01]))*)*))"
-VIEW_SELECTOR_JSON_PATTERN: Final = "^(?:(?:all|lines:[0-9]{1,9}(?:\\-[0-9]{0,9})?|bytes:[0-9]{1,9}(?:\\-[0-9]{0,9})?|json:(?:(?:/(?:(?:[^/~\\x00-\\x1f]|\\~[01]))*)*)))(?![\\s\\S])"
+VIEW_SELECTOR_PATTERN: Final = "(?:all|lines:(?P<line_start>[0-9]{1,9})(?:-(?P<line_end>[0-9]{0,9}))?|bytes:(?P<byte_start>[0-9]{1,9})(?:-(?P<byte_end>[0-9]{0,9}))?|json:(?P<pointer>(?:\\/(?:(?:[^/~\\x00-\\x1f]|~[01]))*)*))"
+VIEW_SELECTOR_JSON_PATTERN: Final = "^(?:(?:all|lines:[0-9]{1,9}(?:-[0-9]{0,9})?|bytes:[0-9]{1,9}(?:-[0-9]{0,9})?|json:(?:(?:\\/(?:(?:[^/~\\x00-\\x1f]|~[01]))*)*)))(?![\\s\\S])"
 VIEW_SELECTOR_MIN_LENGTH: Final = 3
 VIEW_SELECTOR_MAX_LENGTH: Final = 512
 VIEW_SELECTOR_RE: Final = re.compile(VIEW_SELECTOR_PATTERN)

@@ -34,7 +34,7 @@ class Id(RootModel[str]):
         Field(
             max_length=235,
             min_length=3,
-            pattern="^(?:(?:[a-z][a-z0-9_-]{0,63}):(?:[A-Za-z_][A-Za-z0-9_.-]{0,127})(?:@(?:[A-Za-z0-9._-]{1,32}))?(?:\\#(?:[0-9a-f]{8}))?)$",
+            pattern="^(?:(?:[a-z][a-z0-9_-]{0,63}):(?:[A-Za-z_][A-Za-z0-9_.-]{0,127})(?:@(?:[A-Za-z0-9._-]{1,32}))?(?:#(?:[0-9a-f]{8}))?)$",
         ),
     ]
 
@@ -45,7 +45,7 @@ class Id1(RootModel[str]):
         Field(
             max_length=256,
             min_length=1,
-            pattern="^(?:/(?:(?:(?:[a-z][a-z0-9_-]{0,63})(?:/(?:[a-z0-9][a-z0-9_-]{0,63})){0,6}(?:/\\*)?|\\*))?)$",
+            pattern="^(?:\\/(?:(?:(?:[a-z][a-z0-9_-]{0,63})(?:\\/(?:[a-z0-9][a-z0-9_-]{0,63})){0,6}(?:\\/\\*)?|\\*))?)$",
         ),
     ]
 
@@ -126,7 +126,7 @@ class HydrationResult(BaseModel):
         Field(
             max_length=235,
             min_length=3,
-            pattern="^(?:(?:[a-z][a-z0-9_-]{0,63}):(?:[A-Za-z_][A-Za-z0-9_.-]{0,127})(?:@(?:[A-Za-z0-9._-]{1,32}))?(?:\\#(?:[0-9a-f]{8}))?)$",
+            pattern="^(?:(?:[a-z][a-z0-9_-]{0,63}):(?:[A-Za-z_][A-Za-z0-9_.-]{0,127})(?:@(?:[A-Za-z0-9._-]{1,32}))?(?:#(?:[0-9a-f]{8}))?)$",
         ),
     ]
     name: Annotated[
@@ -172,7 +172,7 @@ class SearchHit(BaseModel):
         Field(
             max_length=194,
             min_length=4,
-            pattern="^(?:/(?:[a-z][a-z0-9_-]{0,63})/(?:[A-Za-z_][A-Za-z0-9_.-]{0,127}))$",
+            pattern="^(?:\\/(?:[a-z][a-z0-9_-]{0,63})\\/(?:[A-Za-z_][A-Za-z0-9_.-]{0,127}))$",
         ),
     ]
     namespace: Annotated[
@@ -206,7 +206,7 @@ class SelectableItem(BaseModel):
         Field(
             max_length=235,
             min_length=3,
-            pattern="^(?:(?:[a-z][a-z0-9_-]{0,63}):(?:[A-Za-z_][A-Za-z0-9_.-]{0,127})(?:@(?:[A-Za-z0-9._-]{1,32}))?(?:\\#(?:[0-9a-f]{8}))?)$",
+            pattern="^(?:(?:[a-z][a-z0-9_-]{0,63}):(?:[A-Za-z_][A-Za-z0-9_.-]{0,127})(?:@(?:[A-Za-z0-9._-]{1,32}))?(?:#(?:[0-9a-f]{8}))?)$",
         ),
     ]
     kind: Literal["tool", "agent", "skill", "internal"]
@@ -261,7 +261,7 @@ class ViewResult(BaseModel):
         Field(
             max_length=512,
             min_length=3,
-            pattern="^(?:(?:all|lines:[0-9]{1,9}(?:\\-[0-9]{0,9})?|bytes:[0-9]{1,9}(?:\\-[0-9]{0,9})?|json:(?:(?:/(?:(?:[^/~\\x00-\\x1f]|\\~[01]))*)*)))$",
+            pattern="^(?:(?:all|lines:[0-9]{1,9}(?:-[0-9]{0,9})?|bytes:[0-9]{1,9}(?:-[0-9]{0,9})?|json:(?:(?:\\/(?:(?:[^/~\\x00-\\x1f]|~[01]))*)*)))$",
         ),
     ]
     content: str
@@ -290,6 +290,6 @@ class BrowseResult(BaseModel):
         Field(
             max_length=256,
             min_length=1,
-            pattern="^(?:/(?:(?:(?:[a-z][a-z0-9_-]{0,63})(?:/(?:[a-z0-9][a-z0-9_-]{0,63})){0,6}(?:/\\*)?|\\*))?)$",
+            pattern="^(?:\\/(?:(?:(?:[a-z][a-z0-9_-]{0,63})(?:\\/(?:[a-z0-9][a-z0-9_-]{0,63})){0,6}(?:\\/\\*)?|\\*))?)$",
         ),
     ] = None

@@ -56,12 +56,12 @@ MODEL_SCHEMAS: Final[dict[str, dict[str, Any]]] = {
                 "type": "string",
                 "anyOf": [
                     {
-                        "pattern": "^(?:(?:[a-z][a-z0-9_-]{0,63}):(?:[A-Za-z_][A-Za-z0-9_.-]{0,127})(?:@(?:[A-Za-z0-9._-]{1,32}))?(?:\\#(?:[0-9a-f]{8}))?)(?![\\s\\S])",
+                        "pattern": "^(?:(?:[a-z][a-z0-9_-]{0,63}):(?:[A-Za-z_][A-Za-z0-9_.-]{0,127})(?:@(?:[A-Za-z0-9._-]{1,32}))?(?:#(?:[0-9a-f]{8}))?)(?![\\s\\S])",
                         "minLength": 3,
                         "maxLength": 235,
                     },
                     {
-                        "pattern": "^(?:/(?:(?:(?:[a-z][a-z0-9_-]{0,63})(?:/(?:[a-z0-9][a-z0-9_-]{0,63})){0,6}(?:/\\*)?|\\*))?)(?![\\s\\S])",
+                        "pattern": "^(?:\\/(?:(?:(?:[a-z][a-z0-9_-]{0,63})(?:\\/(?:[a-z0-9][a-z0-9_-]{0,63})){0,6}(?:\\/\\*)?|\\*))?)(?![\\s\\S])",
                         "minLength": 1,
                         "maxLength": 256,
                     },
@@ -205,7 +205,7 @@ MODEL_SCHEMAS: Final[dict[str, dict[str, Any]]] = {
         "properties": {
             "tool_id": {
                 "type": "string",
-                "pattern": "^(?:(?:[a-z][a-z0-9_-]{0,63}):(?:[A-Za-z_][A-Za-z0-9_.-]{0,127})(?:@(?:[A-Za-z0-9._-]{1,32}))?(?:\\#(?:[0-9a-f]{8}))?)(?![\\s\\S])",
+                "pattern": "^(?:(?:[a-z][a-z0-9_-]{0,63}):(?:[A-Za-z_][A-Za-z0-9_.-]{0,127})(?:@(?:[A-Za-z0-9._-]{1,32}))?(?:#(?:[0-9a-f]{8}))?)(?![\\s\\S])",
                 "minLength": 3,
                 "maxLength": 235,
             },
@@ -243,7 +243,7 @@ MODEL_SCHEMAS: Final[dict[str, dict[str, Any]]] = {
         "properties": {
             "id": {
                 "type": "string",
-                "pattern": "^(?:(?:[a-z][a-z0-9_-]{0,63}):(?:[A-Za-z_][A-Za-z0-9_.-]{0,127})(?:@(?:[A-Za-z0-9._-]{1,32}))?(?:\\#(?:[0-9a-f]{8}))?)(?![\\s\\S])",
+                "pattern": "^(?:(?:[a-z][a-z0-9_-]{0,63}):(?:[A-Za-z_][A-Za-z0-9_.-]{0,127})(?:@(?:[A-Za-z0-9._-]{1,32}))?(?:#(?:[0-9a-f]{8}))?)(?![\\s\\S])",
                 "minLength": 3,
                 "maxLength": 235,
             },
@@ -290,7 +290,7 @@ MODEL_SCHEMAS: Final[dict[str, dict[str, Any]]] = {
             "cards": {"type": "array", "items": {"$ref": "#/$defs/ChoiceCard"}},
             "path": {
                 "type": ["string", "null"],
-                "pattern": "^(?:/(?:(?:(?:[a-z][a-z0-9_-]{0,63})(?:/(?:[a-z0-9][a-z0-9_-]{0,63})){0,6}(?:/\\*)?|\\*))?)(?![\\s\\S])",
+                "pattern": "^(?:\\/(?:(?:(?:[a-z][a-z0-9_-]{0,63})(?:\\/(?:[a-z0-9][a-z0-9_-]{0,63})){0,6}(?:\\/\\*)?|\\*))?)(?![\\s\\S])",
                 "minLength": 1,
                 "maxLength": 256,
                 "default": None,
@@ -316,12 +316,12 @@ MODEL_SCHEMAS: Final[dict[str, dict[str, Any]]] = {
                         "type": "string",
                         "anyOf": [
                             {
-                                "pattern": "^(?:(?:[a-z][a-z0-9_-]{0,63}):(?:[A-Za-z_][A-Za-z0-9_.-]{0,127})(?:@(?:[A-Za-z0-9._-]{1,32}))?(?:\\#(?:[0-9a-f]{8}))?)(?![\\s\\S])",
+                                "pattern": "^(?:(?:[a-z][a-z0-9_-]{0,63}):(?:[A-Za-z_][A-Za-z0-9_.-]{0,127})(?:@(?:[A-Za-z0-9._-]{1,32}))?(?:#(?:[0-9a-f]{8}))?)(?![\\s\\S])",
                                 "minLength": 3,
                                 "maxLength": 235,
                             },
                             {
-                                "pattern": "^(?:/(?:(?:(?:[a-z][a-z0-9_-]{0,63})(?:/(?:[a-z0-9][a-z0-9_-]{0,63})){0,6}(?:/\\*)?|\\*))?)(?![\\s\\S])",
+                                "pattern": "^(?:\\/(?:(?:(?:[a-z][a-z0-9_-]{0,63})(?:\\/(?:[a-z0-9][a-z0-9_-]{0,63})){0,6}(?:\\/\\*)?|\\*))?)(?![\\s\\S])",
                                 "minLength": 1,
                                 "maxLength": 256,
                             },
@@ -381,7 +381,7 @@ MODEL_SCHEMAS: Final[dict[str, dict[str, Any]]] = {
             },
             "selector": {
                 "type": "string",
-                "pattern": "^(?:(?:all|lines:[0-9]{1,9}(?:\\-[0-9]{0,9})?|bytes:[0-9]{1,9}(?:\\-[0-9]{0,9})?|json:(?:(?:/(?:(?:[^/~\\x00-\\x1f]|\\~[01]))*)*)))(?![\\s\\S])",
+                "pattern": "^(?:(?:all|lines:[0-9]{1,9}(?:-[0-9]{0,9})?|bytes:[0-9]{1,9}(?:-[0-9]{0,9})?|json:(?:(?:\\/(?:(?:[^/~\\x00-\\x1f]|~[01]))*)*)))(?![\\s\\S])",
                 "minLength": 3,
                 "maxLength": 512,
             },
@@ -408,7 +408,7 @@ MODEL_SCHEMAS: Final[dict[str, dict[str, Any]]] = {
         "properties": {
             "operation": {
                 "type": "string",
-                "pattern": "^(?:/(?:[a-z][a-z0-9_-]{0,63})/(?:[A-Za-z_][A-Za-z0-9_.-]{0,127}))(?![\\s\\S])",
+                "pattern": "^(?:\\/(?:[a-z][a-z0-9_-]{0,63})\\/(?:[A-Za-z_][A-Za-z0-9_.-]{0,127}))(?![\\s\\S])",
                 "minLength": 4,
                 "maxLength": 194,
             },
@@ -440,7 +440,7 @@ MODEL_SCHEMAS: Final[dict[str, dict[str, Any]]] = {
                 "properties": {
                     "operation": {
                         "type": "string",
-                        "pattern": "^(?:/(?:[a-z][a-z0-9_-]{0,63})/(?:[A-Za-z_][A-Za-z0-9_.-]{0,127}))(?![\\s\\S])",
+                        "pattern": "^(?:\\/(?:[a-z][a-z0-9_-]{0,63})\\/(?:[A-Za-z_][A-Za-z0-9_.-]{0,127}))(?![\\s\\S])",
                         "minLength": 4,
                         "maxLength": 194,
                     },
@@ -471,7 +471,7 @@ META_TOOL_INPUT_SCHEMAS: Final[dict[str, dict[str, Any]]] = {
             },
             "path": {
                 "type": "string",
-                "pattern": "^(?:/(?:(?:(?:[a-z][a-z0-9_-]{0,63})(?:/(?:[a-z0-9][a-z0-9_-]{0,63})){0,6}(?:/\\*)?|\\*))?)(?![\\s\\S])",
+                "pattern": "^(?:\\/(?:(?:(?:[a-z][a-z0-9_-]{0,63})(?:\\/(?:[a-z0-9][a-z0-9_-]{0,63})){0,6}(?:\\/\\*)?|\\*))?)(?![\\s\\S])",
                 "minLength": 1,
                 "maxLength": 256,
                 "description": "A catalog path such as / or /github/issues.",
@@ -489,7 +489,7 @@ META_TOOL_INPUT_SCHEMAS: Final[dict[str, dict[str, Any]]] = {
                 "type": "string",
                 "anyOf": [
                     {
-                        "pattern": "^(?:(?:[a-z][a-z0-9_-]{0,63}):(?:[A-Za-z_][A-Za-z0-9_.-]{0,127})(?:@(?:[A-Za-z0-9._-]{1,32}))?(?:\\#(?:[0-9a-f]{8}))?)(?![\\s\\S])",
+                        "pattern": "^(?:(?:[a-z][a-z0-9_-]{0,63}):(?:[A-Za-z_][A-Za-z0-9_.-]{0,127})(?:@(?:[A-Za-z0-9._-]{1,32}))?(?:#(?:[0-9a-f]{8}))?)(?![\\s\\S])",
                         "minLength": 3,
                         "maxLength": 235,
                     },
@@ -517,7 +517,7 @@ META_TOOL_INPUT_SCHEMAS: Final[dict[str, dict[str, Any]]] = {
             },
             "selector": {
                 "type": "string",
-                "pattern": "^(?:(?:all|lines:[0-9]{1,9}(?:\\-[0-9]{0,9})?|bytes:[0-9]{1,9}(?:\\-[0-9]{0,9})?|json:(?:(?:/(?:(?:[^/~\\x00-\\x1f]|\\~[01]))*)*)))(?![\\s\\S])",
+                "pattern": "^(?:(?:all|lines:[0-9]{1,9}(?:-[0-9]{0,9})?|bytes:[0-9]{1,9}(?:-[0-9]{0,9})?|json:(?:(?:\\/(?:(?:[^/~\\x00-\\x1f]|~[01]))*)*)))(?![\\s\\S])",
                 "minLength": 3,
                 "maxLength": 512,
                 "default": "all",
@@ -533,7 +533,7 @@ META_TOOL_INPUT_SCHEMAS: Final[dict[str, dict[str, Any]]] = {
                 "type": "string",
                 "anyOf": [
                     {
-                        "pattern": "^(?:(?:[a-z][a-z0-9_-]{0,63}):(?:[A-Za-z_][A-Za-z0-9_.-]{0,127})(?:@(?:[A-Za-z0-9._-]{1,32}))?(?:\\#(?:[0-9a-f]{8}))?)(?![\\s\\S])",
+                        "pattern": "^(?:(?:[a-z][a-z0-9_-]{0,63}):(?:[A-Za-z_][A-Za-z0-9_.-]{0,127})(?:@(?:[A-Za-z0-9._-]{1,32}))?(?:#(?:[0-9a-f]{8}))?)(?![\\s\\S])",
                         "minLength": 3,
                         "maxLength": 235,
                     },
@@ -568,7 +568,7 @@ META_TOOL_INPUT_SCHEMAS: Final[dict[str, dict[str, Any]]] = {
         "properties": {
             "operation": {
                 "type": "string",
-                "pattern": "^(?:/(?:[a-z][a-z0-9_-]{0,63})/(?:[A-Za-z_][A-Za-z0-9_.-]{0,127}))(?![\\s\\S])",
+                "pattern": "^(?:\\/(?:[a-z][a-z0-9_-]{0,63})\\/(?:[A-Za-z_][A-Za-z0-9_.-]{0,127}))(?![\\s\\S])",
                 "minLength": 4,
                 "maxLength": 194,
             }
@@ -581,7 +581,7 @@ META_TOOL_INPUT_SCHEMAS: Final[dict[str, dict[str, Any]]] = {
         "properties": {
             "operation": {
                 "type": "string",
-                "pattern": "^(?:/(?:[a-z][a-z0-9_-]{0,63})/(?:[A-Za-z_][A-Za-z0-9_.-]{0,127}))(?![\\s\\S])",
+                "pattern": "^(?:\\/(?:[a-z][a-z0-9_-]{0,63})\\/(?:[A-Za-z_][A-Za-z0-9_.-]{0,127}))(?![\\s\\S])",
                 "minLength": 4,
                 "maxLength": 194,
             },
@@ -604,7 +604,7 @@ META_TOOL_INPUT_SCHEMAS: Final[dict[str, dict[str, Any]]] = {
                     "properties": {
                         "operation": {
                             "type": "string",
-                            "pattern": "^(?:/(?:[a-z][a-z0-9_-]{0,63})/(?:[A-Za-z_][A-Za-z0-9_.-]{0,127}))(?![\\s\\S])",
+                            "pattern": "^(?:\\/(?:[a-z][a-z0-9_-]{0,63})\\/(?:[A-Za-z_][A-Za-z0-9_.-]{0,127}))(?![\\s\\S])",
                             "minLength": 4,
                             "maxLength": 194,
                         },

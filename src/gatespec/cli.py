@@ -1,0 +1,325 @@
+"""The ``gatespec`` command.
+
+    gatespec serve --config FILE [--mode gateway|transparent] [--transport stdio|http]
+                   [--host H] [--port P]
+    gatespec serve --demo                 serve the embedded demo catalog
+    gatespec catalog --config FILE [--json]
+    gatespec demo
+
+Progress and diagnostics go to stderr (stdout is the MCP channel under stdio). A user error
+(bad config, unknown mode, missing optional module) prints one line and exits 2 (usage) or 1,
+never a traceback.
+
+The runtime is `gatespec.runtime.ProxyRuntime.from_config(config, mode=...)`: `start(progress)`
+connects the upstreams (progress is shown while they settle), the server layer serves it, and
+`aclose()` ends it. `serve --demo` serves `gatespec.demo.default_config()` (the embedded default
+catalog); `demo` runs `gatespec.demo.run_demo()` (sync or async, returning an exit status or
+None) when that exists, and says so when it does not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import inspect
+import json
+import logging
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, TextIO
+
+import anyio
+
+from gatespec.config import ConfigError, GatewayConfig, load_config
+from gatespec.server import (
+    SERVED_PROFILES,
+    CatalogListing,
+    GatewayRuntime,
+    ServeError,
+    bind_http,
+    build_server,
+    print_ready,
+    serve_http,
+    serve_stdio,
+)
+from gatespec.upstream import ProgressCallback, UpstreamPool, UpstreamStatus
+
+
+class ServedRuntime(GatewayRuntime, Protocol):
+    """What the CLI needs beyond the server layer's protocol (ProxyRuntime has it all)."""
+
+    pool: UpstreamPool
+
+    async def start(self, progress: ProgressCallback | None = None) -> list[UpstreamStatus]: ...
+
+    async def aclose(self) -> None: ...
+
+    def catalog_listing(self) -> CatalogListing: ...
+
+
+RuntimeFactory = Callable[[GatewayConfig, str], ServedRuntime]
+"""(config, mode) -> an unstarted runtime; tests inject fakes through main(runtime_factory=)."""
+
+
+def _proxy_runtime(config: GatewayConfig, mode: str) -> ServedRuntime:
+    # Imported on use: argument and config errors need none of the catalog machinery.
+    from gatespec.runtime import ProxyRuntime
+
+    return ProxyRuntime.from_config(config, mode=mode)
+
+
+class UsageError(Exception):
+    """A user error: printed as one line, exit status `status`."""
+
+    def __init__(self, message: str, status: int = 2) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def main(
+    argv: Sequence[str] | None = None, *, runtime_factory: RuntimeFactory | None = None
+) -> int:
+    """Entry point of the console script; returns the exit status."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    _configure_logging(args.verbose)
+    try:
+        return int(args.run(args, runtime_factory))
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:
+        found = _user_error(exc)
+        if found is None:
+            raise  # a bug: the traceback is the useful output
+        message, status = found
+        _say(f"error: {message}")
+        return status
+
+
+def _user_error(exc: BaseException) -> tuple[str, int] | None:
+    """(message, exit status) for an error the user can fix, also inside a task group."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    if isinstance(exc, ConfigError):
+        return str(exc), 2
+    if isinstance(exc, UsageError):
+        return str(exc), exc.status
+    if isinstance(exc, ServeError):
+        return str(exc), 1
+    return None
+
+
+# -- argument parsing ----------------------------------------------------------------------
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="gatespec", description="A spec-driven MCP gateway in front of many MCP servers."
+    )
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    serve = commands.add_parser("serve", help="serve the gateway over stdio or HTTP")
+    source = serve.add_mutually_exclusive_group(required=True)
+    source.add_argument("--config", metavar="FILE", help="mcpServers config (JSON or YAML)")
+    source.add_argument("--demo", action="store_true", help="serve the embedded demo catalog")
+    serve.add_argument("--mode", choices=SERVED_PROFILES, help="exposure profile")
+    serve.add_argument("--transport", choices=("stdio", "http"), help="how clients connect")
+    serve.add_argument("--host", help="HTTP bind address (default from config: 127.0.0.1)")
+    serve.add_argument("--port", type=_port, help="HTTP port (0 picks a free one)")
+    serve.set_defaults(run=_serve)
+
+    catalog = commands.add_parser("catalog", help="list tool ids, wire names and exclusions")
+    catalog.add_argument("--config", metavar="FILE", required=True)
+    catalog.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    catalog.set_defaults(run=_catalog)
+
+    demo = commands.add_parser("demo", help="run the built-in demonstration")
+    demo.set_defaults(run=_demo)
+    return parser
+
+
+def _port(text: str) -> int:
+    if not text.isdigit() or not 0 <= int(text) <= 65535:
+        raise argparse.ArgumentTypeError(f"expected a port number 0-65535, got {text!r}")
+    return int(text)
+
+
+def _configure_logging(verbose: int) -> None:
+    level = logging.WARNING if verbose == 0 else logging.INFO if verbose == 1 else logging.DEBUG
+    logging.basicConfig(
+        level=level, stream=sys.stderr, format="gatespec: %(levelname)s %(name)s: %(message)s"
+    )
+    if verbose == 0:  # the progress lines already say which upstream failed and why
+        logging.getLogger("gatespec.upstream.pool").setLevel(logging.ERROR)
+
+
+def _say(message: str, stream: TextIO | None = None) -> None:
+    print(f"gatespec: {message}", file=stream or sys.stderr, flush=True)
+
+
+# -- hooks ---------------------------------------------------------------------------------
+
+
+def _optional(module: str, attribute: str, purpose: str) -> Any:
+    """module.attribute, or a UsageError saying what is missing and for what."""
+    try:
+        found = importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name != module:
+            raise  # the module exists but one of its imports is missing: a real failure
+        raise UsageError(
+            f"{purpose} is not available in this build ({module} is missing)", 1
+        ) from None
+    value = getattr(found, attribute, None)
+    if value is None:
+        raise UsageError(f"{purpose} is not available in this build ({module}.{attribute})", 1)
+    return value
+
+
+# -- serve ---------------------------------------------------------------------------------
+
+
+def _serve(args: argparse.Namespace, factory: RuntimeFactory | None) -> int:
+    if args.demo:
+        config = _optional("gatespec.demo", "default_config", "the demo catalog")()
+    else:
+        config = load_config(args.config)
+    options = config.options
+    mode = args.mode or options.mode
+    if mode not in SERVED_PROFILES:
+        raise UsageError(f"mode {mode!r} is not served yet (served: {', '.join(SERVED_PROFILES)})")
+    transport = args.transport or options.transport
+    host = args.host or options.host
+    port = args.port if args.port is not None else options.port
+    web_log = "warning" if args.verbose == 0 else "info" if args.verbose == 1 else "debug"
+    runtime = (factory or _proxy_runtime)(config, mode)
+    anyio.run(_serve_async, runtime, len(config.servers), transport, host, port, web_log)
+    return 0
+
+
+async def _serve_async(
+    runtime: ServedRuntime, total: int, transport: str, host: str, port: int, web_log: str
+) -> None:
+    # Bind first: a taken port should fail before minutes of upstream start-up.
+    sock = bind_http(host, port) if transport == "http" else None
+    try:
+        await _start(runtime, total)
+        server = build_server(runtime, fallback_session=transport)
+        if sock is None:
+            _say(f"serving the {runtime.mode} profile over stdio")
+            await serve_stdio(server)
+        else:
+            await serve_http(server, host, port, sock=sock, on_ready=print_ready, log_level=web_log)
+    finally:
+        with anyio.CancelScope(shield=True):  # close upstreams even when cancelled
+            await runtime.aclose()
+        if sock is not None:
+            sock.close()
+
+
+class _Progress:
+    """start(progress=...): one line per upstream, or one updating line on a terminal."""
+
+    def __init__(self, pool: UpstreamPool, total: int, stream: TextIO | None = None) -> None:
+        self.pool = pool
+        self.total = total
+        self.stream = stream or sys.stderr
+        self.tty = self.stream.isatty()
+
+    def __call__(self, key: str, state: str, done: int, total: int) -> None:
+        reason = self.pool.status(key).reason
+        failed = f"{key}: failed: {reason}" if state == "failed" else None
+        if self.tty:
+            if failed:
+                self.stream.write(f"\r\033[Kgatespec: {failed}\n")
+            self.stream.write(f"\r\033[Kgatespec: connecting upstreams {done}/{total}")
+            self.stream.flush()
+        else:
+            _say(f"[{done}/{total}] {failed or f'{key}: {state}'}", self.stream)
+
+    def finish(self, statuses: list[UpstreamStatus]) -> None:
+        if self.tty and self.total:
+            self.stream.write("\r\033[K")
+        connected = sum(1 for s in statuses if s.state == "connected")
+        failed = len(statuses) - connected
+        tail = f" ({failed} failed; they are retried on refresh)" if failed else ""
+        _say(f"{connected} of {len(statuses)} upstreams connected{tail}", self.stream)
+
+
+async def _start(runtime: ServedRuntime, total: int) -> list[UpstreamStatus]:
+    if total == 0:
+        _say("no upstream servers configured (the catalog is empty)")
+    progress = _Progress(runtime.pool, total)
+    statuses = await runtime.start(progress=progress)
+    if total:
+        progress.finish(statuses)
+    return statuses
+
+
+# -- catalog -------------------------------------------------------------------------------
+
+
+def _catalog(args: argparse.Namespace, factory: RuntimeFactory | None) -> int:
+    config = load_config(args.config)
+    mode = config.options.mode if config.options.mode in SERVED_PROFILES else "gateway"
+    runtime = (factory or _proxy_runtime)(config, mode)
+    listing, statuses = anyio.run(_catalog_async, runtime, len(config.servers))
+    if args.json:
+        print(json.dumps(_catalog_json(listing, statuses), indent=2, ensure_ascii=False))
+    else:
+        _print_catalog(listing, statuses)
+    return 0
+
+
+async def _catalog_async(
+    runtime: ServedRuntime, total: int
+) -> tuple[CatalogListing, list[UpstreamStatus]]:
+    try:
+        statuses = await _start(runtime, total)
+        return runtime.catalog_listing(), statuses
+    finally:
+        with anyio.CancelScope(shield=True):
+            await runtime.aclose()
+
+
+def _print_catalog(listing: CatalogListing, statuses: list[UpstreamStatus]) -> None:
+    # Tab-separated rows under "#" headings: readable, and easy to cut/grep.
+    print(f"# {len(listing.tools)} tools: tool_id\twire_name")
+    for tool_id, wire_name in listing.tools:
+        print(f"{tool_id}\t{wire_name}")
+    print(f"# {len(listing.excluded)} excluded: server\ttool\treason")
+    for server, name, reason in listing.excluded:
+        print(f"{server}\t{name}\t{reason}")
+    down = [s for s in statuses if s.state != "connected"]
+    if down:
+        print(f"# {len(down)} servers unavailable: server\treason")
+        for status in down:
+            print(f"{status.key}\t{status.reason or status.state}")
+
+
+def _catalog_json(listing: CatalogListing, statuses: list[UpstreamStatus]) -> dict[str, Any]:
+    return {
+        "tools": [{"tool_id": t, "wire_name": w} for t, w in listing.tools],
+        "excluded": [{"server": s, "tool": n, "reason": r} for s, n, r in listing.excluded],
+        "servers": [{"key": s.key, "state": s.state, "reason": s.reason} for s in statuses],
+    }
+
+
+# -- demo ----------------------------------------------------------------------------------
+
+
+def _demo(args: argparse.Namespace, factory: RuntimeFactory | None) -> int:
+    run_demo = _optional("gatespec.demo", "run_demo", "the demo")
+    result = run_demo()
+    if inspect.isawaitable(result):
+
+        async def wait() -> Any:
+            return await result
+
+        result = anyio.run(wait)
+    return int(result or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,49 @@
+"""The gateway's MCP server side: a profile's surface over a runtime, and its transports.
+
+server = build_server(runtime)          # runtime.mode picks the profile
+await serve_stdio(server)               # or
+await serve_http(server, "127.0.0.1", 8765, on_ready=print_ready)
+"""
+
+from gatespec.server.notify import ListChangedNotifier
+from gatespec.server.sessions import SESSIONLESS_KEY, session_key
+from gatespec.server.surface import (
+    SERVED_PROFILES,
+    CatalogListing,
+    GatewayRuntime,
+    GatewayServer,
+    MetaToolSurface,
+    Reply,
+    build_server,
+    error_result,
+)
+from gatespec.server.transports import (
+    ServeError,
+    bind_http,
+    build_http_app,
+    loopback_security,
+    print_ready,
+    serve_http,
+    serve_stdio,
+)
+
+__all__ = [
+    "SERVED_PROFILES",
+    "SESSIONLESS_KEY",
+    "ServeError",
+    "CatalogListing",
+    "GatewayRuntime",
+    "GatewayServer",
+    "ListChangedNotifier",
+    "MetaToolSurface",
+    "Reply",
+    "bind_http",
+    "build_http_app",
+    "build_server",
+    "error_result",
+    "loopback_security",
+    "print_ready",
+    "serve_http",
+    "serve_stdio",
+    "session_key",
+]

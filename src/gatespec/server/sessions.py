@@ -1,0 +1,67 @@
+"""Who is calling: the session key the runtime scopes state by, per transport.
+
+| transport                                  | session key                               |
+|--------------------------------------------|-------------------------------------------|
+| Streamable HTTP, handshake era (stateful)  | ``http:<Mcp-Session-Id>``                 |
+| legacy SSE (``/sse`` + ``/messages``)      | ``sse:<sessionId>`` (the SSE session)     |
+| Streamable HTTP, 2026-07-28 (sessionless)  | ``http:sessionless`` (shared, see below)  |
+| stdio, in-process                          | the ``fallback`` the server was built with|
+
+Sessionless Streamable HTTP (protocol 2026-07-28, or a stateless handshake-era request) carries
+no connection identity at all: every POST is self-contained and nothing in it tells two clients
+apart (client info is optional and not an identity). A key per request would break the state a
+session exists for (tool_view of an artifact from an earlier tool_execute, the cache-stable
+prefix), so every sessionless request shares one key. Consequence: behind one gateway process,
+sessionless clients share cache-stable ordering and can read each other's artifacts by handle
+(handles are random, so only by being given one). Clients that need isolation use a session-
+bearing transport (handshake-era Streamable HTTP, SSE or stdio).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+from uuid import UUID
+
+from mcp.server.connection import Connection
+from mcp.server.context import ServerRequestContext
+from starlette.requests import Request
+
+SESSIONLESS_KEY: Final = "http:sessionless"
+MCP_SESSION_ID_HEADER: Final = "mcp-session-id"
+
+
+def connection_of(ctx: ServerRequestContext[Any, Any]) -> Connection | None:
+    """The SDK Connection behind a request, if the SDK still keeps it where we look.
+
+    mcp 2.3.0 hands low-level handlers a ServerRequestContext whose ServerSession wraps the
+    Connection without a public accessor (`Context.connection` exists, but the runner never
+    builds a `Context`). Reading the private attribute is confined to this function; the tests
+    fail loudly if an SDK upgrade moves it.
+    """
+    connection = getattr(ctx.session, "_connection", None)
+    return connection if isinstance(connection, Connection) else None
+
+
+def session_key(ctx: ServerRequestContext[Any, Any], fallback: str) -> str:
+    """The key the runtime scopes per-client state by (see the module docstring)."""
+    connection = connection_of(ctx)
+    if connection is not None and connection.session_id:
+        return f"http:{connection.session_id}"
+    request = ctx.request
+    if isinstance(request, Request):
+        sse_id = request.query_params.get("session_id") or request.query_params.get("sessionId")
+        if sse_id:
+            return f"sse:{_normalise_uuid(sse_id)}"
+        header = request.headers.get(MCP_SESSION_ID_HEADER)
+        if header:  # stateful HTTP, should the Connection above ever be unreachable
+            return f"http:{header}"
+        return SESSIONLESS_KEY
+    return fallback
+
+
+def _normalise_uuid(value: str) -> str:
+    # The SDK accepts any spelling UUID(hex=...) parses; one session must map to one key.
+    try:
+        return UUID(hex=value).hex
+    except ValueError:
+        return value
