@@ -21,11 +21,12 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from gatespec_surface import grammars, parsers, strategies
 from gatespec_surface.schemas import MODEL_SCHEMAS
 from gatespec_surface.validators import choice_card_violations
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parents[1]
 

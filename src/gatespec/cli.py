@@ -13,15 +13,12 @@ never a traceback.
 The runtime is `gatespec.runtime.ProxyRuntime.from_config(config, mode=...)`: `start(progress)`
 connects the upstreams (progress is shown while they settle), the server layer serves it, and
 `aclose()` ends it. `serve --demo` serves `gatespec.demo.default_config()` (the embedded default
-catalog); `demo` runs `gatespec.demo.run_demo()` (sync or async, returning an exit status or
-None) when that exists, and says so when it does not.
+catalog); `demo` runs `gatespec.demo.run_demo()`, a scripted session against it.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
-import inspect
 import json
 import logging
 import sys
@@ -30,6 +27,7 @@ from typing import Any, Protocol, TextIO
 
 import anyio
 
+from gatespec import demo
 from gatespec.config import ConfigError, GatewayConfig, load_config
 from gatespec.server import (
     SERVED_PROFILES,
@@ -161,28 +159,12 @@ def _say(message: str, stream: TextIO | None = None) -> None:
 # -- hooks ---------------------------------------------------------------------------------
 
 
-def _optional(module: str, attribute: str, purpose: str) -> Any:
-    """module.attribute, or a UsageError saying what is missing and for what."""
-    try:
-        found = importlib.import_module(module)
-    except ModuleNotFoundError as exc:
-        if exc.name != module:
-            raise  # the module exists but one of its imports is missing: a real failure
-        raise UsageError(
-            f"{purpose} is not available in this build ({module} is missing)", 1
-        ) from None
-    value = getattr(found, attribute, None)
-    if value is None:
-        raise UsageError(f"{purpose} is not available in this build ({module}.{attribute})", 1)
-    return value
-
-
 # -- serve ---------------------------------------------------------------------------------
 
 
 def _serve(args: argparse.Namespace, factory: RuntimeFactory | None) -> int:
     if args.demo:
-        config = _optional("gatespec.demo", "default_config", "the demo catalog")()
+        config = demo.default_config()
     else:
         config = load_config(args.config)
     options = config.options
@@ -310,15 +292,7 @@ def _catalog_json(listing: CatalogListing, statuses: list[UpstreamStatus]) -> di
 
 
 def _demo(args: argparse.Namespace, factory: RuntimeFactory | None) -> int:
-    run_demo = _optional("gatespec.demo", "run_demo", "the demo")
-    result = run_demo()
-    if inspect.isawaitable(result):
-
-        async def wait() -> Any:
-            return await result
-
-        result = anyio.run(wait)
-    return int(result or 0)
+    return demo.run_demo()
 
 
 if __name__ == "__main__":

@@ -36,3 +36,74 @@ def default_config(mode: str = "gateway", **options: Any) -> GatewayConfig:
         for key in default_catalog()["sources"]
     }
     return parse_config({"mcpServers": servers, "gateway": {"mode": mode, **options}})
+
+
+def _tokens_of_tools(tools: list[dict[str, Any]]) -> int:
+    from gatespec.tokens import count_tokens
+
+    return sum(
+        count_tokens(json.dumps(t, ensure_ascii=False, separators=(",", ":"))) for t in tools
+    )
+
+
+async def _session(out: Any) -> None:
+    from gatespec.runtime import ProxyRuntime
+    from gatespec_surface.descriptors import tools_for_profile
+    from gatespec_surface.errors import GatewayError
+
+    def show(title: str, text: str) -> None:
+        out(f"\n== {title}\n{text}")
+
+    runtime = ProxyRuntime.from_config(default_config(cache_stable=True))
+    try:
+        await runtime.start()
+        catalog = default_catalog()
+        upstream_tools = [
+            {k: v for k, v in t.items() if k in ("name", "description", "inputSchema")}
+            for t in catalog["tools"]
+        ]
+        meta = [
+            t.model_dump(by_alias=True, exclude_none=True, mode="json")
+            for t in tools_for_profile("gateway")
+        ]
+        show(
+            "What the agent loads (exact cl100k_base tokens)",
+            f"{len(upstream_tools)} upstream tools passed through: {_tokens_of_tools(upstream_tools)} tokens\n"
+            f"gateway (tool_browse, tool_execute, tool_view): {_tokens_of_tools(meta)} tokens",
+        )
+        show('tool_browse(path="/")', (await runtime.browse("demo", None, "/")).text)
+        show(
+            'tool_browse(query="what time is it in Tokyo")',
+            (await runtime.browse("demo", "what time is it in Tokyo", None)).text,
+        )
+        tool_id = next(i.id for i in runtime.catalog.items() if i.name == "get_current_time")
+        try:
+            await runtime.execute("demo", tool_id, {"timezone": 9})
+        except GatewayError as exc:
+            show(
+                f"tool_execute({tool_id}, {{timezone: 9}}) is refused before any upstream call",
+                json.dumps(exc.to_payload(), indent=1),
+            )
+        reply = await runtime.execute("demo", tool_id, {"timezone": "Asia/Tokyo"})
+        show(f'tool_execute({tool_id}, {{timezone: "Asia/Tokyo"}})', reply.text)
+        handle = reply.structured["artifacts"][0]["handle"] if reply.structured else None
+        if handle:
+            show(
+                f'tool_view("{handle}", "json:/timezone")',
+                (await runtime.view("demo", handle, "json:/timezone")).text,
+            )
+        show(
+            'tool_browse(query="current time") again, cache-stable: seen cards first, then the marker',
+            (await runtime.browse("demo", "current time", None)).text,
+        )
+    finally:
+        await runtime.aclose()
+
+
+def run_demo(out: Any = print) -> int:
+    """`gatespec demo`: a scripted agent session against the embedded catalog (stubs echo)."""
+    import anyio
+
+    out("gatespec demo: the embedded catalog of five MCP reference servers, served by stubs")
+    anyio.run(_session, out)
+    return 0

@@ -6,15 +6,12 @@ import importlib.util
 import io
 import json
 import socket
-import sys
-import types
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from gatespec import cli
-from gatespec.config import parse_config
 from gatespec.upstream import UpstreamStatus
 from gatespec_surface.parsers import encode_wire_name
 
@@ -75,36 +72,12 @@ def test_an_unserved_mode_exits_2(tmp_path: Path, capsys: Any) -> None:
     )
 
 
-def test_a_missing_demo_is_explained(monkeypatch: Any, capsys: Any) -> None:
-    # None in sys.modules makes the import fail as if the module did not exist.
-    monkeypatch.setitem(sys.modules, "gatespec.demo", None)
-    assert cli.main(["demo"]) == 1
-    assert cli.main(["serve", "--demo"]) == 1
-    assert capsys.readouterr().err.splitlines() == [
-        "gatespec: error: the demo is not available in this build (gatespec.demo is missing)",
-        "gatespec: error: the demo catalog is not available in this build "
-        "(gatespec.demo is missing)",
-    ]
-
-
-def test_demo_hooks_are_used(monkeypatch: Any, capsys: Any) -> None:
-    demo = types.ModuleType("gatespec.demo")
-
-    async def run_demo() -> int:
-        print("demo ran")
-        return 3
-
-    demo.run_demo = run_demo  # type: ignore[attr-defined]
-    # A demo config with an unserved mode proves `serve --demo` read it, without serving.
-    demo.default_config = lambda: parse_config(  # type: ignore[attr-defined]
-        {"mcpServers": {}, "gateway": {"mode": "search"}}
-    )
-    monkeypatch.setitem(sys.modules, "gatespec.demo", demo)
-    assert cli.main(["demo"]) == 3
-    assert cli.main(["serve", "--demo"]) == 2
-    captured = capsys.readouterr()
-    assert captured.out == "demo ran\n"
-    assert "mode 'search' is not served yet" in captured.err
+def test_demo_runs_a_scripted_session(capsys: Any) -> None:
+    assert cli.main(["demo"]) == 0
+    out = capsys.readouterr().out
+    for section in ("What the agent loads", 'tool_browse(path="/")', "ARGS_INVALID", "tool_view("):
+        assert section in out
+    assert "__cache_breakpoint__" in out
 
 
 def test_catalog_with_the_real_runtime(tmp_path: Path, capsys: Any) -> None:
