@@ -122,7 +122,7 @@ def report(res: dict[str, Any]) -> str:
             "|---|---|---|---|---|---|---|---|",
             f"| real | {real['catalog_items']} | {real['passthrough_tokens']:,} | {real['transparent_tokens']:,} | {real['transparent_per_tool']} | {real['gateway_tokens']} | {real['card_tokens_max']} | {real['cards_over_hard_cap']} |",
         ]
-        for n, row in ctx["scaled"].items():
+        for row in ctx["scaled"].values():
             lines.append(
                 f"| scaled | {row['catalog_items']:,} | {row['passthrough_tokens']:,} | {row['transparent_tokens']:,} | {row['transparent_per_tool']} | {row['gateway_tokens']} | {row['card_tokens_max']} | {row['cards_over_hard_cap']} |"
             )
@@ -135,7 +135,7 @@ def report(res: dict[str, Any]) -> str:
             "| browse | tools | catalog build (s) | browser build (s) | query p50 (ms) | query p99 (ms) |",
             "|---|---|---|---|---|---|",
         ]
-        for n, row in ctx["browse"].items():
+        for row in ctx["browse"].values():
             lines.append(
                 f"| query | {row['tools']:,} | {row['catalog_build_s']} | {row['browser_build_s']} | {row['browse_p50_ms']} | {row['browse_p99_ms']} |"
             )
