@@ -50,6 +50,8 @@ class ServedRuntime(GatewayRuntime, Protocol):
 
     async def start(self, progress: ProgressCallback | None = None) -> list[UpstreamStatus]: ...
 
+    async def keep_upstreams(self) -> None: ...
+
     async def aclose(self) -> None: ...
 
     def catalog_listing(self) -> CatalogListing: ...
@@ -188,11 +190,17 @@ async def _serve_async(
     try:
         await _start(runtime, total)
         server = build_server(runtime, fallback_session=transport)
-        if sock is None:
-            _say(f"serving the {runtime.mode} profile over stdio")
-            await serve_stdio(server)
-        else:
-            await serve_http(server, host, port, sock=sock, on_ready=print_ready, log_level=web_log)
+        async with anyio.create_task_group() as tg:
+            # Upstreams that failed or die are retried in the background while serving.
+            tg.start_soon(runtime.keep_upstreams)
+            if sock is None:
+                _say(f"serving the {runtime.mode} profile over stdio")
+                await serve_stdio(server)
+            else:
+                await serve_http(
+                    server, host, port, sock=sock, on_ready=print_ready, log_level=web_log
+                )
+            tg.cancel_scope.cancel()
     finally:
         with anyio.CancelScope(shield=True):  # close upstreams even when cancelled
             await runtime.aclose()

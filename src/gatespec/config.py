@@ -78,6 +78,7 @@ DEFAULT_HOST: Final = "127.0.0.1"
 DEFAULT_PORT: Final = 8765
 DEFAULT_CALL_TIMEOUT: Final = 30.0
 DEFAULT_CONNECT_TIMEOUT: Final = 20.0
+DEFAULT_REFRESH_INTERVAL: Final = 30.0
 
 # Keys other MCP clients write into server entries that change nothing for the gateway.
 # ("disabled" is honoured, the rest are ignored.) Anything else unknown is most likely a typo
@@ -107,7 +108,16 @@ _ALL_SERVER_KEYS: Final = (
     frozenset().union(*_KEYS_BY_TRANSPORT.values()) | _COMMON_SERVER_KEYS | IGNORED_SERVER_KEYS
 )
 _GATEWAY_KEYS: Final = frozenset(
-    {"mode", "transport", "host", "port", "call_timeout", "connect_timeout", "cache_stable"}
+    {
+        "mode",
+        "transport",
+        "host",
+        "port",
+        "call_timeout",
+        "connect_timeout",
+        "cache_stable",
+        "refresh_interval",
+    }
 )
 _VAR: Final = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
@@ -152,6 +162,8 @@ class GatewayOptions:
     call_timeout: float = DEFAULT_CALL_TIMEOUT
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
     cache_stable: bool = False
+    # While serving: how often to retry upstreams that failed or died (seconds; 0 = never).
+    refresh_interval: float = DEFAULT_REFRESH_INTERVAL
 
 
 @dataclass(frozen=True)
@@ -302,8 +314,9 @@ class _Reader:
             out[k] = self.string(v, f"{path}.{k}", allow_empty=True)
         return out
 
-    def number(self, value: Any, path: str) -> float:
-        """A positive finite number of seconds; a string (e.g. from ${VAR}) is parsed."""
+    def number(self, value: Any, path: str, *, allow_zero: bool = False) -> float:
+        """A positive finite number of seconds (or 0 with allow_zero); a string (e.g. from
+        ${VAR}) is parsed."""
         if isinstance(value, str):
             text = self.string(value, path)
             try:
@@ -312,8 +325,9 @@ class _Reader:
                 raise self.error(path, f"expected a number of seconds, got {text!r}") from None
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise self.error(path, f"expected a number of seconds, got {_kind(value)}")
-        if not math.isfinite(value) or value <= 0:
-            raise self.error(path, f"must be a positive number of seconds, got {value!r}")
+        if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
+            wanted = "zero or a positive" if allow_zero else "a positive"
+            raise self.error(path, f"must be {wanted} number of seconds, got {value!r}")
         return float(value)
 
     def boolean(self, value: Any, path: str) -> bool:
@@ -450,6 +464,11 @@ class _Reader:
             if "cache_stable" in raw
             else defaults.cache_stable
         )
+        refresh_interval = (
+            self.number(raw["refresh_interval"], f"{at}.refresh_interval", allow_zero=True)
+            if "refresh_interval" in raw
+            else defaults.refresh_interval
+        )
         return GatewayOptions(
             mode=mode,  # type: ignore[arg-type]  # checked against MODES
             transport=transport,  # type: ignore[arg-type]  # checked against SERVE_TRANSPORTS
@@ -458,6 +477,7 @@ class _Reader:
             call_timeout=call_timeout,
             connect_timeout=connect_timeout,
             cache_stable=cache_stable,
+            refresh_interval=refresh_interval,
         )
 
     def choice(self, raw: dict[str, Any], key: str, allowed: tuple[str, ...], default: str) -> str:

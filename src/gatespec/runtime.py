@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import anyio
 from mcp.types import Tool
 
 from gatespec.artifacts import ArtifactStore
@@ -89,9 +90,11 @@ class ProxyRuntime:
         mode: str = "gateway",
         cache_stable: bool = False,
         call_timeout: float | None = None,
+        refresh_interval: float = 0.0,
         artifacts: ArtifactStore | None = None,
     ) -> None:
         self.pool = pool
+        self.refresh_interval = refresh_interval
         self.mode = mode
         self.cache_stable = cache_stable
         self.call_timeout = call_timeout
@@ -110,6 +113,7 @@ class ProxyRuntime:
             mode=mode or options.mode,
             cache_stable=options.cache_stable,
             call_timeout=options.call_timeout,
+            refresh_interval=options.refresh_interval,
         )
         return runtime
 
@@ -127,6 +131,21 @@ class ProxyRuntime:
         statuses = await self.pool.refresh(progress=progress)
         await self.rebuild()
         return statuses
+
+    async def keep_upstreams(self) -> None:
+        """While serving: every refresh_interval seconds, reconnect upstreams that failed to
+        start or died since (a crashed server comes back without restarting the gateway).
+        Returns at once when the interval is 0."""
+        if self.refresh_interval <= 0:
+            return
+        while True:
+            await anyio.sleep(self.refresh_interval)
+            if all(s.state == "connected" for s in self.pool.statuses()):
+                continue
+            try:
+                await self.refresh()
+            except Exception:  # a failed refresh is logged; the gateway keeps serving
+                log.exception("refreshing upstreams failed")
 
     async def aclose(self) -> None:
         await self.pool.aclose()

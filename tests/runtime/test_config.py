@@ -370,3 +370,12 @@ def test_configs_are_frozen() -> None:
         config.servers["x"].command = "y"  # type: ignore[misc]
     with pytest.raises(AttributeError):
         config.options = GatewayOptions()  # type: ignore[misc]
+
+
+def test_refresh_interval_zero_disables_and_negative_is_refused(tmp_path: Path) -> None:
+    servers = {"fs": {"command": "x"}}
+    assert parse_config({"mcpServers": servers}).options.refresh_interval == 30.0
+    off = parse_config({"mcpServers": servers, "gateway": {"refresh_interval": 0}})
+    assert off.options.refresh_interval == 0.0
+    err = load_error(tmp_path, {"mcpServers": servers, "gateway": {"refresh_interval": -1}})
+    assert "gateway.refresh_interval" in str(err) and "zero or a positive" in str(err)

@@ -298,3 +298,25 @@ async def test_browse_execute_view_over_real_servers(anyio_backend: str, tmp_pat
         assert json.dumps(listing.tools)  # ids and wire names for `gatespec catalog`
     finally:
         await runtime.aclose()
+
+
+@pytest.mark.anyio
+@pytest.mark.timeout(60)
+async def test_serving_retries_a_crashed_upstream_in_the_background(anyio_backend: str) -> None:
+    config = _config({"flaky": _raw()}, refresh_interval=0.5, connect_timeout=15)
+    runtime = ProxyRuntime.from_config(config)
+    try:
+        await runtime.start()
+        crash = next(i.id for i in runtime.catalog.items() if i.name == "crash")
+        echo = next(i.id for i in runtime.catalog.items() if i.name == "echo")
+        with pytest.raises(GatewayError):
+            await runtime.execute("s", crash, {})
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(runtime.keep_upstreams)
+            with anyio.fail_after(20):
+                while runtime.pool.status("flaky").state != "connected":
+                    await anyio.sleep(0.2)
+            tg.cancel_scope.cancel()
+        assert "again" in (await runtime.execute("s", echo, {"text": "again"})).text
+    finally:
+        await runtime.aclose()
