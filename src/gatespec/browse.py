@@ -294,6 +294,6 @@ class Browser:
             raise GatewayError(
                 ErrorCode.ARGS_INVALID, f"top_k must be between 1 and {BROWSE_MAX_TOP_K}"
             )
-        hits = self.index.search(query, k=len(self.index))  # all matches: the preamble's total
-        cards = [with_score(self.cards[tool_id], score) for tool_id, score in hits[:top_k]]
-        return order_cards(cards), len(hits)
+        hits, total = self.index.search_counted(query, k=top_k)  # total: the preamble's N
+        cards = [with_score(self.cards[tool_id], score) for tool_id, score in hits]
+        return order_cards(cards), total

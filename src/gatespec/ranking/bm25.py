@@ -228,8 +228,13 @@ class Bm25Index:
         Only documents sharing at least one term with the query are returned, so there may
         be fewer than ``k``. An empty or whitespace-only query (or ``k <= 0``) gives ``[]``.
         """
+        return self.search_counted(query, k)[0]
+
+    def search_counted(self, query: str, k: int = 10) -> tuple[list[tuple[str, float]], int]:
+        """``search`` plus how many documents matched at all (for "k of N" answers), without
+        ranking the ones past k."""
         if k <= 0 or not query or query.isspace():
-            return []
+            return [], 0
         postings = self._postings
         scores: dict[int, float] = {}
         for term in self.query_terms(query):
@@ -243,7 +248,7 @@ class Bm25Index:
             for i, w in zip(*post, strict=True):
                 scores[i] = get(i, 0.0) + w
         if not scores:
-            return []
+            return [], 0
         items: Iterable[tuple[int, float]] = scores.items()
         if len(scores) > k:
             # Only candidates whose rounded score can reach the k-th rounded score matter;
@@ -252,4 +257,4 @@ class Bm25Index:
             items = [(i, s) for i, s in items if s >= cutoff]
         ids = self._ids
         ranked = sorted([(-round(s, 4), ids[i]) for i, s in items])[:k]
-        return [(doc_id, -neg + 0.0) for neg, doc_id in ranked]
+        return [(doc_id, -neg + 0.0) for neg, doc_id in ranked], len(scores)
