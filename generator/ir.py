@@ -404,6 +404,7 @@ class Requirement(Strict):
 
 
 class Requirements(Strict):
+    external_checks: dict[str, str] = {}
     requirements: list[Requirement]
 
 
@@ -421,6 +422,7 @@ class Spec:
     profiles: Profiles
     amendments: dict[str, Amendment]
     requirements: list[Requirement]
+    external_checks: dict[str, str]
     vectors: dict[str, Any]
     spec_hash: str
     file_hashes: dict[str, str] = field(default_factory=dict)
@@ -547,6 +549,7 @@ def load_spec(root: Path) -> Spec:
         profiles=profiles,
         amendments=amendments,
         requirements=reqs.requirements,
+        external_checks=reqs.external_checks,
         vectors=vectors,
         spec_hash=digest.hexdigest(),
         file_hashes=file_hashes,

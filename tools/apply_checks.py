@@ -346,6 +346,88 @@ RUNTIME_CHECKS: dict[str, list[str]] = {
 }
 
 
+_EXTRA_ROWS: list[tuple[str, list[str]]] = [
+    (
+        "TOOLID-GRAMMAR",
+        [
+            "vectors.grammars",
+            f"{G}.namespace.examples",
+            f"{G}.namespace.valid",
+            f"{G}.namespace.invalid",
+            f"{G}.name.examples",
+            f"{G}.name.valid",
+            f"{G}.name.invalid",
+            f"{G}.version.examples",
+            f"{G}.version.valid",
+            f"{G}.version.invalid",
+            f"{G}.hash8.examples",
+            f"{G}.hash8.valid",
+            f"{G}.hash8.invalid",
+        ],
+    ),
+    (
+        "PATH-GRAMMAR",
+        [f"{G}.path_segment.examples", f"{G}.path_segment.valid", f"{G}.path_segment.invalid"],
+    ),
+    (
+        "VIEW-DRILLDOWN",
+        [
+            f"{G}.view_selector.examples",
+            f"{G}.view_selector.valid",
+            f"{G}.view_selector.invalid",
+            f"{G}.artifact_handle.examples",
+            f"{G}.artifact_handle.valid",
+            f"{G}.artifact_handle.invalid",
+        ],
+    ),
+    (
+        "CACHE-MARKER-CARD",
+        [
+            f"{G}.cache_marker_id.examples",
+            f"{G}.cache_marker_id.valid",
+            f"{G}.cache_marker_id.invalid",
+        ],
+    ),
+    ("CARD-TAG-MAX-24-CHARS", [f"{G}.tag.examples", f"{G}.tag.valid", f"{G}.tag.invalid"]),
+    (
+        "EXPOSE-URL-ENCODE-NAMES",
+        [f"{G}.wire_name.examples", f"{G}.wire_name.valid", f"{G}.wire_name.invalid"],
+    ),
+    (
+        "ROUTE-DOUBLE-UNDERSCORE-NAMES",
+        [
+            f"{G}.aggregate_name.cap",
+            f"{G}.aggregate_name.examples",
+            f"{G}.aggregate_name.valid",
+            f"{G}.aggregate_name.invalid",
+        ],
+    ),
+    (
+        "SEARCH-FIXED-TOOL-SET",
+        [
+            "vectors.operations",
+            f"{G}.search_operation.roundtrip",
+            f"{G}.search_operation.examples",
+            f"{G}.search_operation.valid",
+            f"{G}.search_operation.invalid",
+        ],
+    ),
+    (
+        "TOOLID-NAMESPACE-SOURCE",
+        [f"{G}.server_key.examples", f"{G}.server_key.valid", f"{G}.server_key.invalid"],
+    ),
+    ("TRUNC-VERBATIM-WITHIN-BUDGET", ["truncate.description"]),
+    ("TRUNC-SENTENCE-PREFIX", ["truncate.description"]),
+    ("TRUNC-HARD-CUT-ELLIPSIS", ["truncate.description"]),
+    ("TRUNC-DETERMINISTIC", ["truncate.description"]),
+    ("BUDGET-EXACT-CL100K", ["tokens.count"]),
+    ("PATH-GRAMMAR", ["vectors.grammars"]),
+    ("VIEW-DRILLDOWN", [f"{G}.view_selector.cap", "vectors.selectors"]),
+]
+EXTRA: dict[str, list[str]] = {}
+for _req, _ids in _EXTRA_ROWS:
+    EXTRA.setdefault(_req, []).extend(_ids)
+
 PENDING_BY_SCOPE = {
     "runtime": "issue 3 (runtime)",
     "transport": "issue 3 (runtime serving)",
@@ -378,7 +460,8 @@ def main() -> int:
             text = "\n".join(block)
             scope = re.search(r"scope: (\w+)", text).group(1)
             profiles = re.search(r"profiles: \[([^\]]*)\]", text).group(1)
-            checks = CHECKS.get(req, []) + RUNTIME_CHECKS.get(req, [])
+            checks = CHECKS.get(req, []) + EXTRA.get(req, []) + RUNTIME_CHECKS.get(req, [])
+            checks = list(dict.fromkeys(checks))
             if checks:
                 out.append(f"{indent}checks: [{', '.join(checks)}]")
             else:

@@ -29,6 +29,7 @@ import anyio
 
 from gatespec import demo
 from gatespec.config import ConfigError, GatewayConfig, load_config
+from gatespec.conformance.cli import add_subcommands as add_conformance_subcommands
 from gatespec.server import (
     SERVED_PROFILES,
     CatalogListing,
@@ -134,8 +135,9 @@ def _parser() -> argparse.ArgumentParser:
     catalog.add_argument("--json", action="store_true", help="one JSON document on stdout")
     catalog.set_defaults(run=_catalog)
 
-    demo = commands.add_parser("demo", help="run the built-in demonstration")
-    demo.set_defaults(run=_demo)
+    demo_cmd = commands.add_parser("demo", help="run the built-in demonstration")
+    demo_cmd.set_defaults(run=_demo)
+    add_conformance_subcommands(commands)
     return parser
 
 

@@ -1,0 +1,18 @@
+"""gatespec conformance: checks another implementation of the surface against the spec.
+
+Layer 1 (`functions`): the surface's pure functions, answered by an adapter program over JSON
+lines (`gatespec conformance functions -- COMMAND`). Layer 2 (`server`): live MCP checks of a
+running gateway. Both report through `gatespec.conformance.report`. See docs/conformance.md.
+
+This module stays import-light: `gatespec --help` builds the parsers without loading hypothesis.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+__all__ = ["DEFAULT_MAX_EXAMPLES"]
+
+# Drawn cases per family in a default run (hypothesis' own default of 100 doubles the run time
+# for little more coverage; CI can raise it with --max-examples).
+DEFAULT_MAX_EXAMPLES: Final = 50

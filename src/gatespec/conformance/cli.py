@@ -1,0 +1,274 @@
+"""Command-line wiring of the conformance kit (hooked into ``gatespec`` by src/gatespec/cli.py).
+
+    gatespec conformance functions [options] [-- COMMAND...]   layer 1: pure functions
+    gatespec vectors export DIR                                the language-neutral vectors
+
+`add_subcommands(subparsers)` adds both commands to an argparse subparsers action and returns
+the ``conformance`` subparsers, where layer 2 adds ``server``. Handlers are set as
+``run=handler`` and take ``(args, *ignored)``, returning an exit status, as gatespec.cli expects.
+`add_report_options` and `finish` are the parts every layer shares: the same flags and the same
+expected-failures, text, JSON and JUnit handling.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Collection, Sequence
+from typing import Any, TextIO
+
+from gatespec.conformance import DEFAULT_MAX_EXAMPLES
+from gatespec.conformance.report import (
+    CheckResult,
+    ExpectedFailures,
+    Progress,
+    Report,
+    Selector,
+    report_json,
+    write_junit,
+    write_text,
+)
+
+__all__ = ["KitUsageError", "add_report_options", "add_subcommands", "finish", "main"]
+
+
+class KitUsageError(Exception):
+    """A mistake in the command line or its files: one line, exit status 2."""
+
+
+def _say(message: str) -> None:
+    print(f"gatespec: {message}", file=sys.stderr, flush=True)
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return value
+
+
+def _count(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
+    return int(text)
+
+
+def add_report_options(parser: argparse.ArgumentParser) -> None:
+    """Selection, expected failures and report formats (the same for every layer)."""
+    group = parser.add_argument_group("selection and reports")
+    group.add_argument(
+        "--select",
+        action="append",
+        default=[],
+        metavar="PATTERN",
+        help="run only checks whose name or requirement id matches this glob (repeatable)",
+    )
+    group.add_argument(
+        "--expected-failures",
+        metavar="FILE",
+        help="check names or globs expected to fail, one per line; a listed check that passes "
+        "is 'stale' and fails the run",
+    )
+    group.add_argument("--format", choices=("text", "json"), default="text", help="report format")
+    group.add_argument(
+        "--output", "-o", metavar="FILE", help="write the report here (default stdout)"
+    )
+    group.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report")
+    group.add_argument(
+        "--all-failures", action="store_true", help="text report: every failure, not one per family"
+    )
+    group.add_argument("--quiet", "-q", action="store_true", help="no progress display on stderr")
+    group.add_argument("--list", action="store_true", help="list the selected checks and exit")
+
+
+def _expected(args: argparse.Namespace) -> ExpectedFailures:
+    if not args.expected_failures:
+        return ExpectedFailures()
+    try:
+        return ExpectedFailures.load(args.expected_failures)
+    except OSError as exc:
+        raise KitUsageError(f"cannot read --expected-failures: {exc}") from None
+
+
+def finish(
+    args: argparse.Namespace,
+    suite: str,
+    results: Sequence[CheckResult],
+    suite_names: Collection[str],
+    info: dict[str, Any],
+    notes: Sequence[str] = (),
+) -> int:
+    """Apply the expected-failures file, write the report(s); the run's exit status."""
+    results, stale = _expected(args).apply(suite, results, suite_names)
+    report = Report(suite, list(results), stale, info, list(notes))
+    if args.junit:
+        write_junit([report], args.junit)
+    out: TextIO = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
+    try:
+        if args.format == "json":
+            json.dump(report_json(report), out, indent=1, ensure_ascii=False)
+            out.write("\n")
+        else:
+            write_text(report, out, verbose=args.all_failures)
+    finally:
+        if out is not sys.stdout:
+            out.close()
+    return report.exit_status()
+
+
+# ------------------------------------------------------------------ functions (layer 1)
+
+
+def _functions(args: argparse.Namespace, *_: Any) -> int:
+    from gatespec.conformance import functions as fx
+    from gatespec_surface import SPEC_HASH, SPEC_VERSION
+
+    _expected(args)  # a missing file is a usage error before minutes of work
+    notes: list[str] = []
+    every = fx.build_cases(args.seed, args.max_examples, notes)
+    selector = Selector(args.select)
+    cases = [c for c in every if selector.matches(c.name, c.requirement_ids)]
+    if not cases:
+        raise KitUsageError(f"--select {' '.join(args.select)} selects none of {len(every)} checks")
+    orphans = sorted({i for c in cases if not c.requirements for i in c.check_ids})
+    if orphans:  # worth saying: such a failure breaks no stated requirement (yet)
+        unbound = sum(1 for c in cases if not c.requirements)
+        notes.append(
+            f"{unbound} checks evidence no requirement; requirements.yaml lists none of: "
+            + ", ".join(orphans)
+        )
+    if args.list:
+        for c in cases:
+            reqs = ", ".join(f"{r.id} ({r.level})" for r in c.requirements) or "-"
+            print(f"{c.name}\t{reqs}")
+        return 0
+    command = list(args.adapter)
+    if command[:1] == ["--"]:
+        command = command[1:]
+    if not command:
+        command = [sys.executable, "-m", "gatespec.conformance.adapter"]
+        notes.append("no adapter command given: checking gatespec's own reference adapter")
+    progress = Progress(fx.SUITE, len(cases), enabled=not args.quiet)
+    try:
+        results, run = fx.run_cases(
+            command,
+            cases,
+            timeout=args.timeout,
+            startup_timeout=args.startup_timeout,
+            restarts=args.restarts,
+            progress=progress,
+        )
+    finally:
+        progress.close()
+    info = {
+        "implementation": run.implementation,
+        "adapter_spec_version": run.spec_version,
+        "spec_version": SPEC_VERSION,
+        "spec_hash": SPEC_HASH[:16],
+        "seed": args.seed,
+        "max_examples": args.max_examples,
+        "restarts": run.restarts,
+        "command": " ".join(command),
+    }
+    return finish(args, fx.SUITE, results, [c.name for c in every], info, [*notes, *run.notes])
+
+
+def _add_functions(commands: Any) -> None:
+    p = commands.add_parser(
+        "functions",
+        help="check another implementation's pure functions through an adapter program",
+        description="Layer 1: start the adapter COMMAND and check its answers to every vector "
+        "case and to cases drawn from the generated strategies (docs/conformance.md). Without "
+        "a COMMAND, gatespec's own reference adapter is checked.",
+    )
+    p.add_argument("--seed", type=_count, default=0, help="seed of the drawn cases (default 0)")
+    p.add_argument(
+        "--max-examples",
+        type=_count,
+        default=DEFAULT_MAX_EXAMPLES,
+        metavar="N",
+        help="drawn cases per family (default %(default)s; 0: vector cases only)",
+    )
+    p.add_argument("--timeout", type=_positive_float, default=10.0, help="seconds per answer")
+    p.add_argument(
+        "--startup-timeout", type=_positive_float, default=60.0, help="seconds for the handshake"
+    )
+    p.add_argument(
+        "--restarts",
+        type=_count,
+        default=3,
+        help="restart the adapter this many times after a crash or timeout (default 3)",
+    )
+    add_report_options(p)
+    # dest "adapter", not "command": the host CLI's subparsers already use that name.
+    p.add_argument("adapter", nargs="*", metavar="-- COMMAND", help="the adapter program")
+    p.set_defaults(run=_guarded(_functions))
+
+
+# ------------------------------------------------------------------ vectors export
+
+
+def _export(args: argparse.Namespace, *_: Any) -> int:
+    from gatespec.conformance.functions import export_vectors
+
+    try:
+        index = export_vectors(args.directory)
+    except OSError as exc:
+        raise KitUsageError(f"cannot write {args.directory}: {exc}") from None
+    cases = sum(f.get("cases", 0) for f in index["files"])
+    _say(
+        f"wrote {len(index['files'])} files and index.json to {args.directory} "
+        f"(spec {index['spec_version']}, {cases} cases, {len(index['functions'])} functions)"
+    )
+    return 0
+
+
+def _add_vectors(commands: Any) -> None:
+    vectors = commands.add_parser("vectors", help="the language-neutral test vectors")
+    sub = vectors.add_subparsers(dest="vectors_command", required=True, metavar="COMMAND")
+    export = sub.add_parser(
+        "export", help="copy the vector files, meta-schema.json, schemas.json and an index to DIR"
+    )
+    export.add_argument("directory", metavar="DIR")
+    export.set_defaults(run=_guarded(_export))
+
+
+# ------------------------------------------------------------------ wiring
+
+
+def _guarded(handler: Any) -> Any:
+    """User errors print one line and return 2, whatever the host CLI does with exceptions."""
+
+    def run(args: argparse.Namespace, *rest: Any) -> int:
+        try:
+            return int(handler(args, *rest))
+        except KitUsageError as exc:
+            _say(f"error: {exc}")
+            return 2
+
+    return run
+
+
+def add_subcommands(subparsers: Any) -> Any:
+    """Add ``conformance`` and ``vectors`` to `subparsers`; returns the ``conformance``
+    subparsers action, where layer 2 adds its ``server`` command."""
+    conformance = subparsers.add_parser(
+        "conformance", help="check another implementation against the spec (docs/conformance.md)"
+    )
+    layers = conformance.add_subparsers(dest="conformance_command", required=True, metavar="LAYER")
+    _add_functions(layers)
+    _add_vectors(subparsers)
+    return layers
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``gatespec``'s conformance and vectors commands on their own (for tests and scripts)."""
+    parser = argparse.ArgumentParser(prog="gatespec")
+    add_subcommands(parser.add_subparsers(dest="command", required=True, metavar="COMMAND"))
+    args = parser.parse_args(argv)
+    return int(args.run(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

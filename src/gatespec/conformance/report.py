@@ -1,0 +1,498 @@
+"""Results of a conformance run and the ways they are shown (shared by every layer).
+
+A check has a hierarchical name (``functions/grammar_match/tool_id/valid/0003``), the ids of the
+emitted checks it evidences (``grammar.tool_id.valid``) and, through the generated
+``REQUIREMENTS[*].checks``, the requirement ids and levels it stands for. Nothing here keeps its
+own table of requirements: an amendment that moves a check between requirements changes the
+report with no edit.
+
+Layers build `CheckResult`s, apply an `ExpectedFailures` list, and hand a `Report` to the
+writers (`write_text`, `report_json`, `write_junit`). `Progress` shows a counter on stderr.
+"""
+
+from __future__ import annotations
+
+import enum
+import fnmatch
+import functools
+import json
+import re
+import sys
+import time
+import unicodedata
+import xml.etree.ElementTree as ET
+from collections import defaultdict
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Final, TextIO
+
+from gatespec_surface.requirements import REQUIREMENTS
+
+__all__ = [
+    "REPORT_FORMAT",
+    "CheckResult",
+    "Example",
+    "ExpectedFailures",
+    "Outcome",
+    "Progress",
+    "Report",
+    "RequirementRef",
+    "Selector",
+    "StaleEntry",
+    "level_of",
+    "report_json",
+    "requirements_for",
+    "summary_by_requirement",
+    "write_junit",
+    "write_text",
+]
+
+REPORT_FORMAT: Final = "gatespec-conformance-report/1"
+
+# Strongest first: a check evidencing a MUST and a MAY is a MUST check.
+_LEVEL_RANK: Final = {"MUST": 0, "MUST NOT": 0, "SHOULD": 1, "SHOULD NOT": 1, "MAY": 2}
+
+
+class Outcome(enum.StrEnum):
+    PASS = "pass"
+    FAIL = "fail"
+    SKIP = "skip"
+    XFAIL = "expected-failure"  # failed, and listed in the expected-failures file
+
+
+@dataclass(frozen=True)
+class RequirementRef:
+    id: str
+    level: str
+
+
+@functools.cache
+def _by_check_id() -> dict[str, tuple[RequirementRef, ...]]:
+    index: dict[str, list[RequirementRef]] = defaultdict(list)
+    for req in REQUIREMENTS.values():
+        for check_id in req.checks:
+            index[check_id].append(RequirementRef(req.id, req.level))
+    return {k: tuple(v) for k, v in index.items()}
+
+
+def requirements_for(check_ids: Iterable[str]) -> tuple[RequirementRef, ...]:
+    """The requirements that name any of `check_ids` in their `checks` (spec order, no repeats)."""
+    seen: dict[str, RequirementRef] = {}
+    for check_id in check_ids:
+        for ref in _by_check_id().get(check_id, ()):
+            seen.setdefault(ref.id, ref)
+    order = {rid: i for i, rid in enumerate(REQUIREMENTS)}
+    return tuple(sorted(seen.values(), key=lambda r: order[r.id]))
+
+
+def level_of(requirements: Sequence[RequirementRef]) -> str:
+    """The strongest level among `requirements` ("" when a check evidences none)."""
+    levels = [r.level for r in requirements]
+    return min(levels, key=lambda lv: _LEVEL_RANK.get(lv, 9)) if levels else ""
+
+
+@dataclass(frozen=True)
+class Example:
+    """What was sent, what the reference expected and what came back."""
+
+    input: Any
+    expected: Any
+    got: Any
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    name: str
+    outcome: Outcome
+    requirements: tuple[RequirementRef, ...] = ()
+    check_ids: tuple[str, ...] = ()
+    reason: str = ""
+    example: Example | None = None
+    duration: float = 0.0
+    # Failures are summarised per group (one smallest example each); "" means the name's parent.
+    group: str = ""
+
+    @property
+    def level(self) -> str:
+        return level_of(self.requirements)
+
+    @property
+    def family(self) -> str:
+        return self.group or self.name.rsplit("/", 1)[0]
+
+
+# ------------------------------------------------------------------ selection
+
+
+class Selector:
+    """--select patterns: a check is selected when its name or one of its requirement ids
+    matches any pattern (fnmatch globs, case-sensitive; no patterns selects everything)."""
+
+    def __init__(self, patterns: Sequence[str] = ()) -> None:
+        self.patterns = tuple(patterns)
+
+    def __bool__(self) -> bool:
+        return bool(self.patterns)
+
+    def matches(self, name: str, requirement_ids: Iterable[str] = ()) -> bool:
+        if not self.patterns:
+            return True
+        keys = (name, *requirement_ids)
+        return any(fnmatch.fnmatchcase(k, p) for p in self.patterns for k in keys)
+
+
+# ------------------------------------------------------------------ expected failures
+
+
+@dataclass(frozen=True)
+class StaleEntry:
+    pattern: str
+    line: int
+    reason: str
+
+
+_COMMENT: Final = re.compile(r"(?:^|\s)#")
+
+
+def _matches(name: str, pattern: str) -> bool:
+    return name == pattern or fnmatch.fnmatchcase(name, pattern)  # "[" in a name is literal
+
+
+@dataclass(frozen=True)
+class _Entry:
+    pattern: str
+    line: int
+
+
+class ExpectedFailures:
+    """A list of check names or globs, one per line, ``#`` starting a comment.
+
+    A listed check that fails is an expected failure. An entry is *stale* (and fails the run)
+    when the checks it matches ran and none failed, or when it matches no check of the suite at
+    all: either way the list claims something that is no longer true. An entry whose first path
+    segment names another suite (``server/...`` in a ``functions`` run) is left to that suite.
+    """
+
+    def __init__(self, entries: Sequence[tuple[str, int]] = (), source: str = "") -> None:
+        self.entries = [_Entry(p, n) for p, n in entries]
+        self.source = source
+
+    @classmethod
+    def parse(cls, text: str, source: str = "") -> ExpectedFailures:
+        entries = []
+        for number, raw in enumerate(text.splitlines(), start=1):
+            # "#" starts a comment at the start of a line or after white space only: check
+            # names may hold "#" ("github:create_issue#3a91c7d2").
+            pattern = _COMMENT.split(raw, maxsplit=1)[0].strip()
+            if pattern:
+                entries.append((pattern, number))
+        return cls(entries, source)
+
+    @classmethod
+    def load(cls, path: str | Path) -> ExpectedFailures:
+        return cls.parse(Path(path).read_text(encoding="utf-8"), str(path))
+
+    def apply(
+        self, suite: str, results: Sequence[CheckResult], suite_names: Collection[str]
+    ) -> tuple[list[CheckResult], list[StaleEntry]]:
+        """(results with listed failures turned into expected failures, stale entries).
+
+        `suite_names` is every check name the suite defines, selected or not: an entry matching
+        only deselected checks is neither confirmed nor stale.
+        """
+        mine = [e for e in self.entries if fnmatch.fnmatchcase(suite, e.pattern.split("/", 1)[0])]
+        out = list(results)
+        stale: list[StaleEntry] = []
+        for entry in mine:
+            hits = [i for i, r in enumerate(out) if _matches(r.name, entry.pattern)]
+            failed = [i for i in hits if out[i].outcome in (Outcome.FAIL, Outcome.XFAIL)]
+            passed = [i for i in hits if out[i].outcome is Outcome.PASS]
+            for i in failed:
+                out[i] = replace(out[i], outcome=Outcome.XFAIL)
+            if failed:
+                continue
+            if passed:
+                shown = out[passed[0]].name + (f" and {len(passed) - 1} more" if passed[1:] else "")
+                stale.append(StaleEntry(entry.pattern, entry.line, f"now passes: {shown}"))
+            elif not any(_matches(n, entry.pattern) for n in suite_names):
+                stale.append(StaleEntry(entry.pattern, entry.line, "matches no check"))
+        return out, stale
+
+
+# ------------------------------------------------------------------ the report
+
+
+@dataclass
+class Report:
+    """One suite's run. `info` carries layer-specific facts (seed, implementation, ...)."""
+
+    suite: str
+    results: list[CheckResult]
+    stale: list[StaleEntry] = field(default_factory=list)
+    info: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def counts(self) -> dict[str, int]:
+        out = {o.value: 0 for o in Outcome}
+        for r in self.results:
+            out[r.outcome.value] += 1
+        out["total"] = len(self.results)
+        out["stale"] = len(self.stale)
+        return out
+
+    @property
+    def ok(self) -> bool:
+        return not self.stale and all(r.outcome is not Outcome.FAIL for r in self.results)
+
+    def exit_status(self) -> int:
+        """0 when nothing failed unexpectedly and no expected-failure entry is stale."""
+        return 0 if self.ok else 1
+
+
+# ------------------------------------------------------------------ text
+
+
+def _escape(ch: str) -> str:
+    return f"\\u{ord(ch):04x}" if ord(ch) < 0x10000 else f"\\U{ord(ch):08x}"
+
+
+def _show(value: Any, limit: int = 400) -> str:
+    """Readable JSON (CJK stays CJK) with control, format and separator characters escaped,
+    so a hostile input cannot rewrite the terminal or break the line."""
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    text = "".join(
+        _escape(ch) if unicodedata.category(ch)[0] in "CZ" and ch != " " else ch for ch in text
+    )
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _size(result: CheckResult) -> int:
+    return len(_show(result.example.input, 10**9)) if result.example else 0
+
+
+def _refs(requirements: Sequence[RequirementRef]) -> str:
+    return ", ".join(f"{r.id} ({r.level})" for r in requirements) or "no requirement names it"
+
+
+def write_text(report: Report, stream: TextIO, verbose: bool = False) -> None:
+    """Failures grouped by family, each group with its smallest failing example; then the
+    requirements they break, stale entries and the totals. `verbose` lists every failure."""
+    w = stream.write
+    info = " ".join(f"{k}={v}" for k, v in report.info.items() if v not in (None, ""))
+    w(f"gatespec conformance {report.suite}: {info}\n")
+    for note in report.notes:
+        w(f"note: {note}\n")
+    failed = [r for r in report.results if r.outcome is Outcome.FAIL]
+    groups: dict[str, list[CheckResult]] = defaultdict(list)
+    for r in failed:
+        groups[r.family].append(r)
+    totals: dict[str, int] = defaultdict(int)
+    for r in report.results:
+        totals[r.family] += 1
+    for group, members in groups.items():
+        w(f"\nFAIL {group}: {len(members)} of {totals[group]} checks failed\n")
+        w(f"  requirements: {_refs(members[0].requirements)}\n")
+        shown = members if verbose else [min(members, key=_size)]
+        for r in shown:
+            w(f"  {'check' if verbose else 'smallest'}: {r.name}\n")
+            w(f"    reason:   {r.reason}\n")
+            if r.example is not None:
+                w(f"    input:    {_show(r.example.input)}\n")
+                w(f"    expected: {_show(r.example.expected)}\n")
+                w(f"    got:      {_show(r.example.got)}\n")
+    broken: dict[RequirementRef, int] = defaultdict(int)
+    for r in failed:
+        for ref in r.requirements:
+            broken[ref] += 1
+    if broken:
+        w("\nrequirements with failing checks:\n")
+        for ref, n in sorted(
+            broken.items(), key=lambda kv: (_LEVEL_RANK.get(kv[0].level, 9), kv[0].id)
+        ):
+            w(f"  {ref.level:<8} {ref.id}: {n} failing checks\n")
+    skipped: dict[str, int] = defaultdict(int)
+    for r in report.results:
+        if r.outcome is Outcome.SKIP:
+            skipped[r.reason] += 1
+    for reason, n in sorted(skipped.items()):
+        w(f"skip: {n} checks: {reason}\n")
+    xfail = [r for r in report.results if r.outcome is Outcome.XFAIL]
+    if xfail:
+        w(f"expected failures: {len(xfail)} (see --format json for each)\n")
+    for entry in report.stale:
+        w(f"STALE expected-failure entry line {entry.line} {entry.pattern!r}: {entry.reason}\n")
+    c = report.counts()
+    w(
+        f"\n{report.suite}: {c['total']} checks: {c['pass']} passed, {c['fail']} failed, "
+        f"{c['expected-failure']} expected failures, {c['skip']} skipped, {c['stale']} stale "
+        f"entries -> {'OK' if report.ok else 'FAILED'}\n"
+    )
+
+
+# ------------------------------------------------------------------ JSON
+
+
+def _result_json(r: CheckResult) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "name": r.name,
+        "outcome": r.outcome.value,
+        "level": r.level,
+        "requirements": [{"id": q.id, "level": q.level} for q in r.requirements],
+        "checks": list(r.check_ids),
+        "duration_ms": round(r.duration * 1000, 3),
+    }
+    if r.reason:
+        out["reason"] = r.reason
+    if r.example is not None and r.outcome is not Outcome.PASS:
+        out["example"] = {
+            "input": r.example.input,
+            "expected": r.example.expected,
+            "got": r.example.got,
+        }
+    return out
+
+
+def report_json(report: Report) -> dict[str, Any]:
+    """The whole report as one JSON document (format REPORT_FORMAT)."""
+    return {
+        "format": REPORT_FORMAT,
+        "suite": report.suite,
+        "ok": report.ok,
+        "info": report.info,
+        "summary": report.counts(),
+        "requirements": summary_by_requirement(report.results),
+        "notes": report.notes,
+        "stale": [{"pattern": s.pattern, "line": s.line, "reason": s.reason} for s in report.stale],
+        "checks": [_result_json(r) for r in report.results],
+    }
+
+
+# ------------------------------------------------------------------ JUnit XML
+
+# XML 1.0 cannot carry most control characters even escaped; inputs here are hostile on purpose.
+_XML_BAD: Final = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _xml(text: str) -> str:
+    return _XML_BAD.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+
+
+def write_junit(reports: Sequence[Report], path: str | Path) -> None:
+    """JUnit XML: one <testsuite> per report, one <testcase> per check (name = the check
+    name), requirement ids as testcase properties; expected failures are <skipped>, and each
+    stale entry is a failing testcase named ``expected-failures/<pattern>``."""
+    root = ET.Element("testsuites", name="gatespec conformance")
+    for report in reports:
+        c = report.counts()
+        suite = ET.SubElement(
+            root,
+            "testsuite",
+            name=report.suite,
+            tests=str(c["total"] + c["stale"]),
+            failures=str(c["fail"] + c["stale"]),
+            skipped=str(c["skip"] + c["expected-failure"]),
+            errors="0",
+            time=f"{sum(r.duration for r in report.results):.3f}",
+        )
+        props = ET.SubElement(suite, "properties")
+        for key, value in report.info.items():
+            ET.SubElement(props, "property", name=str(key), value=_xml(str(value)))
+        for r in report.results:
+            case = ET.SubElement(
+                suite,
+                "testcase",
+                classname=f"gatespec.conformance.{report.suite}",
+                name=_xml(r.name),
+                time=f"{r.duration:.6f}",
+            )
+            if r.requirements:
+                cprops = ET.SubElement(case, "properties")
+                for ref in r.requirements:
+                    ET.SubElement(cprops, "property", name="requirement", value=ref.id)
+                    ET.SubElement(cprops, "property", name="level", value=ref.level)
+            detail = ""
+            if r.example is not None:
+                detail = (
+                    f"input:    {_show(r.example.input, 4000)}\n"
+                    f"expected: {_show(r.example.expected, 4000)}\n"
+                    f"got:      {_show(r.example.got, 4000)}\n"
+                )
+            detail += f"requirements: {_refs(r.requirements)}\n"
+            if r.outcome is Outcome.FAIL:
+                el = ET.SubElement(case, "failure", message=_xml(r.reason), type=r.level or "check")
+                el.text = _xml(detail)
+            elif r.outcome is Outcome.SKIP:
+                ET.SubElement(case, "skipped", message=_xml(r.reason))
+            elif r.outcome is Outcome.XFAIL:
+                ET.SubElement(case, "skipped", message=_xml(f"expected failure: {r.reason}"))
+        for s in report.stale:
+            case = ET.SubElement(
+                suite,
+                "testcase",
+                classname=f"gatespec.conformance.{report.suite}",
+                name=_xml(f"expected-failures/{s.pattern}"),
+            )
+            ET.SubElement(case, "failure", message=_xml(f"stale entry (line {s.line}): {s.reason}"))
+    ET.indent(root)
+    ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
+
+
+# ------------------------------------------------------------------ progress
+
+
+class Progress:
+    """A counter on stderr: one line rewritten in place on a terminal, else a line every
+    `interval` seconds (logs of CI runs stay short but show that something moves)."""
+
+    def __init__(
+        self,
+        label: str,
+        total: int,
+        stream: TextIO | None = None,
+        *,
+        enabled: bool = True,
+        interval: float = 5.0,
+    ) -> None:
+        self.label = label
+        self.total = total
+        self.stream = stream or sys.stderr
+        self.enabled = enabled
+        self.tty = enabled and self.stream.isatty()
+        self.interval = interval if not self.tty else 0.1
+        self.done = 0
+        self.failed = 0
+        self._last: float | None = None  # the first check is always shown
+
+    def advance(self, result: CheckResult) -> None:
+        self.done += 1
+        self.failed += result.outcome is Outcome.FAIL
+        now = time.monotonic()
+        due = self._last is None or now - self._last >= self.interval
+        if self.enabled and (due or self.done == self.total):
+            self._last = now
+            self._emit()
+
+    def _emit(self) -> None:
+        line = f"{self.label}: {self.done}/{self.total} checks, {self.failed} failed"
+        if self.tty:
+            self.stream.write(f"\r\033[K{line}")
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.tty:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+
+
+def summary_by_requirement(results: Iterable[CheckResult]) -> dict[str, dict[str, Any]]:
+    """requirement id -> {"level", and a count per outcome}: which requirements this run
+    evidenced, and how they fared."""
+    out: dict[str, dict[str, Any]] = {}
+    for r in results:
+        for ref in r.requirements:
+            row = out.setdefault(ref.id, {"level": ref.level, **{o.value: 0 for o in Outcome}})
+            row[r.outcome.value] += 1
+    return out
