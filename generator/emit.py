@@ -255,8 +255,12 @@ class Generator:
             "spec_hash": spec.spec_hash,
             "spec_hash_short": f"sha256 {spec.spec_hash[:16]}",
             "codes": list(spec.error_codes.items()),
-            "payload_message_max": spec.models["ErrorPayload"].json_schema["properties"]["message"]["maxLength"],
-            "payload_path_max": spec.models["ErrorPayload"].json_schema["properties"]["path"]["maxLength"],
+            "payload_message_max": spec.models["ErrorPayload"].json_schema["properties"]["message"][
+                "maxLength"
+            ],
+            "payload_path_max": spec.models["ErrorPayload"].json_schema["properties"]["path"][
+                "maxLength"
+            ],
             "grammars": self._grammar_rows(),
             "grammar_names": list(spec.grammars),
             "wire": spec.profiles.wire_encoding,
