@@ -72,9 +72,12 @@ async def _session(out: Any) -> None:
             f"gateway (tool_browse, tool_execute, tool_view): {_tokens_of_tools(meta)} tokens",
         )
         show('tool_browse(path="/")', (await runtime.browse("demo", None, "/")).text)
+        found = await runtime.browse("demo", "what time is it in Tokyo", None)
+        scores = ", ".join(f"{c['id']}={c['score']}" for c in (found.structured or {})["cards"])
         show(
             'tool_browse(query="what time is it in Tokyo")',
-            (await runtime.browse("demo", "what time is it in Tokyo", None)).text,
+            f"{found.text}\n(cache_stable: lines are in id order; the rank is each card's "
+            f"structured score: {scores})",
         )
         tool_id = next(i.id for i in runtime.catalog.items() if i.name == "get_current_time")
         try:
