@@ -6,6 +6,7 @@ test modules never depend on which conftest a module-name lookup would find.
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -127,3 +128,20 @@ def servers() -> Iterator[Servers]:
     yield helper
     for proc in helper.started:
         proc.stop()
+
+
+# The real tool catalog of the retrieval data (644 tools of 71 MCP servers; see its README).
+REAL_CATALOG = ROOT.parent / "shared" / "data" / "tool-retrieval" / "mcp_catalog.json"
+
+
+@pytest.fixture(scope="session")
+def real_tools() -> dict[str, list[dict[str, Any]]]:
+    """{server: [tool dicts in MCP wire form]} of the real catalog; skips when it is absent."""
+    if not REAL_CATALOG.exists():
+        pytest.skip(f"real catalog not found at {REAL_CATALOG}")
+    by_server: dict[str, list[dict[str, Any]]] = {}
+    for entry in json.loads(REAL_CATALOG.read_text(encoding="utf-8")):
+        by_server.setdefault(entry["server"], []).append(
+            {k: entry[k] for k in ("name", "description", "inputSchema")}
+        )
+    return by_server

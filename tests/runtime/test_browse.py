@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import json
 from collections import deque
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -27,22 +25,12 @@ from gatespec_surface.models import BrowseResult
 from gatespec_surface.render import render_browse_text
 from gatespec_surface.validators import validate_choice_card
 
-REAL_CATALOG = (
-    Path(__file__).resolve().parents[3] / "shared" / "data" / "tool-retrieval" / "mcp_catalog.json"
-)
 SCHEMA = {"type": "object", "properties": {"q": {"type": "string"}}}
 
 
 @pytest.fixture(scope="module")
-def browser() -> Browser:
-    if not REAL_CATALOG.exists():
-        pytest.skip(f"real catalog not found at {REAL_CATALOG}")
-    by_server: dict[str, list[dict[str, Any]]] = {}
-    for entry in json.loads(REAL_CATALOG.read_text(encoding="utf-8")):
-        by_server.setdefault(entry["server"], []).append(
-            {k: entry[k] for k in ("name", "description", "inputSchema")}
-        )
-    return Browser(Catalog.build(by_server))
+def browser(real_tools: dict[str, list[dict[str, Any]]]) -> Browser:
+    return Browser(Catalog.build(real_tools))
 
 
 def small_browser(names_by_server: dict[str, list[str]]) -> Browser:

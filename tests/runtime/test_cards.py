@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import json
 import random
-from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
@@ -40,9 +38,6 @@ from gatespec_surface.parsers import make_tool_id
 from gatespec_surface.render import render_browse_text, render_card, render_preamble
 from gatespec_surface.validators import LINE_BREAKS, choice_card_violations, validate_choice_card
 
-REAL_CATALOG = (
-    Path(__file__).resolve().parents[3] / "shared" / "data" / "tool-retrieval" / "mcp_catalog.json"
-)
 SCHEMA = {"type": "object", "properties": {"q": {"type": "string"}}}
 
 
@@ -195,15 +190,10 @@ def test_browse_text_is_checked_against_the_cap() -> None:
         browse_text("word " * 100, cards)
 
 
-def test_real_catalog_cards_all_validate_and_fit() -> None:
-    if not REAL_CATALOG.exists():
-        pytest.skip(f"real catalog not found at {REAL_CATALOG}")
-    by_server: dict[str, list[dict[str, Any]]] = {}
-    for entry in json.loads(REAL_CATALOG.read_text(encoding="utf-8")):
-        by_server.setdefault(entry["server"], []).append(
-            {k: entry[k] for k in ("name", "description", "inputSchema")}
-        )
-    catalog = Catalog.build(by_server)
+def test_real_catalog_cards_all_validate_and_fit(
+    real_tools: dict[str, list[dict[str, Any]]],
+) -> None:
+    catalog = Catalog.build(real_tools)
     cards = build_cards(catalog)
     assert set(cards) == {i.id for i in catalog.items()}
     truncated = 0

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,9 +14,6 @@ from gatespec_surface.errors import CatalogError, ErrorCode, GatewayError
 from gatespec_surface.grammars import is_tool_id, is_wire_name
 from gatespec_surface.models import HydrationResult
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "tool-retrieval"
-REAL_CATALOG = DATA / "mcp_catalog.json"
-
 ISSUE_SCHEMA = {
     "type": "object",
     "properties": {"owner": {"type": "string"}, "repo": {"type": "string"}},
@@ -30,21 +25,6 @@ def tool(name: Any, schema: Any = None, **extra: Any) -> dict[str, Any]:
     out = {"name": name, "inputSchema": ISSUE_SCHEMA if schema is None else schema}
     out.update(extra)
     return out
-
-
-def real_tools() -> dict[str, list[dict[str, Any]]]:
-    if not REAL_CATALOG.exists():
-        pytest.skip(f"real catalog not found at {REAL_CATALOG}")
-    by_server: dict[str, list[dict[str, Any]]] = {}
-    for entry in json.loads(REAL_CATALOG.read_text(encoding="utf-8")):
-        by_server.setdefault(entry["server"], []).append(
-            {
-                "name": entry["name"],
-                "description": entry["description"],
-                "inputSchema": entry["inputSchema"],
-            }
-        )
-    return by_server
 
 
 def test_ids_namespaces_and_fields() -> None:
@@ -227,8 +207,8 @@ def test_hydrate_gives_the_full_description_and_a_copy_of_the_schema(small: Cata
     assert err.value.code is ErrorCode.ARGS_INVALID
 
 
-def test_real_catalog_builds_without_crashing() -> None:
-    tools = real_tools()
+def test_real_catalog_builds_without_crashing(real_tools: dict[str, list[dict[str, Any]]]) -> None:
+    tools = real_tools
     cat = Catalog.build(tools)
     total = sum(len(v) for v in tools.values())
     assert len(cat) + len(cat.excluded) == total
@@ -243,9 +223,11 @@ def test_real_catalog_builds_without_crashing() -> None:
         assert is_wire_name(cat.wire_name(item.id))
 
 
-def test_accelerator_agrees_with_jsonschema_on_every_real_schema() -> None:
+def test_accelerator_agrees_with_jsonschema_on_every_real_schema(
+    real_tools: dict[str, list[dict[str, Any]]],
+) -> None:
     """jsonschema-rs decides validity; jsonschema (which words the errors) must agree."""
-    schemas = [t["inputSchema"] for ts in real_tools().values() for t in ts]
+    schemas = [t["inputSchema"] for ts in real_tools.values() for t in ts]
     schemas += [s for t, _ in BAD_TOOLS if isinstance(t, dict) for s in [t.get("inputSchema")]]
     for schema in schemas:
         if not isinstance(schema, dict) or not isinstance(schema.get("$schema", ""), str):
