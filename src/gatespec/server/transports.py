@@ -28,6 +28,7 @@ from starlette.applications import Starlette
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from gatespec.server.stdio import pipe_stdio
 from gatespec.server.surface import GatewayServer
 
 logger = logging.getLogger(__name__)
@@ -111,8 +112,10 @@ def build_http_app(
 
 async def serve_stdio(server: GatewayServer) -> None:
     """Serve one client over this process's stdin/stdout until it closes stdin."""
-    async with stdio_server() as (read, write):
-        await server.run(read, write, server.create_initialization_options())
+    async with pipe_stdio() as pipes:
+        stdin, stdout = pipes if pipes is not None else (None, None)
+        async with stdio_server(stdin, stdout) as (read, write):
+            await server.run(read, write, server.create_initialization_options())
 
 
 async def serve_http(
