@@ -75,6 +75,46 @@ def grammar_checks(
     return errors
 
 
+def budget_checks(spec: Spec) -> list[SpecError]:
+    """Budgets that contradict each other, found before any runtime meets them."""
+    errors: list[SpecError] = []
+    b = spec.budgets
+    fw = b.firewall
+    if fw.text_artifact_threshold_chars > fw.summary_max_chars:
+        errors.append(
+            SpecError(
+                "budgets.yaml",
+                "firewall.text_artifact_threshold_chars",
+                f"{fw.text_artifact_threshold_chars} exceeds summary_max_chars "
+                f"({fw.summary_max_chars}): a cut summary would have no full text behind it",
+            )
+        )
+    if b.tokens.card.target > b.tokens.card.hard_cap:
+        errors.append(SpecError("budgets.yaml", "tokens.card", "target exceeds hard_cap"))
+    # The preamble line must fit its allowance whatever the counts (exact cl100k_base tokens).
+    try:
+        import tiktoken
+
+        encoder = tiktoken.get_encoding(f"{b.tokens.encoder}_offline")
+    except Exception as exc:  # the runtime refuses to run without it too: say so loudly
+        errors.append(SpecError("budgets.yaml", "tokens.encoder", f"cannot load encoder: {exc}"))
+        return errors
+    worst = {"count": 10**6, "total": 10**7}
+    for key in ("query", "path"):
+        text = getattr(b.render.preamble, key).format(**worst)
+        n = len(encoder.encode(text, disallowed_special=()))
+        if n > b.tokens.browse_response.preamble:
+            errors.append(
+                SpecError(
+                    "budgets.yaml",
+                    f"render.preamble.{key}",
+                    f"renders in {n} tokens with large counts; the preamble allowance is "
+                    f"{b.tokens.browse_response.preamble}",
+                )
+            )
+    return errors
+
+
 def _seed_reference_hash8(upstream_name: str, input_schema: dict) -> str:
     """§1.3's reference computation, kept apart from the generated one to cross-check vectors."""
     props = sorted((input_schema.get("properties") or {}).keys())

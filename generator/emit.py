@@ -137,6 +137,7 @@ class Generator:
 
     def static_checks(self) -> None:
         errors = checks.grammar_checks(self.spec, self.compiler, self.analyses)
+        errors += checks.budget_checks(self.spec)
         errors += checks.requirement_checks(self.spec, self.emitted_checks(), self.project_root)
         checks.raise_if(errors)
 
