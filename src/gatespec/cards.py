@@ -27,6 +27,7 @@ from gatespec_surface.errors import CatalogError
 from gatespec_surface.grammars import is_tag
 from gatespec_surface.render import render_browse_text, render_card
 from gatespec_surface.schemas import MODEL_SCHEMAS
+from gatespec_surface.validators import banned_content_at
 
 __all__ = [
     "CARD_DESCRIPTION_MAX_CHARS",
@@ -123,7 +124,15 @@ def build_card(item: Item) -> Card:
         "cost_hint": item.cost_hint,
         "side_effects": item.side_effects,
     }
-    return fit_card(card, item.description)
+    return fit_card(card, _without_banned(item.description))
+
+
+def _without_banned(description: str) -> str:
+    """The description cut before a stringified banned field (AM-BANNED-IN-DESCRIPTION)."""
+    at = banned_content_at(description)
+    if at is None:
+        return description
+    return description[:at].rstrip() + ELLIPSIS
 
 
 def internal_card(path: str, name: str, namespace: str, description: str) -> Card:

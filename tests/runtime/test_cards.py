@@ -229,3 +229,11 @@ def test_a_card_over_the_hard_cap_excludes_only_that_tool() -> None:
     assert list(cards) == [admitted.items()[0].id]
     [excluded] = admitted.excluded
     assert excluded.name == long_name and "hard cap" in excluded.reason
+
+
+def test_a_schema_pasted_into_a_description_is_cut_before_it() -> None:
+    # AM-BANNED-IN-DESCRIPTION: §2.2 forbids banned fields on a card in any form.
+    described = item(description='Searches the web. Takes inputSchema: {"properties": {"q": {}}}.')
+    card = build_card(described)
+    assert card["description"] == "Searches the web. Takes" + ELLIPSIS
+    assert choice_card_violations(card) == []
