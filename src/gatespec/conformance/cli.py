@@ -1,10 +1,13 @@
 """Command-line wiring of the conformance kit (hooked into ``gatespec`` by src/gatespec/cli.py).
 
     gatespec conformance functions [options] [-- COMMAND...]   layer 1: pure functions
+    gatespec conformance server --profile P [options] [--url URL | -- COMMAND...]
+                                                               layer 2: live MCP checks
     gatespec vectors export DIR                                the language-neutral vectors
+    gatespec fixture-upstream [--call-log FILE]                layer 2's upstream MCP server
 
-`add_subcommands(subparsers)` adds both commands to an argparse subparsers action and returns
-the ``conformance`` subparsers, where layer 2 adds ``server``. Handlers are set as
+`add_subcommands(subparsers)` adds these commands to an argparse subparsers action and returns
+the ``conformance`` subparsers. Handlers are set as
 ``run=handler`` and take ``(args, *ignored)``, returning an exit status, as gatespec.cli expects.
 `add_report_options` and `finish` are the parts every layer shares: the same flags and the same
 expected-failures, text, JSON and JUnit handling.
@@ -15,7 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any, TextIO
 
 from gatespec.conformance import DEFAULT_MAX_EXAMPLES
@@ -98,9 +101,16 @@ def finish(
     suite_names: Collection[str],
     info: dict[str, Any],
     notes: Sequence[str] = (),
+    judged: Callable[[str], bool] | None = None,
 ) -> int:
-    """Apply the expected-failures file, write the report(s); the run's exit status."""
-    results, stale = _expected(args).apply(suite, results, suite_names)
+    """Apply the expected-failures file, write the report(s); the run's exit status.
+
+    `judged(pattern)`, when given, picks the entries this run may confirm or call stale (a
+    layer-2 run of one profile leaves the other profile's entries alone)."""
+    expected = _expected(args)
+    if judged is not None:
+        expected.entries = [e for e in expected.entries if judged(e.pattern)]
+    results, stale = expected.apply(suite, results, suite_names)
     report = Report(suite, list(results), stale, info, list(notes))
     if args.junit:
         write_junit([report], args.junit)
@@ -206,6 +216,175 @@ def _add_functions(commands: Any) -> None:
     p.set_defaults(run=_guarded(_functions))
 
 
+# ------------------------------------------------------------------ server (layer 2)
+
+
+def _server(args: argparse.Namespace, *_: Any) -> int:
+    import functools
+    import shutil
+    import time
+    from pathlib import Path
+
+    import anyio
+
+    from gatespec.conformance import server as sv
+    from gatespec.conformance.live_client import PROTOCOLS, CallLog, Target
+    from gatespec.conformance.server_checks import family_requirements
+    from gatespec.conformance.server_facts import LiveOptions
+
+    _expected(args)
+    if args.profile not in sv.SERVED:
+        raise KitUsageError(f"--profile must be one of {', '.join(sv.SERVED)}")
+    if args.protocol not in PROTOCOLS:
+        raise KitUsageError(f"--protocol must be one of {', '.join(PROTOCOLS)}")
+    command = list(args.iut)
+    if command[:1] == ["--"]:
+        command = command[1:]
+    if args.url and command:
+        raise KitUsageError("give either --url or a COMMAND, not both")
+    notes: list[str] = []
+    selector = Selector(args.select)
+    families = sv.plan(args.profile, selector, notes)
+    if not families:
+        raise KitUsageError(f"--select {' '.join(args.select)} selects no {args.profile} check")
+    options = LiveOptions(
+        profile=args.profile,
+        seed=args.seed,
+        max_examples=args.max_examples,
+        timeout=args.timeout,
+        hang_timeout=args.hang_timeout,
+        cache_stable=args.cache_stable,
+        namespace=args.namespace,
+        connect_timeout=args.startup_timeout,
+    )
+    if args.list:
+        for family in families:
+            refs = family_requirements(family, args.profile)
+            shown = ", ".join(f"{r.id} ({r.level})" for r in refs) or "-"
+            print(f"{family.name(args.profile)}\t{shown}")
+            for case in family.draw(args.seed, args.max_examples) if family.draw else ():
+                print(f"{family.name(args.profile)}/{case.case}\t{shown}")
+        return 0
+    workdir = sv.make_workdir()
+    try:
+        if args.url:
+            target = Target(url=args.url, protocol=args.protocol)
+            log = CallLog(args.call_log) if args.call_log else None
+            if log is None:
+                notes.append("no --call-log: checks that prove what reached upstream are skipped")
+        else:
+            files = sv.fixture_files(workdir, Path(args.call_log) if args.call_log else None)
+            if not command:
+                command = sv.default_gatespec_command(args.profile, args.cache_stable, workdir)
+                notes.append("no COMMAND given: checking gatespec itself")
+            argv = tuple(sv.expand_command(command, files))
+            target = Target(command=argv, env=files.env(), protocol=args.protocol)
+            log = CallLog(files.call_log)
+        started = time.monotonic()
+        run = anyio.run(
+            functools.partial(
+                sv.run_suite,
+                target,
+                options,
+                log,
+                selector,
+                restarts=args.restarts,
+                progress_enabled=not args.quiet,
+            )
+        )
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    sv.describe_run(run, options, target, started)
+    return finish(
+        args,
+        sv.SUITE,
+        run.results,
+        run.names,
+        run.info,
+        [*notes, *run.notes],
+        judged=sv.entry_filter(args.profile, run.ran),
+    )
+
+
+def _add_server(commands: Any) -> None:
+    p = commands.add_parser(
+        "server",
+        help="live MCP checks of a running gateway fronting the fixture upstream",
+        description="Layer 2: start the IUT COMMAND over stdio (or reach it at --url) and "
+        "check its live MCP surface for one profile (docs/conformance.md). COMMAND may use "
+        "{fixture_command}, {call_log}, {mcp_config} and {python}. Without a COMMAND or "
+        "--url, gatespec itself is checked.",
+    )
+    p.add_argument("--profile", required=True, metavar="PROFILE", help="gateway or transparent")
+    p.add_argument("--url", metavar="URL", help="a running IUT's Streamable HTTP endpoint")
+    p.add_argument(
+        "--call-log",
+        metavar="FILE",
+        help="the fixture's call log (with --url: the file given to fixture-upstream)",
+    )
+    p.add_argument("--namespace", help="the fixture's namespace in the IUT (default: discover)")
+    p.add_argument(
+        "--cache-stable",
+        action="store_true",
+        help="the IUT was started with cache_stable: run the §5 session checks",
+    )
+    p.add_argument(
+        "--protocol",
+        default="auto",
+        metavar="MODE",
+        help="client protocol: auto (default), legacy or 2026-07-28",
+    )
+    p.add_argument("--seed", type=_count, default=0, help="seed of the drawn cases (default 0)")
+    p.add_argument(
+        "--max-examples",
+        type=_count,
+        default=DEFAULT_MAX_EXAMPLES,
+        metavar="N",
+        help="drawn cases per family (default %(default)s)",
+    )
+    p.add_argument("--timeout", type=_positive_float, default=30.0, help="seconds per call")
+    p.add_argument(
+        "--hang-timeout",
+        type=_positive_float,
+        default=60.0,
+        help="seconds within which the hanging tool must give TIMEOUT (default 60)",
+    )
+    p.add_argument(
+        "--startup-timeout", type=_positive_float, default=60.0, help="seconds to connect"
+    )
+    p.add_argument(
+        "--restarts",
+        type=_count,
+        default=2,
+        help="reconnect (stdio: restart) the IUT this many times after it dies (default 2)",
+    )
+    add_report_options(p)
+    p.add_argument("iut", nargs="*", metavar="-- COMMAND", help="the IUT's command (stdio)")
+    p.set_defaults(run=_guarded(_server))
+
+
+# ------------------------------------------------------------------ fixture upstream
+
+
+def _fixture(args: argparse.Namespace, *_: Any) -> int:
+    from gatespec.conformance import fixture_upstream
+
+    return fixture_upstream.run(args)
+
+
+def _add_fixture(commands: Any) -> None:
+    from gatespec.conformance import fixture_upstream  # light: the SDK is imported on use
+
+    p = commands.add_parser(
+        "fixture-upstream",
+        help="a stdio MCP server with layer 2's known, adversarial catalog",
+        description="Serve the fixture upstream over stdio (docs/conformance.md). Every "
+        "tools/call is appended to --call-log as one JSON line {name, arguments, ts}.",
+    )
+    fixture_upstream.add_arguments(p)
+    p.set_defaults(run=_guarded(_fixture))
+
+
 # ------------------------------------------------------------------ vectors export
 
 
@@ -251,14 +430,16 @@ def _guarded(handler: Any) -> Any:
 
 
 def add_subcommands(subparsers: Any) -> Any:
-    """Add ``conformance`` and ``vectors`` to `subparsers`; returns the ``conformance``
-    subparsers action, where layer 2 adds its ``server`` command."""
+    """Add ``conformance`` (layers ``functions`` and ``server``), ``vectors`` and
+    ``fixture-upstream`` to `subparsers`; returns the ``conformance`` subparsers action."""
     conformance = subparsers.add_parser(
         "conformance", help="check another implementation against the spec (docs/conformance.md)"
     )
     layers = conformance.add_subparsers(dest="conformance_command", required=True, metavar="LAYER")
     _add_functions(layers)
+    _add_server(layers)
     _add_vectors(subparsers)
+    _add_fixture(subparsers)
     return layers
 
 

@@ -1,0 +1,347 @@
+"""Layer 2's connection to the implementation under test (IUT), through the official mcp client.
+
+The IUT is either started by the kit over stdio (a command, in its own process group, stderr
+kept for the report) or reached over Streamable HTTP at a URL. Every tools/call is bounded in
+time and never raises: a `CallResult` says what came back (a result, a JSON-RPC error, a
+timeout, or the connection's end). A connection that ended makes the next call raise
+`IUTGone`, so the runner can stop or restart instead of timing out call after call.
+
+`CallLog` reads the fixture upstream's call log, the evidence of what reached upstream.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+import anyio
+import mcp_types as types
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.shared.exceptions import MCPError
+from mcp_types.jsonrpc import CONNECTION_CLOSED
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import ValidationError
+
+from gatespec_surface.models import ErrorPayload
+
+__all__ = ["CallLog", "CallResult", "IUTGone", "LiveSession", "Target"]
+
+PROTOCOLS: Final = ("auto", "legacy", *MODERN_PROTOCOL_VERSIONS)
+_GRACE: Final = 5.0  # seconds past a call's own timeout before the kit gives up on it
+_STDERR_TAIL: Final = 2000
+
+
+class IUTGone(Exception):
+    """The connection to the IUT ended; nothing more can be asked of it."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """How to reach the IUT: a stdio command (started by the kit) or a Streamable HTTP URL."""
+
+    command: tuple[str, ...] = ()
+    url: str | None = None
+    env: dict[str, str] = field(default_factory=dict)  # added to the kit's environment
+    protocol: str = "auto"  # Client(mode=...): auto, legacy or a 2026-era version
+    cwd: str | None = None
+
+    def describe(self) -> str:
+        return self.url or " ".join(self.command)
+
+
+@dataclass(frozen=True)
+class CallResult:
+    """One tools/call as the client saw it: exactly one of result and error is set."""
+
+    name: str
+    arguments: Any
+    result: types.CallToolResult | None
+    error: str | None  # JSON-RPC error, timeout or lost connection, worded
+    duration: float
+
+    @property
+    def is_error(self) -> bool:
+        return self.result is None or self.result.is_error is True
+
+    @property
+    def text(self) -> str:
+        """The text content, text parts joined by newlines (what a client shows a model)."""
+        if self.result is None:
+            return ""
+        return "\n".join(c.text for c in self.result.content if isinstance(c, types.TextContent))
+
+    @property
+    def structured(self) -> Any:
+        return None if self.result is None else self.result.structured_content
+
+    def payload(self) -> tuple[dict[str, Any] | None, str | None]:
+        """(the §3.4 error payload, None) of an error result, or (None, why there is none).
+
+        The payload is carried as the JSON text content (and, when present, as identical
+        structuredContent); it must validate against models.ErrorPayload."""
+        if self.result is None:
+            return None, f"no tools/call result: {self.error}"
+        if self.result.is_error is not True:
+            return None, "the result is not an error (isError is not true)"
+        try:
+            payload = json.loads(self.text)
+        except ValueError:
+            payload = self.structured
+            if not isinstance(payload, dict):
+                return None, "the text content is not the JSON error payload"
+        try:
+            ErrorPayload.model_validate(payload)
+        except ValidationError as exc:
+            return None, f"the payload breaks ErrorPayload: {_first_error(exc)}"
+        if self.structured is not None and self.structured != payload:
+            return None, "structuredContent differs from the payload in the text content"
+        return payload, None
+
+    def shown(self) -> dict[str, Any]:
+        """A compact account of what came back, for a report's "got"."""
+        if self.result is None:
+            return {"protocol_error": self.error}
+        out: dict[str, Any] = {"isError": bool(self.result.is_error)}
+        text = self.text
+        out["text"] = text if len(text) <= 600 else text[:597] + "..."
+        if self.structured is not None:
+            out["structuredContent"] = self.structured
+        return out
+
+
+def _first_error(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    where = ".".join(str(p) for p in err["loc"]) or "payload"
+    return f"{where}: {err['msg']}"
+
+
+class LiveSession:
+    """One client connection to the IUT (an async context manager).
+
+    One runner task owns the whole mcp.Client context (anyio requires the task that entered
+    a context to exit it, and the client's own task group would otherwise cancel whatever
+    task entered it when the IUT dies). Requests are sent from the caller's task."""
+
+    def __init__(self, target: Target, *, connect_timeout: float = 60.0) -> None:
+        self.target = target
+        self.connect_timeout = connect_timeout
+        self.client: Client | None = None
+        self.gone: str | None = None  # why the connection ended
+        self._errlog: Any = None
+        self._changed = anyio.Event()
+        self._tg: Any = None
+        self._ready = anyio.Event()
+        self._stop = anyio.Event()
+        self._finished = anyio.Event()
+        self._failure: BaseException | None = None
+
+    # ------------------------------------------------------------ lifecycle
+
+    async def __aenter__(self) -> LiveSession:
+        self._tg = anyio.create_task_group()
+        await self._tg.__aenter__()
+        self._tg.start_soon(self._run)
+        await self._ready.wait()  # the handshake is bounded by the client's read timeout
+        if self.client is None:
+            await self.__aexit__(None, None, None)
+            tail = self.stderr_tail()
+            raise IUTGone(
+                f"cannot connect to {self.target.describe()}: {_worded(self._failure)}"
+                + (f"; its stderr ends: {tail}" if tail else "")
+            )
+        return self
+
+    async def _run(self) -> None:
+        try:
+            async with self._client() as client:
+                self.client = client
+                self._ready.set()
+                await self._stop.wait()
+        except Exception as exc:  # the IUT died or the handshake failed: never propagate
+            self._failure = exc
+            if self.client is not None and self.gone is None:
+                self._lost(f"the connection ended: {_worded(exc)}")
+        finally:
+            self._ready.set()
+            self._finished.set()
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._stop.set()
+        with anyio.move_on_after(15, shield=True):
+            await self._finished.wait()
+        if self._tg is not None:  # exited directly: a wrapping scope would break its nesting
+            self._tg.cancel_scope.cancel()
+            await self._tg.__aexit__(None, None, None)
+        if self._errlog is not None:
+            self._errlog.close()
+
+    def _client(self) -> Client:
+        options: dict[str, Any] = {
+            "mode": self.target.protocol,
+            "cache": None,
+            "message_handler": self._message,
+            "read_timeout_seconds": self.connect_timeout,
+        }
+        if self.target.url is not None:
+            return Client(self.target.url, **options)
+        command, *args = self.target.command
+        params = StdioServerParameters(
+            command=command,
+            args=args,
+            env={**os.environ, **self.target.env},
+            cwd=self.target.cwd,
+        )
+        # stderr goes to a file (the SDK needs a real descriptor) whose tail explains a crash.
+        self._errlog = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
+        transport = stdio_client(params, errlog=self._errlog)
+        return Client(transport, **options)
+
+    def stderr_tail(self) -> str:
+        if self._errlog is None:
+            return ""
+        try:
+            self._errlog.flush()
+            self._errlog.seek(0)
+            text = self._errlog.read()
+        except (OSError, ValueError):
+            return ""
+        return " ".join(text[-_STDERR_TAIL:].split())
+
+    @property
+    def protocol_version(self) -> str:
+        return self.client.protocol_version if self.client is not None else ""
+
+    @property
+    def modern(self) -> bool:
+        return self.protocol_version in MODERN_PROTOCOL_VERSIONS
+
+    async def _message(self, message: Any) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            self._changed.set()
+
+    def _live(self) -> Client:
+        if self.gone is not None or self.client is None:
+            raise IUTGone(self.gone or "not connected")
+        return self.client
+
+    def _lost(self, why: str) -> None:
+        tail = self.stderr_tail()
+        self.gone = why + (f"; its stderr ends: {tail}" if tail else "")
+
+    # ------------------------------------------------------------ requests
+
+    async def list_tools(self, timeout: float = 30.0) -> list[types.Tool]:
+        """Every tools/list page (raises IUTGone when the connection is lost)."""
+        client = self._live()
+        tools: list[types.Tool] = []
+        cursor: str | None = None
+        try:
+            with anyio.fail_after(timeout + _GRACE):
+                for _ in range(1000):
+                    page = await client.list_tools(cursor=cursor, cache_mode="refresh")
+                    tools.extend(page.tools)
+                    cursor = page.next_cursor
+                    if not cursor:
+                        return tools
+        except TimeoutError:
+            raise IUTGone(f"tools/list got no answer within {timeout:g}s") from None
+        except MCPError as exc:
+            if exc.code == CONNECTION_CLOSED:
+                self._lost(f"the connection closed during tools/list ({exc})")
+                raise IUTGone(self.gone or "") from None
+            raise
+        raise IUTGone("tools/list pages never end (1000 pages)")
+
+    async def call(self, name: str, arguments: Any, timeout: float) -> CallResult:
+        """One tools/call, bounded by `timeout` seconds; never raises except IUTGone."""
+        client = self._live()
+        start = time.monotonic()
+        result: types.CallToolResult | None = None
+        error: str | None = None
+        try:
+            with anyio.fail_after(timeout + _GRACE):
+                result = await client.call_tool(name, arguments, read_timeout_seconds=timeout)
+        except TimeoutError:
+            error = f"no answer within {timeout:g}s"
+        except MCPError as exc:
+            error = f"JSON-RPC error {exc.code}: {exc}"
+            if exc.code == CONNECTION_CLOSED:
+                self._lost(f"the connection closed during tools/call {name}")
+        except ValidationError as exc:
+            error = f"the result is not a valid CallToolResult: {_first_error(exc)}"
+        except Exception as exc:  # a transport failure: the connection is unusable
+            error = _worded(exc)
+            self._lost(f"tools/call {name} failed: {error}")
+        return CallResult(name, arguments, result, error, time.monotonic() - start)
+
+    async def expect_list_changed(
+        self, trigger: Callable[[], Awaitable[CallResult]], timeout: float
+    ) -> tuple[CallResult, str | None]:
+        """Run `trigger` and wait for a tools/list change announcement, in this connection's
+        era: a notifications/tools/list_changed (handshake era) or a subscriptions/listen
+        event (2026-07-28). (trigger's result, None) or (..., why nothing arrived)."""
+        client = self._live()
+        if self.modern:
+            call: CallResult | None = None
+            try:
+                async with client.listen(tools_list_changed=True) as subscription:
+                    call = await trigger()
+                    try:
+                        with anyio.fail_after(timeout):
+                            await subscription.__anext__()
+                    except (TimeoutError, StopAsyncIteration):
+                        return call, f"no subscriptions/listen event within {timeout:g}s"
+                    return call, None
+            except MCPError as exc:  # the IUT refused or dropped the subscription
+                return call or await trigger(), f"subscriptions/listen failed: {exc}"
+        self._changed = anyio.Event()
+        sent = await trigger()
+        with anyio.move_on_after(timeout):
+            await self._changed.wait()
+            return sent, None
+        return sent, f"no notifications/tools/list_changed within {timeout:g}s"
+
+
+def _worded(exc: BaseException | None) -> str:
+    if exc is None:
+        return "no reason given"
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    text = str(exc) or type(exc).__name__
+    return f"{type(exc).__name__}: {text}" if text != type(exc).__name__ else text
+
+
+class CallLog:
+    """The fixture upstream's call log: one JSON object per line, appended per tools/call."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+
+    def entries(self) -> list[dict[str, Any]]:
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return []
+        out = []
+        for line in text.splitlines():
+            try:
+                value = json.loads(line)
+            except ValueError:
+                continue  # a line being written right now
+            if isinstance(value, dict):
+                out.append(value)
+        return out
+
+    def mark(self) -> int:
+        """A position: `since(mark)` gives the calls logged after it."""
+        return len(self.entries())
+
+    def since(self, mark: int) -> list[dict[str, Any]]:
+        return self.entries()[mark:]

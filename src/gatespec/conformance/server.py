@@ -1,0 +1,306 @@
+"""Layer 2: live MCP checks of a running gateway (the implementation under test, IUT).
+
+    gatespec conformance server --profile gateway|transparent [options] [--url URL | -- COMMAND...]
+
+The kit connects as an MCP client (official SDK) and checks the profile's live surface against
+the generated package: meta-tools and schemas (`descriptors`), cards (`validators`,
+`render`, budgets counted with cl100k_base), paths (`strategies`, vectors), tool ids
+(`parsers.make_tool_id`), error payloads (`models.ErrorPayload`). The IUT fronts the fixture
+upstream (`fixture_upstream`), whose catalog the kit knows and whose call log proves what
+reached upstream. docs/conformance.md ("Live MCP checks") describes how to run it.
+
+A stdio COMMAND may hold placeholders, expanded before it starts (and exported as
+environment variables): {fixture_command} (the fixture's command line, shell-quoted),
+{call_log}, {mcp_config} (an mcpServers JSON file fronting the fixture) and {python}.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from gatespec.conformance.fixture_upstream import fixture_argv
+from gatespec.conformance.live_client import CallLog, IUTGone, LiveSession, Target
+from gatespec.conformance.report import CheckResult, Outcome, Progress, Selector
+from gatespec.conformance.server_browse import FAMILIES as BROWSE
+from gatespec.conformance.server_checks import (
+    SUITE,
+    Emit,
+    Family,
+    family_requirements,
+    selected,
+)
+from gatespec.conformance.server_execute import FAMILIES as EXECUTE
+from gatespec.conformance.server_facts import Live, LiveOptions, NoFact, NoLog
+from gatespec.conformance.server_surface import FAMILIES as SURFACE
+from gatespec_surface import SPEC_HASH, SPEC_VERSION
+from gatespec_surface.descriptors import PROFILES
+
+__all__ = [
+    "ENV_CALL_LOG",
+    "ENV_FIXTURE_ARGV",
+    "ENV_FIXTURE_COMMAND",
+    "ENV_MCP_CONFIG",
+    "PLACEHOLDERS",
+    "SERVED",
+    "ServerRun",
+    "all_families",
+    "expand_command",
+    "fixture_files",
+    "plan",
+    "run_suite",
+]
+
+SERVED: Final = ("gateway", "transparent")  # the profiles layer 2 has checks for
+ENV_FIXTURE_COMMAND: Final = "GATESPEC_FIXTURE_COMMAND"
+ENV_FIXTURE_ARGV: Final = "GATESPEC_FIXTURE_ARGV"
+ENV_CALL_LOG: Final = "GATESPEC_CALL_LOG"
+ENV_MCP_CONFIG: Final = "GATESPEC_MCP_CONFIG"
+PLACEHOLDERS: Final = ("{fixture_command}", "{call_log}", "{mcp_config}", "{python}")
+FIXTURE_KEY: Final = "fixture"  # the server key in the {mcp_config} file
+
+
+def all_families() -> list[Family]:
+    """Every family, in run order: listing, tree and cards, sessions, invocation, then the
+    ones that disturb the IUT (a hang, an added tool)."""
+    return [*SURFACE, *BROWSE, *EXECUTE]
+
+
+def plan(profile: str, selector: Selector, notes: list[str] | None = None) -> list[Family]:
+    mine = [f for f in all_families() if profile in f.profiles]
+    names = [f.name(profile) for f in mine]
+    out = []
+    for family in mine:
+        refs = family_requirements(family, profile, notes)
+        if selected(selector, family.name(profile), [r.id for r in refs], names):
+            out.append(family)
+    return out
+
+
+# ------------------------------------------------------------------ the IUT's command
+
+
+@dataclass(frozen=True)
+class FixtureFiles:
+    call_log: Path
+    argv: list[str]
+    mcp_config: Path
+
+    def env(self) -> dict[str, str]:
+        return {
+            ENV_FIXTURE_COMMAND: shlex.join(self.argv),
+            ENV_FIXTURE_ARGV: json.dumps(self.argv),
+            ENV_CALL_LOG: str(self.call_log),
+            ENV_MCP_CONFIG: str(self.mcp_config),
+        }
+
+
+def fixture_files(directory: Path, call_log: Path | None = None) -> FixtureFiles:
+    """The call log path, the fixture's command and an mcpServers file fronting it."""
+    log = call_log or directory / "calls.jsonl"
+    argv = fixture_argv(log)
+    config = directory / "mcp.json"
+    entry = {"command": argv[0], "args": argv[1:]}
+    config.write_text(json.dumps({"mcpServers": {FIXTURE_KEY: entry}}, indent=1) + "\n")
+    return FixtureFiles(log, argv, config)
+
+
+def expand_command(command: Sequence[str], files: FixtureFiles) -> list[str]:
+    """COMMAND with the placeholders replaced (plain replacement: other braces stay)."""
+    values = {
+        "{fixture_command}": shlex.join(files.argv),
+        "{call_log}": str(files.call_log),
+        "{mcp_config}": str(files.mcp_config),
+        "{python}": sys.executable,
+    }
+    out = []
+    for arg in command:
+        for key, value in values.items():
+            arg = arg.replace(key, value)
+        out.append(arg)
+    return out
+
+
+# ------------------------------------------------------------------ running
+
+
+@dataclass
+class ServerRun:
+    results: list[CheckResult] = field(default_factory=list)
+    names: list[str] = field(default_factory=list)  # every name the run defines
+    ran: list[Family] = field(default_factory=list)
+    info: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+async def run_suite(
+    target: Target,
+    options: LiveOptions,
+    log: CallLog | None,
+    selector: Selector,
+    *,
+    restarts: int = 2,
+    progress_enabled: bool = True,
+) -> ServerRun:
+    """Run the selected families against the IUT; never raises for IUT misbehaviour."""
+    run = ServerRun()
+    families = plan(options.profile, selector, run.notes)
+    run.ran = families
+    progress = Progress(f"{SUITE}/{options.profile}", len(families), enabled=progress_enabled)
+    live: Live | None = None
+    session: LiveSession | None = None
+    gone = ""  # once set, the IUT is not asked again
+    try:
+        for family in families:
+            refs = family_requirements(family, options.profile)
+            emit = Emit(family, options.profile, refs, selector, run.results)
+            start = len(run.results)
+            if not gone and live is not None and live.session.gone:
+                why = live.session.gone
+                await _close(session)
+                live = session = None
+                if restarts <= 0:
+                    gone = f"the IUT's connection ended ({why}); --restarts is used up"
+                else:
+                    restarts -= 1
+                    run.notes.append(f"restarted the IUT before {family.key}: {why}")
+            if not gone and live is None:
+                try:
+                    session = LiveSession(target, connect_timeout=options.connect_timeout)
+                    await session.__aenter__()
+                except IUTGone as exc:  # never retried: a restart would fail the same way
+                    session = None
+                    gone = str(exc)
+                else:
+                    live = Live(target, options, session, log)
+                    run.info.setdefault("implementation", _implementation(session))
+                    run.info.setdefault("protocol", session.protocol_version)
+            if gone or live is None:
+                emit.result("", Outcome.FAIL, f"not run: {gone}")
+            else:
+                await _run_family(family, live, emit)
+            _advance(progress, emit, start)
+    finally:
+        progress.close()
+        await _close(session)
+    for family in families:
+        name = family.name(options.profile)
+        run.names += [name, name + "/*"]  # "/*": any case of it, for expected-failure globs
+        if family.draw is not None:
+            drawn = family.draw(options.seed, options.max_examples)
+            run.names += [f"{name}/{d.case}" for d in drawn]
+    run.names += [r.name for r in run.results]
+    return run
+
+
+async def _run_family(family: Family, live: Live, emit: Emit) -> None:
+    try:
+        await family.run(live, emit)
+    except NoLog as exc:
+        emit.skip("", str(exc))
+    except NoFact as exc:
+        emit.result("", Outcome.FAIL, f"could not run: {exc}")
+    except IUTGone as exc:
+        emit.result("", Outcome.FAIL, f"the IUT's connection ended: {exc}")
+    except Exception as exc:  # one broken family must not end the run
+        emit.result("", Outcome.FAIL, f"the check crashed: {type(exc).__name__}: {exc}")
+
+
+def _advance(progress: Progress, emit: Emit, start: int) -> None:
+    failed = any(r.outcome is Outcome.FAIL for r in emit.sink[start:])
+    progress.advance(CheckResult(emit.name, Outcome.FAIL if failed else Outcome.PASS))
+
+
+async def _close(session: LiveSession | None) -> None:
+    if session is not None:
+        await session.__aexit__(None, None, None)
+
+
+def _implementation(session: LiveSession) -> str:
+    client = session.client
+    info = client.server_info if client is not None else None
+    return f"{info.name} {info.version}".strip() if info is not None else "(anonymous)"
+
+
+# ------------------------------------------------------------------ expected failures
+
+
+def entry_filter(profile: str, ran: Sequence[Family]) -> Callable[[str], bool]:
+    """Which expected-failure entries this run judges: those of this profile whose checks
+    could have run. An entry for another profile, or for families that were deselected, is
+    left alone (neither confirmed nor stale); one matching no family at all is judged, and
+    reported stale."""
+    ran_names = {f.name(profile) for f in ran}
+    every = {f.name(p): f for f in all_families() for p in SERVED if p in f.profiles}
+
+    def keep(pattern: str) -> bool:
+        parts = pattern.split("/")
+        if len(parts) > 1 and not _glob(profile, parts[1]):
+            return False
+        one = Selector([pattern])
+        touched = [name for name in every if selected(one, name, (), every)]
+        return not touched or any(name in ran_names for name in touched)
+
+    return keep
+
+
+def _glob(name: str, pattern: str) -> bool:
+    import fnmatch
+
+    return fnmatch.fnmatchcase(name, pattern)
+
+
+def default_gatespec_command(profile: str, cache_stable: bool, directory: Path) -> list[str]:
+    """No COMMAND given: gatespec itself, fronting the fixture (short call timeout)."""
+    config = directory / "gatespec.json"
+    argv = fixture_argv("${" + ENV_CALL_LOG + "}")  # gatespec expands ${VAR} in its config
+    body = {
+        "mcpServers": {FIXTURE_KEY: {"command": argv[0], "args": argv[1:]}},
+        "gateway": {
+            "mode": profile,
+            "call_timeout": 5,
+            "refresh_interval": 0,
+            "cache_stable": cache_stable,
+        },
+    }
+    config.write_text(json.dumps(body, indent=1) + "\n")
+    return ["{python}", "-m", "gatespec.cli", "serve", "--config", str(config)]
+
+
+def make_workdir() -> Path:
+    return Path(tempfile.mkdtemp(prefix="gatespec-server-"))
+
+
+def describe_run(run: ServerRun, options: LiveOptions, target: Target, started: float) -> None:
+    run.info.update(
+        {
+            "profile": options.profile,
+            "spec_version": SPEC_VERSION,
+            "spec_hash": SPEC_HASH[:16],
+            "seed": options.seed,
+            "max_examples": options.max_examples,
+            "cache_stable": options.cache_stable,
+            "target": target.describe(),
+            "seconds": round(time.monotonic() - started, 1),
+        }
+    )
+    unbound = sorted({f.key for f in run.ran if not family_requirements(f, options.profile)})
+    if unbound:
+        run.notes.append(
+            f"{len(unbound)} families evidence no requirement of the {options.profile} "
+            f"profile: {', '.join(unbound)}"
+        )
+    run.notes.append(
+        "requirement ids come from the kit's family mapping until requirements.yaml lists "
+        "the server.* check ids (then from the spec alone)"
+    )
+
+
+assert set(SERVED) <= set(PROFILES)

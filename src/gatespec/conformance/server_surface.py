@@ -1,0 +1,283 @@
+"""Layer-2 families about what the IUT lists: its meta-tools and schemas, and which fixture
+tools it identifies, by which tool ids (computed with the generated `make_tool_id`)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable
+from typing import Any, Final
+
+from gatespec.conformance.fixture_upstream import FIXTURE_TOOLS
+from gatespec.conformance.functions import same_json
+from gatespec.conformance.server_checks import Emit, Family
+from gatespec.conformance.server_facts import Live
+from gatespec_surface import parsers
+from gatespec_surface.budgets import CACHE_MARKER_ID
+from gatespec_surface.descriptors import (
+    ADVERTISE_OUTPUT_SCHEMAS,
+    META_TOOL_DESCRIPTIONS,
+    PROFILES,
+    output_schema,
+    tools_for_profile,
+)
+from gatespec_surface.errors import GatewayError
+from gatespec_surface.grammars import is_name, is_tool_id
+
+__all__ = ["FAMILIES", "semantic_schema"]
+
+# JSON Schema keywords that only annotate: two schemas differing only in these accept the
+# same arguments.
+_ANNOTATIONS: Final = frozenset({"title", "description", "$comment", "examples"})
+# Keywords whose value maps names to subschemas (the names are data, not keywords).
+_NAMED: Final = frozenset({"properties", "patternProperties", "$defs", "definitions"})
+
+
+def semantic_schema(schema: Any, named: bool = False) -> Any:
+    """`schema` without annotations, with `required` as a sorted list: equal results mean the
+    schemas are equal for validation."""
+    if isinstance(schema, list):
+        return [semantic_schema(x) for x in schema]
+    if not isinstance(schema, dict):
+        return schema
+    if named:
+        return {k: semantic_schema(v) for k, v in schema.items()}
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in _ANNOTATIONS:
+            continue
+        if key == "required" and isinstance(value, list):
+            out[key] = sorted(value, key=str)
+        else:
+            out[key] = semantic_schema(value, named=key in _NAMED)
+    return out
+
+
+async def _handshake(live: Live, emit: Emit) -> None:
+    session = live.session
+    emit.judge(
+        "",
+        None if session.protocol_version else "no protocol version was negotiated",
+        got={"protocol_version": session.protocol_version},
+    )
+
+
+async def _meta_tools(live: Live, emit: Emit) -> None:
+    names = [t.name for t in await live.tools()]
+    want = list(PROFILES[live.profile].meta_tools)
+    missing = [n for n in want if n not in names]
+    foreign = [n for n in names if n in META_TOOL_DESCRIPTIONS and n not in want]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    problem = None
+    if missing:
+        problem = f"missing meta-tools: {missing}"
+    elif foreign:
+        problem = f"lists meta-tools of another profile: {foreign}"
+    elif repeated:
+        problem = f"lists names more than once: {repeated[:5]}"
+    elif PROFILES[live.profile].lists_upstream_tools == "none" and len(names) != len(want):
+        extra = [n for n in names if n not in want]
+        problem = f"lists upstream tools besides its meta-tools: {extra[:5]}"
+    emit.judge("", problem, input="tools/list", expected=want, got=names[:60])
+
+
+async def _input_schemas(live: Live, emit: Emit) -> None:
+    listed = {t.name: t for t in await live.tools()}
+    for want in tools_for_profile(live.profile):
+        got = listed.get(want.name)
+        if got is None:
+            emit.judge(want.name, "not listed", expected=want.input_schema)
+            continue
+        same = same_json(semantic_schema(got.input_schema), semantic_schema(want.input_schema))
+        emit.judge(
+            want.name,
+            None if same else "the input schema differs from the spec's (annotations aside)",
+            input=want.name,
+            expected=want.input_schema,
+            got=got.input_schema,
+        )
+
+
+async def _output_schemas(live: Live, emit: Emit) -> None:
+    listed = {t.name: t for t in await live.tools()}
+    for want in tools_for_profile(live.profile):
+        got = listed.get(want.name)
+        if got is None:
+            continue  # reported by surface/input-schema
+        expected = output_schema(want.name) if ADVERTISE_OUTPUT_SCHEMAS else None
+        ok = same_json(got.output_schema, expected)
+        problem = None if ok else "outputSchema differs from profiles.yaml's advertise rule"
+        emit.judge(want.name, problem, input=want.name, expected=expected, got=got.output_schema)
+
+
+async def _marker_not_listed(live: Live, emit: Emit) -> None:
+    names = [t.name for t in await live.tools()]
+    wire = parsers.encode_wire_name(CACHE_MARKER_ID) if is_tool_id(CACHE_MARKER_ID) else None
+    bad = [n for n in names if n in (CACHE_MARKER_ID, wire)]
+    emit.judge("", f"tools/list shows the cache marker: {bad}" if bad else None, got=bad)
+
+
+# ------------------------------------------------------------------ catalog
+
+
+def _squash(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+def _names_in(namespace: str, ids: Any) -> dict[str, list[str]]:
+    """upstream name -> listed tool ids of the namespace with that name part."""
+    out: dict[str, list[str]] = {}
+    for tool_id in ids:
+        try:
+            parts = parsers.parse_tool_id(tool_id)
+        except GatewayError:
+            continue
+        if parts.namespace == namespace:
+            out.setdefault(parts.name, []).append(tool_id)
+    return out
+
+
+async def _tool_ids(live: Live, emit: Emit) -> None:
+    expected = await live.expected()
+    listed = await live.listed_ids()
+    by_name = _names_in(expected.namespace, listed)
+    for tool in FIXTURE_TOOLS:
+        if tool.expect != "admit":
+            continue
+        want = expected.ids[tool.name]
+        problem = None
+        if want not in listed:
+            problem = f"{want} is not listed"
+            if tool.name in by_name:
+                problem += f" (listed under {by_name[tool.name]})"
+        emit.judge(
+            tool.name,
+            problem,
+            input={
+                "namespace": expected.namespace,
+                "upstream_name": tool.name,
+                "input_schema": tool.input_schema,
+                "version": tool.version,
+            },
+            expected=want,
+            got=by_name.get(tool.name, []),
+        )
+
+
+def _excluded(by_grammar: bool) -> Callable[[Live, Emit], Awaitable[None]]:
+    """A runner for the fixture tools that must not be listed: those whose name the name
+    grammar rejects (by_grammar), or the others, whose card cannot fit its hard cap."""
+
+    async def run(live: Live, emit: Emit) -> None:
+        expected = await live.expected()
+        listed = await live.listed_ids()
+        by_name = _names_in(expected.namespace, listed)
+        for tool in FIXTURE_TOOLS:
+            if tool.expect != "exclude" or is_name(tool.name) == by_grammar:
+                continue
+            shown = tool.name if len(tool.name) <= 40 else tool.name[:37] + "..."
+            hits = [i for i in (expected.ids.get(tool.name),) if i is not None and i in listed]
+            hits += [
+                i for n, ids in by_name.items() if _squash(n) == _squash(tool.name) for i in ids
+            ]
+            problem = f"listed although it must be excluded ({tool.why})" if hits else None
+            emit.judge(shown, problem, input={"upstream_name": tool.name}, expected=[], got=hits)
+
+    return run
+
+
+async def _unexpected(live: Live, emit: Emit) -> None:
+    expected = await live.expected()
+    known = set(expected.ids.values())
+    listed = await live.listed_ids()
+    odd = []
+    for tool_id in listed:
+        name = _names_in(expected.namespace, [tool_id])
+        if not name:
+            continue  # another namespace, or not a tool id (reported elsewhere)
+        if tool_id not in known and not next(iter(name)).startswith("added_"):
+            odd.append(tool_id)
+    emit.judge(
+        "",
+        f"tool ids no fixture tool accounts for: {odd[:5]}" if odd else None,
+        input={"namespace": expected.namespace},
+        expected=sorted(known)[:10],
+        got=odd[:10],
+    )
+
+
+FAMILIES: Final[list[Family]] = [
+    Family(
+        "surface/handshake",
+        "server.surface.handshake",
+        _handshake,
+        via_requirements=("TRANSPORT-INIT-HANDSHAKE",),
+        summary="the MCP connection is established in the client's protocol era",
+    ),
+    Family(
+        "surface/meta-tools",
+        "server.surface.meta_tools",
+        _meta_tools,
+        via_checks=("descriptor.profiles",),
+        via_requirements=("EXPOSE-GATEWAY-NO-UPSTREAM-LISTING",),
+        summary="tools/list holds exactly the profile's meta-tools (transparent: plus stripped)",
+    ),
+    Family(
+        "surface/input-schema",
+        "server.surface.input_schema",
+        _input_schemas,
+        via_checks=("descriptor.profiles",),
+        summary="each meta-tool's input schema equals the generated one (annotations aside)",
+    ),
+    Family(
+        "surface/output-schema",
+        "server.surface.output_schema",
+        _output_schemas,
+        summary="outputSchema is advertised exactly as profiles.yaml says (AM-OUTPUT-SCHEMA-"
+        "OFF-WIRE)",
+    ),
+    Family(
+        "surface/marker-not-listed",
+        "server.surface.marker_not_listed",
+        _marker_not_listed,
+        via_requirements=("CACHE-MARKER-NOT-IN-TOOLS-LIST",),
+        summary="the cache marker never appears in tools/list",
+    ),
+    Family(
+        "catalog/tool-id",
+        "server.catalog.tool_id",
+        _tool_ids,
+        via_requirements=(
+            "TOOLID-NAMESPACE-SOURCE",
+            "TOOLID-VERSION-FROM-META",
+            "TOOLID-HASH8-WHEN-NO-VERSION",
+            "HASH-INPUT",
+            "HASH-CANONICAL-SHAPE",
+            "TOOLID-SOLE-KEY",
+            "EXPOSE-TRANSPARENT-FULL-CATALOG",
+            "EXPOSE-TRANSPARENT-NAME-IS-TOOLID",
+        ),
+        summary="every well-formed fixture tool is listed under the id make_tool_id gives",
+    ),
+    Family(
+        "catalog/excluded",
+        "server.catalog.excluded",
+        _excluded(by_grammar=True),
+        via_requirements=("TOOLID-GRAMMAR",),
+        summary="tools whose name breaks the name grammar are not listed "
+        "(AM-NAMESPACE-FROM-CONFIG)",
+    ),
+    Family(
+        "catalog/over-cap",
+        "server.catalog.over_cap",
+        _excluded(by_grammar=False),
+        via_requirements=("BUDGET-OVER-CAP-ERROR", "BUDGET-CARD-HARD-CAP"),
+        summary="a tool whose card cannot fit its hard cap is not listed (AM-CARD-OVER-CAP)",
+    ),
+    Family(
+        "catalog/unexpected",
+        "server.catalog.unexpected",
+        _unexpected,
+        via_requirements=("TOOLID-GRAMMAR", "TOOLID-NAMESPACE-SOURCE", "HASH-INPUT"),
+        summary="no listed id of the fixture's namespace is one the fixture cannot explain",
+    ),
+]

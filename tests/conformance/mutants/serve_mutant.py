@@ -1,0 +1,199 @@
+"""gatespec's own `serve`, with one deliberate defect: the IUT of the layer-2 mutation tests.
+
+    python serve_mutant.py MUTANT serve --config FILE [--mode ...]
+
+Each mutant monkeypatches one thing in this process (nothing under src/ changes), then runs
+gatespec's normal CLI entry point over stdio. `MUTANTS` maps a name to its patch; the test
+module pairs each name with the check family that must catch it and the requirement id the
+failing checks must name.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import sys
+from collections.abc import Callable
+from typing import Any
+
+
+def truncation_off() -> None:
+    """Descriptions are never truncated and no cap is enforced."""
+    from gatespec import browse, cards
+    from gatespec_surface.render import render_browse_text
+
+    def fit_card(card: dict[str, Any], description: str) -> dict[str, Any]:
+        return {**card, "description": cards.collapse_whitespace(description)}
+
+    cards.fit_card = fit_card
+    browse.browse_text = render_browse_text
+
+
+def order_reversed() -> None:
+    """Browse results come lowest score first (and ids descending)."""
+    from gatespec import browse
+
+    real = browse.order_cards
+    browse.order_cards = lambda found: list(reversed(real(found)))
+
+
+def args_unvalidated() -> None:
+    """tool_execute forwards whatever arguments it gets."""
+    from gatespec.validation import ArgsValidator
+
+    ArgsValidator.validate = lambda self, tool_id, schema, args: None
+
+
+def banned_field() -> None:
+    """Cards carry the tool's input schema, and results are not checked against the
+    output models (an implementation that simply adds the field)."""
+    from gatespec import cards
+    from gatespec.server import surface
+
+    real_build = cards.build_card
+    real_init = surface.MetaToolSurface.__init__
+
+    def build_card(item: Any) -> dict[str, Any]:
+        return {**real_build(item), "inputSchema": item.input_schema}
+
+    def init(self: Any, *args: Any, **kwargs: Any) -> None:
+        real_init(self, *args, **kwargs)
+        self._outputs = {}
+
+    cards.build_card = build_card
+    surface.MetaToolSurface.__init__ = init
+
+
+def marker_first_browse() -> None:
+    """The cache-stable marker is emitted on every browse that lacks one."""
+    from gatespec import session
+
+    real = session.CacheStableSession.arrange
+
+    def arrange(self: Any, found: Any) -> list[dict[str, Any]]:
+        out = real(self, found)
+        if not any(c["id"] == session.CACHE_MARKER_ID for c in out):
+            out.insert(0, session.marker_card())
+        return out
+
+    session.CacheStableSession.arrange = arrange
+
+
+def path_code() -> None:
+    """A malformed browse path is reported as ARGS_INVALID instead of PATH_INVALID."""
+    from gatespec.server import arguments
+    from gatespec_surface.errors import ErrorCode
+
+    errors = dict(arguments.META_TOOL_ERRORS)
+    errors["tool_browse"] = tuple(c for c in errors["tool_browse"] if c != ErrorCode.PATH_INVALID)
+    arguments.META_TOOL_ERRORS = errors
+
+
+def budget_on_description() -> None:
+    """A card's budget is counted on its description, not on the line the client reads."""
+    from gatespec import cards
+    from gatespec.tokens import count_tokens
+
+    cards.card_tokens = lambda card: count_tokens(str(card.get("description") or ""))
+
+
+def hash8_name_only() -> None:
+    """hash8 hashes the upstream name alone (no newline, no schema shape)."""
+    from gatespec_surface import parsers
+
+    parsers.hash8 = lambda upstream_name, input_schema: hashlib.sha256(
+        upstream_name.encode()
+    ).hexdigest()[:8]
+
+
+def stripped_real_schema() -> None:
+    """Transparent tools/list entries carry the upstream schema instead of the sentinel."""
+    from gatespec import runtime
+
+    real = runtime._snapshot
+
+    def snapshot(tools_by_server: Any) -> Any:
+        snap = real(tools_by_server)
+        items = {snap.catalog.wire_name(i.id): i for i in snap.catalog.items()}
+        stripped = tuple(
+            t.model_copy(update={"input_schema": items[t.name].input_schema}) for t in snap.stripped
+        )
+        return dataclasses.replace(snap, stripped=stripped)
+
+    runtime._snapshot = snapshot
+
+
+def view_off_by_one() -> None:
+    """tool_view's "lines:A-B" returns the lines one further down."""
+    from gatespec import artifacts
+
+    real = artifacts._line_range
+
+    def line_range(artifact: Any, sel: Any, selector: str) -> str:
+        end = None if sel.end is None else sel.end + 1
+        return real(artifact, dataclasses.replace(sel, start=sel.start + 1, end=end), selector)
+
+    artifacts._line_range = line_range
+
+
+def stripped_callable() -> None:
+    """A direct tools/call of a stripped entry is forwarded upstream."""
+    from gatespec.server import surface
+
+    real = surface.MetaToolSurface.call
+
+    async def call(self: Any, session_key: str, name: str, arguments: Any) -> Any:
+        if self.lists_stripped and name not in self.names:
+            return await real(
+                self, session_key, "tool_execute", {"tool_id": name, "args": arguments or {}}
+            )
+        return await real(self, session_key, name, arguments)
+
+    surface.MetaToolSurface.call = call
+
+
+MUTANTS: dict[str, Callable[[], None]] = {
+    "truncation-off": truncation_off,
+    "order-reversed": order_reversed,
+    "args-unvalidated": args_unvalidated,
+    "banned-field": banned_field,
+    "marker-first-browse": marker_first_browse,
+    "path-code": path_code,
+    "budget-on-description": budget_on_description,
+    "hash8-name-only": hash8_name_only,
+    "stripped-real-schema": stripped_real_schema,
+    "view-off-by-one": view_off_by_one,
+    "stripped-callable": stripped_callable,
+}
+
+
+def exit_on_view() -> None:
+    """Not a spec defect: the process dies on tool_view (the kit must restart it)."""
+    import os
+
+    from gatespec.server import surface
+
+    real = surface.MetaToolSurface.call
+
+    async def call(self: Any, session_key: str, name: str, arguments: Any) -> Any:
+        if name == "tool_view":
+            os._exit(3)
+        return await real(self, session_key, name, arguments)
+
+    surface.MetaToolSurface.call = call
+
+
+# Faults that break the process rather than the spec, for the runner's own robustness.
+FAULTS: dict[str, Callable[[], None]] = {"exit-on-view": exit_on_view}
+
+
+def main(argv: list[str]) -> int:
+    name, *rest = argv
+    {**MUTANTS, **FAULTS}[name]()
+    from gatespec.cli import main as gatespec_main
+
+    return gatespec_main(rest)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

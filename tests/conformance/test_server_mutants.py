@@ -1,0 +1,99 @@
+"""Deliberately broken gatespec runtimes (tests/conformance/mutants/serve_mutant.py): each is
+caught by the named layer-2 check family, whose failures name the broken requirement.
+
+Each mutant runs only the checks that should catch it (--select), so the module stays fast;
+test_server_reference.py proves the same checks pass on the unbroken runtime.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.conformance.mutants.harness import outcomes, run_kit, serve_argv, write_config
+from tests.conformance.mutants.serve_mutant import MUTANTS
+
+pytestmark = pytest.mark.timeout(120)
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str
+    profile: str
+    family: str  # the family that must fail (and that alone is selected)
+    requirement: str  # a requirement id every failing check of it must name
+    cache_stable: bool = False
+
+
+CASES = [
+    Mutant("truncation-off", "gateway", "cards/budget", "BUDGET-CARD-HARD-CAP"),
+    Mutant("order-reversed", "gateway", "browse/order", "ORDER-SCORE-DESC"),
+    Mutant(
+        "args-unvalidated", "gateway", "execute/args-invalid", "VALIDATE-NO-UPSTREAM-ON-INVALID"
+    ),
+    Mutant("banned-field", "gateway", "cards/banned", "CARD-NO-SCHEMAS"),
+    Mutant(
+        "marker-first-browse",
+        "gateway",
+        "cache-stable/first-browse",
+        "CACHE-MARKER-FIRST-BROWSE",
+        cache_stable=True,
+    ),
+    Mutant("path-code", "gateway", "browse/path-invalid", "ERROR-PATH-INVALID"),
+    Mutant("budget-on-description", "gateway", "cards/budget", "BUDGET-PROMPT-FORM"),
+    Mutant("hash8-name-only", "transparent", "catalog/tool-id", "HASH-INPUT"),
+    Mutant(
+        "stripped-real-schema",
+        "transparent",
+        "stripped/schema",
+        "EXPOSE-TRANSPARENT-SENTINEL-SCHEMA",
+    ),
+    Mutant("view-off-by-one", "gateway", "view/text", "VIEW-DRILLDOWN"),
+    Mutant(
+        "stripped-callable", "transparent", "stripped/not-callable", "EXPOSE-STRIPPED-NOT-CALLABLE"
+    ),
+]
+
+
+def test_every_mutant_has_a_case() -> None:
+    assert {m.name for m in CASES} == set(MUTANTS)
+
+
+@pytest.mark.parametrize("mutant", CASES, ids=[m.name for m in CASES])
+def test_mutant_is_caught_by_the_right_check(tmp_path: Path, mutant: Mutant) -> None:
+    config = write_config(tmp_path, mutant.profile, cache_stable=mutant.cache_stable)
+    family = f"server/{mutant.profile}/{mutant.family}"
+    status, report = run_kit(
+        tmp_path,
+        mutant.profile,
+        command=serve_argv(config, mutant.name),
+        options=["--cache-stable"] if mutant.cache_stable else [],
+        select=[family],  # the family's name selects all of its cases
+    )
+    failed = outcomes(report, "fail")
+    assert status == 1 and not report["ok"]
+    assert failed, f"{mutant.name} went unnoticed"
+    assert all(c["name"].startswith(family) for c in failed)
+    assert all(mutant.requirement in [r["id"] for r in c["requirements"]] for c in failed)
+    assert all(c["example"] is not None and c["reason"] for c in failed)
+    row = report["requirements"][mutant.requirement]
+    assert row["fail"] == len(failed) and row["level"].startswith("MUST")
+
+
+def test_an_iut_that_dies_is_restarted_and_the_run_goes_on(tmp_path: Path) -> None:
+    config = write_config(tmp_path, "gateway")
+    status, report = run_kit(
+        tmp_path,
+        "gateway",
+        command=serve_argv(config, "exit-on-view"),
+        select=["server/gateway/view/text/*", "server/gateway/view/json-pointer/*"]
+        + ["server/gateway/execute/after-timeout"],
+    )
+    assert status == 1
+    by_family = {c["name"].split("/")[3]: c for c in report["checks"]}
+    assert by_family["text"]["outcome"] == "fail" and by_family["json-pointer"]["outcome"] == "fail"
+    assert "Connection closed" in by_family["text"]["reason"]
+    assert by_family["after-timeout"]["outcome"] == "pass"  # on a restarted IUT
+    assert sum("restarted the IUT" in n for n in report["notes"]) == 2
