@@ -184,6 +184,24 @@ def _functions(args: argparse.Namespace, *_: Any) -> int:
     return finish(args, fx.SUITE, results, [c.name for c in every], info, [*notes, *run.notes])
 
 
+def add_run_options(
+    p: argparse.ArgumentParser,
+    *,
+    examples_help: str,
+    timeout: tuple[float, str],
+    startup_help: str,
+    restarts: tuple[int, str],
+) -> None:
+    """The options both layers share for drawing cases and minding the process under test."""
+    p.add_argument("--seed", type=_count, default=0, help="seed of the drawn cases (default 0)")
+    p.add_argument(
+        "--max-examples", type=_count, default=DEFAULT_MAX_EXAMPLES, metavar="N", help=examples_help
+    )
+    p.add_argument("--timeout", type=_positive_float, default=timeout[0], help=timeout[1])
+    p.add_argument("--startup-timeout", type=_positive_float, default=60.0, help=startup_help)
+    p.add_argument("--restarts", type=_count, default=restarts[0], help=restarts[1])
+
+
 def _add_functions(commands: Any) -> None:
     p = commands.add_parser(
         "functions",
@@ -192,23 +210,12 @@ def _add_functions(commands: Any) -> None:
         "case and to cases drawn from the generated strategies (docs/conformance.md). Without "
         "a COMMAND, gatespec's own reference adapter is checked.",
     )
-    p.add_argument("--seed", type=_count, default=0, help="seed of the drawn cases (default 0)")
-    p.add_argument(
-        "--max-examples",
-        type=_count,
-        default=DEFAULT_MAX_EXAMPLES,
-        metavar="N",
-        help="drawn cases per family (default %(default)s; 0: vector cases only)",
-    )
-    p.add_argument("--timeout", type=_positive_float, default=10.0, help="seconds per answer")
-    p.add_argument(
-        "--startup-timeout", type=_positive_float, default=60.0, help="seconds for the handshake"
-    )
-    p.add_argument(
-        "--restarts",
-        type=_count,
-        default=3,
-        help="restart the adapter this many times after a crash or timeout (default 3)",
+    add_run_options(
+        p,
+        examples_help="drawn cases per family (default %(default)s; 0: vector cases only)",
+        timeout=(10.0, "seconds per answer"),
+        startup_help="seconds for the handshake",
+        restarts=(3, "restart the adapter this many times after a crash or timeout (default 3)"),
     )
     add_report_options(p)
     # dest "adapter", not "command": the host CLI's subparsers already use that name.
@@ -334,29 +341,21 @@ def _add_server(commands: Any) -> None:
         metavar="MODE",
         help="client protocol: auto (default), legacy or 2026-07-28",
     )
-    p.add_argument("--seed", type=_count, default=0, help="seed of the drawn cases (default 0)")
-    p.add_argument(
-        "--max-examples",
-        type=_count,
-        default=DEFAULT_MAX_EXAMPLES,
-        metavar="N",
-        help="drawn cases per family (default %(default)s)",
+    add_run_options(
+        p,
+        examples_help="drawn cases per family (default %(default)s)",
+        timeout=(30.0, "seconds per call"),
+        startup_help="seconds to connect",
+        restarts=(
+            2,
+            "reconnect (stdio: restart) the IUT this many times after it dies (default 2)",
+        ),
     )
-    p.add_argument("--timeout", type=_positive_float, default=30.0, help="seconds per call")
     p.add_argument(
         "--hang-timeout",
         type=_positive_float,
         default=60.0,
         help="seconds within which the hanging tool must give TIMEOUT (default 60)",
-    )
-    p.add_argument(
-        "--startup-timeout", type=_positive_float, default=60.0, help="seconds to connect"
-    )
-    p.add_argument(
-        "--restarts",
-        type=_count,
-        default=2,
-        help="reconnect (stdio: restart) the IUT this many times after it dies (default 2)",
     )
     add_report_options(p)
     p.add_argument("iut", nargs="*", metavar="-- COMMAND", help="the IUT's command (stdio)")
