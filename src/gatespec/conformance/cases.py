@@ -115,7 +115,7 @@ def vector_cases() -> list[Case]:
     return out
 
 
-def _family_seed(seed: int, path: str) -> int:
+def family_seed(seed: int, path: str) -> int:
     return int.from_bytes(hashlib.sha256(f"{seed}/{path}".encode()).digest()[:8], "big")
 
 
@@ -143,7 +143,7 @@ def _without_local_constants() -> Iterator[None]:
         cache.cache.clear()
 
 
-def _draw_all(strategy: Draw, n: int, seed: int) -> list[tuple[str, dict[str, Any]]]:
+def draw_all(strategy: Draw, n: int, seed: int) -> list[tuple[str, dict[str, Any]]]:
     """Up to n examples, reproducibly: a pinned @given run that only collects."""
     out: list[tuple[str, dict[str, Any]]] = []
 
@@ -174,7 +174,7 @@ def _json_safe(inp: dict[str, Any]) -> str | None:
         return None
 
 
-def _unique(drawn: Sequence[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict[str, Any]]]:
+def unique_inputs(drawn: Sequence[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict[str, Any]]]:
     seen: set[str] = set()
     out = []
     for label, inp in drawn:
@@ -185,7 +185,7 @@ def _unique(drawn: Sequence[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict
     return out
 
 
-def _balanced(
+def balanced(
     drawn: Sequence[tuple[str, dict[str, Any]]], n: int
 ) -> list[tuple[str, dict[str, Any]]]:
     """Up to n of `drawn`, taken round-robin across labels, kept in draw order."""
@@ -208,9 +208,9 @@ def generated_cases(seed: int, max_examples: int, notes: list[str] | None = None
     if max_examples <= 0:
         return out
     for fam in families():
-        drawn = _draw_all(fam.draw(), max_examples * fam.oversample, _family_seed(seed, fam.path))
+        drawn = draw_all(fam.draw(), max_examples * fam.oversample, family_seed(seed, fam.path))
         crashed = 0
-        for n, (label, inp) in enumerate(_balanced(_unique(drawn), max_examples), start=1):
+        for n, (label, inp) in enumerate(balanced(unique_inputs(drawn), max_examples), start=1):
             try:
                 expect = fam.expect(inp) if fam.expect else reference_answer(fam.function, inp)
             except Exception:

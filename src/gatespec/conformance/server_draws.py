@@ -1,5 +1,5 @@
 """Inputs layer 2 draws before the run: seeded like layer 1 (one pinned hypothesis run per
-family, see cases._draw_all), so `--seed` and `--max-examples` reproduce them and
+family, see cases.draw_all), so `--seed` and `--max-examples` reproduce them and
 `--list` can show them.
 
 Meta-tool arguments come from the generated strategies (`strategies.invalid("path")`,
@@ -19,7 +19,7 @@ from typing import Any
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from gatespec.conformance.cases import _balanced, _draw_all, _family_seed, _unique
+from gatespec.conformance.cases import balanced, draw_all, family_seed, unique_inputs
 from gatespec.conformance.server_checks import Drawn
 from gatespec_surface import strategies as s
 from gatespec_surface import vectors as v
@@ -39,9 +39,9 @@ def draw_cases(key: str, strategy: Callable[[], Labelled], seed: int, n: int) ->
     """Up to n unique drawn inputs, balanced across labels, named ``[label/]NNNN``."""
     if n <= 0:
         return []
-    drawn = _draw_all(strategy(), n * 3, _family_seed(seed, f"server/{key}"))
+    drawn = draw_all(strategy(), n * 3, family_seed(seed, f"server/{key}"))
     out = []
-    for i, (label, inp) in enumerate(_balanced(_unique(drawn), n), start=1):
+    for i, (label, inp) in enumerate(balanced(unique_inputs(drawn), n), start=1):
         out.append(Drawn(f"{label + '/' if label else ''}{i:04d}", inp, label))
     return out
 
