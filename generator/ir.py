@@ -451,7 +451,10 @@ class MetaToolSpec(Strict):
     source: Source
     description: str
     input_schema: dict[str, Any]
+    # The output model its structuredContent matches; with result "upstream" the meta-tool
+    # returns the called tool's own result (content and structuredContent) and has no model.
     output: str | None
+    result: Literal["model", "upstream"] = "model"
     errors: list[str]
 
 
@@ -862,6 +865,14 @@ def resolve_references(spec: Spec) -> None:
         if t.output is not None and t.output not in spec.models:
             errors.append(
                 SpecError("profiles.yaml", f"{where}.output", f"unknown model {t.output!r}")
+            )
+        if (t.result == "upstream") != (t.output is None):
+            errors.append(
+                SpecError(
+                    "profiles.yaml",
+                    f"{where}.output",
+                    "a meta-tool has an output model, or returns the upstream result: not both",
+                )
             )
         for c in t.errors:
             code("profiles.yaml", f"{where}.errors", c)
