@@ -413,8 +413,9 @@ class Generator:
             dataclass_arguments={"slots": True},
         )
 
-    def render_to(self, out: Path) -> None:
-        """Write the whole generated tree under `out` (which must be empty or absent)."""
+    def render_to(self, out: Path, format_code: bool = True) -> None:
+        """Write the whole generated tree under `out` (which must be empty or absent).
+        format_code=False skips the formatter (for throw-away renders: it changes no behaviour)."""
         ctx = self.context()
         pkg = out / PACKAGE
         tests = out / "tests"
@@ -428,7 +429,8 @@ class Generator:
         tests.mkdir(parents=True, exist_ok=True)
         for rel, (template, sources) in TEST_FILES.items():
             (tests / rel).write_text(self._render(template, sources, ctx), encoding="utf-8")
-        _format(out)
+        if format_code:
+            _format(out)
         self._write_vectors(out, ctx)
 
     def _write_vectors(self, out: Path, ctx: dict[str, Any]) -> None:
