@@ -110,8 +110,8 @@ def cmd_report(spec_dir: Path, root: Path | None = None) -> int:
     )
     if uncovered:
         print("uncovered: " + ", ".join(uncovered))
-    amended = [r.id for r in rows if r.amended_by]
-    print(f"requirements amended: {len(amended)} of {len(rows)}")
+    amended_ids = [r.id for r in rows if r.amended_by]
+    print(f"requirements amended: {len(amended_ids)} of {len(rows)}")
     changed: dict[str, list[str]] = {}
     for am_id, am in gen.spec.amendments.items():
         for fact_id in am.changes:
@@ -134,7 +134,7 @@ def cmd_mutations(spec_dir: Path, root: Path | None = None) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m generator", description=__doc__.splitlines()[0]
+        prog="python -m generator", description=(__doc__ or "").splitlines()[0]
     )
     parser.add_argument(
         "command",

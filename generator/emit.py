@@ -16,7 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
-from datamodel_code_generator import DataModelType, InputFileType, PythonVersion, generate
+from datamodel_code_generator import (
+    DataModelType,
+    InputFileType,
+    LiteralType,
+    PythonVersion,
+    generate,
+)
 
 from . import checks
 from .facts import FactChecker
@@ -380,7 +386,7 @@ class Generator:
             target_python_version=PythonVersion.PY_311,
             use_standard_collections=True,
             use_union_operator=True,
-            enum_field_as_literal="all",
+            enum_field_as_literal=LiteralType.All,
             collapse_root_models=True,
             custom_file_header=f'{header}\n"""{doc}"""',
             formatters=[],
@@ -490,7 +496,7 @@ def _import_fresh(out: Path) -> Any:
     try:
         importlib.invalidate_caches()
         module = importlib.import_module(f"{PACKAGE}.vectors")
-        assert Path(module.__file__).resolve().is_relative_to(out.resolve())
+        assert Path(str(module.__file__)).resolve().is_relative_to(out.resolve())
         return module
     finally:
         sys.path.remove(str(out))

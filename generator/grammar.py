@@ -84,7 +84,8 @@ class GrammarCompiler:
     # ------------------------------------------------------------ lengths
 
     def bounds(self, nodes: tuple[Node, ...]) -> tuple[int, int | None]:
-        lo, hi = 0, 0
+        lo = 0
+        hi: int | None = 0
         for n in nodes:
             a, b = self._node_bounds(n)
             lo += a

@@ -701,6 +701,8 @@ def load_spec(root: Path) -> Spec:
     extensions = collect(lambda: _validate(Extensions, raw["extensions.yaml"], "extensions.yaml"))
     if errors:
         raise SpecErrors(errors)
+    # Each is None only after an error collected above.
+    assert name_mapping is not None and budgets is not None
 
     spec = Spec(
         root=root,
@@ -877,11 +879,13 @@ def resolve_references(spec: Spec) -> None:
         for c in t.errors:
             code("profiles.yaml", f"{where}.errors", c)
     for pname, p in spec.profiles.profiles.items():
-        for t in p.meta_tools:
-            if t not in spec.profiles.meta_tools:
+        for tool in p.meta_tools:
+            if tool not in spec.profiles.meta_tools:
                 errors.append(
                     SpecError(
-                        "profiles.yaml", f"profiles.{pname}.meta_tools", f"unknown meta-tool {t!r}"
+                        "profiles.yaml",
+                        f"profiles.{pname}.meta_tools",
+                        f"unknown meta-tool {tool!r}",
                     )
                 )
     for a in spec.profiles.stripped_entry.amendments:
