@@ -83,7 +83,7 @@ def cmd_check(spec_dir: Path, out: Path, root: Path | None = None) -> int:
 
 def cmd_report(spec_dir: Path, root: Path | None = None) -> int:
     gen = _load(spec_dir, root)
-    checks = gen.emitted_checks()
+    checks = gen.check_nodes()
     rows = gen.spec.requirements
     by_seed: dict[str, list[int]] = {}
     print(f"Requirement coverage, spec {gen.spec.surface.spec_version}\n")
