@@ -112,9 +112,14 @@ def _docstring(text: str) -> str:
     return " ".join(text.split()).replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
 
 
-def _environment() -> jinja2.Environment:
+def _environment(templates: Path | None) -> jinja2.Environment:
+    """Built-in templates, each overridden by a file of the same name in `templates`."""
+    builtin = jinja2.FileSystemLoader(TEMPLATES)
+    loader: jinja2.BaseLoader = builtin
+    if templates is not None:
+        loader = jinja2.ChoiceLoader([jinja2.FileSystemLoader(templates), builtin])
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(TEMPLATES),
+        loader=loader,
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
         trim_blocks=True,
@@ -128,7 +133,7 @@ def _environment() -> jinja2.Environment:
 
 
 class Generator:
-    def __init__(self, spec: Spec, project_root: Path) -> None:
+    def __init__(self, spec: Spec, project_root: Path, templates: Path | None = None) -> None:
         self.spec = spec
         self.project_root = project_root
         self.compiler = GrammarCompiler(spec.grammars)
@@ -142,7 +147,7 @@ class Generator:
             for name, g in spec.grammars.items()
         }
         self.resolver = SchemaResolver(spec, self.analyses, self.caps)
-        self.env = _environment()
+        self.env = _environment(templates)
         self._vector_files = sorted({c["file"] for c in build_cases(spec, self.analyses)})
         self.views = Views(spec, self.analyses, self.caps, self.resolver, self._vector_files)
 
