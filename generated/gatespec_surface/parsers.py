@@ -55,7 +55,16 @@ _TOOL_IDS: Final = ToolIds(
 parse_tool_id: Final = _TOOL_IDS.parse
 format_tool_id: Final = _TOOL_IDS.format
 tool_name: Final = _TOOL_IDS.names.tool_name
-make_tool_id: Final = _TOOL_IDS.make
+
+
+def make_tool_id(
+    namespace: str, upstream_name: str, input_schema: object, version: str | None = None
+) -> str:
+    """The tool_id an adapter emits (§1.2-§1.4): the declared version when it is valid, else
+    hash8. hash8 is looked up at each call, so a replaced parsers.hash8 takes effect (the
+    conformance kit's mutants replace it)."""
+    return _TOOL_IDS.make(namespace, upstream_name, input_schema, version, digest=hash8)
+
 
 # ------------------------------------------------------------------ browse paths
 

@@ -127,12 +127,18 @@ class ToolIds(Generic[P]):
         return out
 
     def make(
-        self, namespace: str, upstream_name: str, input_schema: object, version: str | None = None
+        self,
+        namespace: str,
+        upstream_name: str,
+        input_schema: object,
+        version: str | None = None,
+        digest: Callable[[str, object], str] = hash8,
     ) -> str:
-        """The tool_id an adapter emits: the declared version when it is valid, else hash8 over
-        the upstream name. Raises when the namespace cannot be an id's."""
+        """The tool_id an adapter emits: the declared version when it is valid, else the
+        `digest` (hash8) of the upstream name and schema. Raises when the namespace cannot be
+        an id's."""
         name = self.names.tool_name(upstream_name)
         if version is not None and self.version.accepts(version):
             return self.format(self.parts(namespace=namespace, name=name, version=version))
-        digest = hash8(upstream_name, input_schema)
-        return self.format(self.parts(namespace=namespace, name=name, hash8=digest))
+        hashed = digest(upstream_name, input_schema)
+        return self.format(self.parts(namespace=namespace, name=name, hash8=hashed))

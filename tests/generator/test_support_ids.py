@@ -106,3 +106,9 @@ def test_the_longest_parts_make_an_id_at_the_cap() -> None:
     """AM-TOOLID-CAP: the longest parts (64+1+128+1+32+1+8) make a 235-character id."""
     parts = ToolIdParts(namespace="n" * 64, name="x" * 128, version="v" * 32, hash8="0" * 8)
     assert len(TOOL_IDS.format(parts)) == 235
+
+
+def test_make_takes_the_digest_it_is_given() -> None:
+    """The generated make_tool_id passes parsers.hash8 at each call, so a replaced one (the
+    conformance kit's hash8 mutant) is the one the ids carry."""
+    assert TOOL_IDS.make("a", "b", {}, digest=lambda name, schema: "0" * 8) == "a:b#00000000"
