@@ -5,6 +5,7 @@
     gatespec serve --demo                 serve the embedded demo catalog
     gatespec catalog --config FILE [--json]
     gatespec demo
+    gatespec rank --catalog FILE --queries FILE [--k 10] [--out FILE]   (gatespec.rank_cli)
 
 Progress and diagnostics go to stderr (stdout is the MCP channel under stdio). A user error
 (bad config, unknown mode, missing optional module) prints one line and exits 2 (usage) or 1,
@@ -30,6 +31,7 @@ import anyio
 from gatespec import demo
 from gatespec.config import ConfigError, GatewayConfig, load_config
 from gatespec.conformance.cli import add_subcommands as add_conformance_subcommands
+from gatespec.rank_cli import add_subcommand as add_rank_subcommand
 from gatespec.server import (
     SERVED_PROFILES,
     CatalogListing,
@@ -138,6 +140,7 @@ def _parser() -> argparse.ArgumentParser:
     demo_cmd = commands.add_parser("demo", help="run the built-in demonstration")
     demo_cmd.set_defaults(run=_demo)
     add_conformance_subcommands(commands)
+    add_rank_subcommand(commands)
     return parser
 
 
