@@ -32,6 +32,7 @@ from gatespec import demo
 from gatespec.config import ConfigError, GatewayConfig, load_config
 from gatespec.conformance.cli import add_subcommands as add_conformance_subcommands
 from gatespec.rank_cli import add_subcommand as add_rank_subcommand
+from gatespec.rank_cli import ranking_status
 from gatespec.server import (
     SERVED_PROFILES,
     CatalogListing,
@@ -249,6 +250,7 @@ async def _start(runtime: ServedRuntime, total: int) -> list[UpstreamStatus]:
     statuses = await runtime.start(progress=progress)
     if total:
         progress.finish(statuses)
+    _say(f"ranking: {ranking_status()}")  # never silent about running without the model
     return statuses
 
 
@@ -298,6 +300,7 @@ def _catalog_json(listing: CatalogListing, statuses: list[UpstreamStatus]) -> di
         "tools": [{"tool_id": t, "wire_name": w} for t, w in listing.tools],
         "excluded": [{"server": s, "tool": n, "reason": r} for s, n, r in listing.excluded],
         "servers": [{"key": s.key, "state": s.state, "reason": s.reason} for s in statuses],
+        "ranking": ranking_status(),
     }
 
 

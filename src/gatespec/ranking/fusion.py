@@ -77,7 +77,8 @@ def fuse(
     matched = set(lexical)
     matched.update(np.flatnonzero(cosine >= params.min_similarity).tolist())
     return {
-        i: (w * lexical.get(i, 0.0) / top if top > 0 else 0.0) + (1.0 - w) * max(float(cosine[i]), 0.0)
+        i: (w * lexical.get(i, 0.0) / top if top > 0 else 0.0)
+        + (1.0 - w) * max(float(cosine[i]), 0.0)
         for i in matched
     }
 
@@ -105,7 +106,9 @@ def interleave(lists: Sequence[Sequence[int]]) -> list[int]:
     return out
 
 
-def demote_duplicates(order: Sequence[int], vectors: np.ndarray | None, threshold: float) -> list[int]:
+def demote_duplicates(
+    order: Sequence[int], vectors: np.ndarray | None, threshold: float
+) -> list[int]:
     """`order` with every near-duplicate of a tool above it moved after the distinct tools."""
     if vectors is None or threshold > 1.0 or len(order) < 2:
         return list(order)

@@ -10,6 +10,7 @@ which, in words.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from gatespec.ranking.bm25 import Bm25Index
 from gatespec.ranking.documents import Document, embedding_text
@@ -27,7 +28,10 @@ from gatespec.ranking.semantic import SemanticIndex
 from gatespec.ranking.vector_cache import VectorCache
 from gatespec_surface.budgets import QUERY_MAX_CHARS
 
-__all__ = ["Ranker"]
+if TYPE_CHECKING:
+    import numpy as np
+
+__all__ = ["Ranker", "rank_parts"]
 
 # Each clause list is cut to this depth before interleaving: deeper ranks of one clause
 # never outrank the first ranks of another.
@@ -85,23 +89,48 @@ class Ranker:
         if k <= 0 or not query or query.isspace():
             return [], 0
         query = query[:QUERY_MAX_CHARS]
-        params = self.params
-        parts = [query, *(clauses(query, params.max_clauses) if params.split_clauses else [])]
+        parts = self.parts(query)
         semantic = self.semantic if self.hybrid else None
         sims = semantic.similarities(parts) if semantic is not None else None
-        ids = self.lexical.ids
-        scored = [
-            fuse(self.lexical.scores(part), sims[n] if sims is not None else None, params)
-            for n, part in enumerate(parts)
-        ]
-        matched = set().union(*scored)
-        if not matched:
-            return [], 0
-        lists = [ordered(s, ids, _DEPTH) for s in scored]
-        order = interleave(lists) if len(lists) > 1 else lists[0]
-        vectors = semantic.vectors if semantic is not None else None
-        order = demote_duplicates(order, vectors, params.duplicate_similarity)[:k]
-        return _monotone(order, scored[0], ids), len(matched)
+        return rank_parts(
+            [self.lexical.scores(part) for part in parts],
+            sims,
+            self.lexical.ids,
+            semantic.vectors if semantic is not None else None,
+            self.params,
+            k,
+        )
+
+    def parts(self, query: str) -> list[str]:
+        """What is ranked for a query: the query cut to browse.query_max_chars, then its
+        clauses when it has several."""
+        query = query[:QUERY_MAX_CHARS]
+        if not self.params.split_clauses:
+            return [query]
+        return [query, *clauses(query, self.params.max_clauses)]
+
+
+def rank_parts(
+    lexical: Sequence[dict[int, float]],
+    sims: np.ndarray | None,
+    ids: Sequence[str],
+    vectors: np.ndarray | None,
+    params: FusionParams,
+    k: int,
+) -> tuple[list[tuple[str, float]], int]:
+    """Ranker.search_counted from each part's BM25 scores and cosine similarities (bench/
+    retrieval.py calls this directly to cross-validate `params` without re-encoding)."""
+    scored = [
+        fuse(scores, sims[n] if sims is not None else None, params)
+        for n, scores in enumerate(lexical)
+    ]
+    matched = set().union(*scored)
+    if not matched:
+        return [], 0
+    lists = [ordered(s, ids, _DEPTH) for s in scored]
+    order = interleave(lists) if len(lists) > 1 else lists[0]
+    order = demote_duplicates(order, vectors, params.duplicate_similarity)[:k]
+    return _monotone(order, scored[0], ids), len(matched)
 
 
 def _monotone(

@@ -56,7 +56,9 @@ class VectorCache:
 
     def _failed(self, action: str, exc: Exception) -> None:
         if not self._broken:
-            log.warning("embedding cache %s: %s failed (%s); going on without it", self.path, action, exc)
+            log.warning(
+                "embedding cache %s: %s failed (%s); going on without it", self.path, action, exc
+            )
         self._broken = True
 
     def get_many(self, model: str, keys: Sequence[bytes]) -> dict[bytes, bytes]:
@@ -79,7 +81,9 @@ class VectorCache:
             self._failed("reading", exc)
         return found
 
-    def put_many(self, model: str, items: Mapping[bytes, bytes] | Iterable[tuple[bytes, bytes]]) -> None:
+    def put_many(
+        self, model: str, items: Mapping[bytes, bytes] | Iterable[tuple[bytes, bytes]]
+    ) -> None:
         pairs = list(items.items() if isinstance(items, Mapping) else items)
         if self._broken or not pairs:
             return
