@@ -15,10 +15,10 @@ from gatespec.ranking import (
     DEFAULT_FIELD_WEIGHTS,
     Bm25Index,
     Document,
+    Ranker,
     schema_fields,
     tokenize,
 )
-from gatespec.ranking import Ranker
 from gatespec.ranking.text import exact_name_keys, index_stem, stem
 from gatespec_surface.budgets import QUERY_MAX_CHARS
 

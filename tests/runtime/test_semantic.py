@@ -58,7 +58,7 @@ def test_vectors_are_unit_length_and_related_texts_are_closer(semantic_on: Path)
     encoder, status = load_encoder()
     assert encoder is not None and status.on, status.detail
     v = encoder.encode(["show what is inside a folder", "list a directory", "bake a cake"])
-    assert abs(float((v[0] @ v[0])) - 1.0) < 1e-4
+    assert abs(float(v[0] @ v[0]) - 1.0) < 1e-4
     assert float(v[0] @ v[1]) > float(v[0] @ v[2]) + 0.2
 
 
