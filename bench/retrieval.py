@@ -1,73 +1,72 @@
-"""Retrieval-quality and latency benchmark for gatespec.ranking (the tool_browse ranker).
+"""Retrieval quality and speed of gatespec.ranking (the ranker of tool_browse and search).
 
     .venv/bin/python bench/retrieval.py --out bench/results/retrieval.json
 
-Measures, on the public tool-retrieval sets in /work/shared/data/tool-retrieval/ (see its
-README.md for sources and licenses):
+Data: the public sets in /work/shared/data/tool-retrieval/ (README there: sources, licences).
+For each set (LiveMCPBench tasks over the MCP catalog; BFCL non-live and live queries over the
+deduplicated BFCL catalog; MetaTool over its plugin catalog):
 
-* quality (hit@1, hit@5, hit@10, MRR, coverage@5) of the shipped ranker, of a plain BM25 over
-  name + description (naive tokenizer, independent implementation in this file), of the same
-  two-field BM25 with our tokenizer, and of one-change-at-a-time ablations of our defaults;
-* exact-name lookup (query = tool name, and query = "server/name");
-* index build time and search latency p50/p99 on each catalog and on a synthetic
-  10,000-tool catalog made by replicating the MCP catalog under distinct namespaces/ids.
+* a held-out fifth of the queries (by a hash of the query id) is never used to choose
+  anything; the other four fifths are split into 5 folds;
+* the fusion parameters (gatespec.ranking.FusionParams) are chosen by 5-fold cross-validation
+  on those four fifths (objective: mean over the sets of hit@5 and MCP coverage@5), each fold's
+  choice scored on its own test fold: the spread across folds is reported;
+* the final choice (made on all four fifths) is scored on the held-out fifth, next to a plain
+  BM25 over name + description + property descriptions and the ranker with semantics off;
+* the shipped defaults are scored through `gatespec rank` (gatespec.rank_cli.rank: the
+  Browser, exactly as tool_browse(query)) on the whole dev set.
 
-This is a benchmark, not a test: nothing here asserts on timings.
+Speed: query p50/p99 at 10,000 tools (the MCP catalog replicated under distinct namespaces),
+lexical only and hybrid; index build from a warm and a cold embedding cache; the resident
+memory the model adds (fresh processes). A benchmark, not a test: nothing asserts a timing.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as _dt
-import functools
+import hashlib
+import itertools
 import json
 import math
 import os
 import platform
 import re
+import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from gatespec.ranking import (  # noqa: E402
-    DEFAULT_FIELD_WEIGHTS,
-    Bm25Index,
-    Document,
-    schema_fields,
-)
+from gatespec.rank_cli import metrics as rank_metrics  # noqa: E402
+from gatespec.rank_cli import rank  # noqa: E402
+from gatespec.ranking import DEFAULT_PARAMS, Document, FusionParams, Ranker  # noqa: E402
+from gatespec.ranking.ranker import rank_parts  # noqa: E402
 
 DEFAULT_DATA = Path("/work/shared/data/tool-retrieval")
 SYNTH_SIZE = 10_000
+FOLDS = 5
+GRID = {
+    "lexical_weight": (0.1, 0.2, 0.3, 0.4),
+    "split_clauses": (False, True),
+    "duplicate_similarity": (0.95, 1.01),
+}
+SETS = ("mcp", "bfcl", "bfcl_live", "metatool")
 SOURCES = [
-    {
-        "name": "LiveMCPBench",
-        "repo": "https://github.com/icip-cas/LiveMCPBench",
-        "license": "Apache-2.0",
-        "used": "tools/LiveMCPTool/tools.json (527 tools of 70 servers), "
-        "annotated_data/all_annotations.json (64 dev tasks)",
-    },
-    {
-        "name": "github-mcp-server",
-        "repo": "https://github.com/github/github-mcp-server",
-        "license": "MIT",
-        "used": "pkg/github/__toolsnaps__/*.snap (117 tools)",
-    },
-    {
-        "name": "Berkeley Function Calling Leaderboard (BFCL) v4",
-        "repo": "https://github.com/ShishirPatil/gorilla",
-        "license": "Apache-2.0",
-        "used": "function definitions (1,852 after dedup) and 803 labelled dev queries",
-    },
+    "LiveMCPBench (icip-cas/LiveMCPBench, Apache-2.0): 527 MCP tools, 64 dev tasks",
+    "github-mcp-server (github/github-mcp-server, MIT): 117 MCP tools",
+    "Berkeley Function Calling Leaderboard v4 (ShishirPatil/gorilla, Apache-2.0): 1,852 "
+    "deduplicated functions, 803 dev queries, 956 live dev queries",
+    "MetaTool (HowieHwong/MetaTool, MIT): 199 plugin tools, 14,803 dev queries",
 ]
-
-Searcher = Callable[[str, int], list[tuple[str, float]]]
 
 
 # --------------------------------------------------------------------------- data
@@ -81,60 +80,48 @@ def load_json(path: Path) -> Any:
 def catalog_docs(rows: Sequence[Mapping[str, Any]]) -> list[Document]:
     """Catalog rows -> Documents with id "server/name" (the form the gold labels use)."""
     return [
-        Document(
-            id=f"{r['server']}/{r['name']}",
-            name=r["name"],
-            description=r.get("description") or "",
-            fields=schema_fields(r.get("inputSchema")),
-            namespace=r["server"],
+        Document.of_tool(
+            f"{r['server']}/{r['name']}",
+            r["name"],
+            r.get("description") or "",
+            r["server"],
+            r.get("inputSchema"),
         )
         for r in rows
     ]
 
 
-def synth_docs(base: Sequence[Document], size: int) -> list[Document]:
-    """Replicate a catalog under distinct namespaces until it has ``size`` tools."""
-    out: list[Document] = []
-    rep = 0
-    while len(out) < size:
-        for d in base:
-            if len(out) >= size:
-                break
-            ns = f"{d.namespace}-r{rep}"
-            out.append(
-                Document(
-                    id=f"{ns}/{d.name}",
-                    name=d.name,
-                    description=d.description,
-                    fields=d.fields,
-                    namespace=ns,
-                )
-            )
-        rep += 1
+def queries(rows: Sequence[Mapping[str, Any]], gold: str) -> list[dict[str, Any]]:
+    out = []
+    for r in rows:
+        labels = list(r[gold])
+        groups = r.get("gold_groups") or [[g] for g in labels]
+        out.append({"id": r["id"], "query": r["query"], "gold": labels, "gold_groups": groups})
     return out
 
 
-def mcp_queries(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    return [
-        {"id": r["id"], "query": r["query"], "gold": list(r["gold"]), "groups": r["gold_groups"]}
-        for r in rows
-    ]
+def load_sets(data: Path) -> dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]]:
+    mcp = load_json(data / "mcp_catalog.json")
+    bfcl = load_json(data / "bfcl_catalog_dedup.json")
+    meta = load_json(data / "metatool_catalog.json")
+    return {
+        "mcp": (mcp, queries(load_json(data / "mcp_queries_dev.json"), "gold")),
+        "bfcl": (bfcl, queries(load_json(data / "bfcl_queries_dev.json"), "gold_by_name")),
+        "bfcl_live": (
+            bfcl,
+            queries(load_json(data / "bfcl_live_queries_dev.json"), "gold_by_name"),
+        ),
+        "metatool": (meta, queries(load_json(data / "metatool_queries_dev.json"), "gold")),
+    }
 
 
-def bfcl_queries(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    # gold_by_name holds ids of the dedup catalog ("bfcl/<name>"); every gold tool is a step.
-    return [
-        {
-            "id": r["id"],
-            "query": r["query"],
-            "gold": list(r["gold_by_name"]),
-            "groups": [[g] for g in r["gold_by_name"]],
-        }
-        for r in rows
-    ]
+def split_of(query_id: str) -> int:
+    """0..4: a cross-validation fold; 5: held out (a fifth of the queries, by id hash)."""
+    h = int.from_bytes(hashlib.sha256(str(query_id).encode()).digest()[:4], "big")
+    return 5 if h % 5 == 0 else (h // 5) % FOLDS
 
 
-# --------------------------------------------------------------------------- naive baseline
+# --------------------------------------------------------------------------- baseline
 
 _NAIVE_RE = re.compile(r"[^\W_]+")
 
@@ -146,13 +133,17 @@ def naive_tokenize(text: str) -> list[str]:
 
 
 class NaiveBm25:
-    """Textbook BM25 (k1=1.2, b=0.75) over name + description as one bag of words.
+    """Textbook BM25 (k1=1.2, b=0.75) over name + description + property descriptions as one
+    bag of words (the issue's "plain BM25").
 
     Written independently of gatespec.ranking on purpose: it is the reference point."""
 
     def __init__(self, docs: Sequence[Document], k1: float = 1.2, b: float = 0.75) -> None:
         self.ids = [d.id for d in docs]
-        toks = [naive_tokenize(d.name) + naive_tokenize(d.description) for d in docs]
+        toks = [
+            naive_tokenize(d.name) + naive_tokenize(d.description) + naive_tokenize(d.field_text)
+            for d in docs
+        ]
         n = len(docs)
         avg = sum(map(len, toks)) / n if n else 0.0
         post: dict[str, list[tuple[int, int]]] = {}
@@ -179,46 +170,132 @@ class NaiveBm25:
         return [(doc_id, -neg) for neg, doc_id in ranked]
 
 
-# --------------------------------------------------------------------------- metrics
+# --------------------------------------------------------------------------- scoring
 
 
-def evaluate(search: Searcher, queries: Sequence[Mapping[str, Any]], depth: int) -> dict:
-    hit1 = hit5 = hit10 = rr = cov5 = 0.0
-    for q in queries:
-        ranked = [doc_id for doc_id, _ in search(q["query"], depth)]
-        gold = set(q["gold"])
-        first = next((r for r, d in enumerate(ranked, 1) if d in gold), None)
-        if first is not None:
-            rr += 1.0 / first
-            hit1 += first <= 1
-            hit5 += first <= 5
-            hit10 += first <= 10
-        top5 = set(ranked[:5])
-        groups = q["groups"]
-        cov5 += sum(1 for g in groups if top5.intersection(g)) / len(groups)
-    n = len(queries)
+def score(ranked: Sequence[Sequence[str]], qs: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    return rank_metrics(qs, [{"ranked": r} for r in ranked]) or {}
+
+
+class Prepared:
+    """One set with every query's parts, BM25 scores and cosine similarities computed once, so
+    each parameter choice only re-runs the fusion (gatespec.ranking.ranker.rank_parts)."""
+
+    def __init__(self, catalog: Sequence[Mapping[str, Any]], qs: Sequence[Mapping[str, Any]]):
+        self.queries = list(qs)
+        self.docs = catalog_docs(catalog)
+        probe = Ranker(
+            self.docs, background=False, params=replace(DEFAULT_PARAMS, split_clauses=True)
+        )
+        if probe.semantic is None:
+            raise SystemExit(f"semantic ranking unavailable: {probe.status}")
+        self.ids = probe.lexical.ids
+        self.vectors = probe.semantic.vectors
+        self.parts = [probe.parts(q["query"]) for q in qs]
+        self.lexical = [[probe.lexical.scores(p) for p in parts] for parts in self.parts]
+        flat = [p for parts in self.parts for p in parts]
+        sims = probe.semantic.encoder.encode(flat, query=True) @ self.vectors.T
+        self.sims = []
+        at = 0
+        for parts in self.parts:
+            self.sims.append(sims[at : at + len(parts)])
+            at += len(parts)
+        self.naive = NaiveBm25(self.docs)
+
+    def run(self, params: FusionParams | None, idx: Sequence[int], k: int = 10) -> list[list[str]]:
+        """Top k per query: `params` fused, or lexical only when None."""
+        out = []
+        for i in idx:
+            n = len(self.lexical[i]) if params is not None and params.split_clauses else 1
+            sims = self.sims[i][:n] if params is not None else None
+            hits, _ = rank_parts(
+                self.lexical[i][:n],
+                sims,
+                self.ids,
+                self.vectors if params is not None else None,
+                params or DEFAULT_PARAMS,
+                k,
+            )
+            out.append([h for h, _ in hits])
+        return out
+
+    def run_naive(self, idx: Sequence[int], k: int = 10) -> list[list[str]]:
+        return [[h for h, _ in self.naive.search(self.queries[i]["query"], k)] for i in idx]
+
+    def subset(self, idx: Sequence[int]) -> list[dict[str, Any]]:
+        return [self.queries[i] for i in idx]
+
+
+def objective(results: Mapping[str, Mapping[str, float]]) -> float:
+    """Mean hit@5 over the sets, with MCP coverage@5 as one more term (multi-step tasks)."""
+    terms = [results[s]["hit@5"] for s in SETS] + [results["mcp"]["coverage@5"]]
+    return sum(terms) / len(terms)
+
+
+def grid() -> list[FusionParams]:
+    keys = list(GRID)
+    return [
+        replace(DEFAULT_PARAMS, **dict(zip(keys, values, strict=True)))
+        for values in itertools.product(*(GRID[k] for k in keys))
+    ]
+
+
+def choose(prep: Mapping[str, Prepared], folds: Mapping[str, Sequence[int]]) -> FusionParams:
+    scored = []
+    for params in grid():
+        res = {s: score(prep[s].run(params, folds[s]), prep[s].subset(folds[s])) for s in SETS}
+        scored.append((objective(res), params))
+    return max(scored, key=lambda t: t[0])[1]
+
+
+def cross_validate(prep: Mapping[str, Prepared]) -> dict[str, Any]:
+    splits = {s: [split_of(q["id"]) for q in prep[s].queries] for s in SETS}
+    per_fold = []
+    for fold in range(FOLDS):
+        train = {s: [i for i, f in enumerate(splits[s]) if f not in (fold, 5)] for s in SETS}
+        test = {s: [i for i, f in enumerate(splits[s]) if f == fold] for s in SETS}
+        params = choose(prep, train)
+        res = {s: score(prep[s].run(params, test[s]), prep[s].subset(test[s])) for s in SETS}
+        per_fold.append({"params": _params(params), "test": res})
+        print(f"fold {fold}: {_params(params)} {json.dumps(res)}", flush=True)
+    dev = {s: [i for i, f in enumerate(splits[s]) if f != 5] for s in SETS}
+    held = {s: [i for i, f in enumerate(splits[s]) if f == 5] for s in SETS}
+    final = choose(prep, dev)
+    held_out = {}
+    for s in SETS:
+        qs = prep[s].subset(held[s])
+        held_out[s] = {
+            "plain BM25": score(prep[s].run_naive(held[s]), qs),
+            "gatespec lexical only": score(prep[s].run(None, held[s]), qs),
+            "gatespec hybrid (chosen)": score(prep[s].run(final, held[s]), qs),
+            "gatespec hybrid (shipped defaults)": score(prep[s].run(DEFAULT_PARAMS, held[s]), qs),
+        }
     return {
-        "n": n,
-        "hit@1": round(hit1 / n, 4),
-        "hit@5": round(hit5 / n, 4),
-        "hit@10": round(hit10 / n, 4),
-        "mrr": round(rr / n, 4),
-        "coverage@5": round(cov5 / n, 4),
+        "grid": {k: list(v) for k, v in GRID.items()},
+        "folds": per_fold,
+        "spread": _spread(per_fold),
+        "chosen": _params(final),
+        "held_out": held_out,
+        "held_out_sizes": {s: len(held[s]) for s in SETS},
     }
 
 
-def name_lookup(search: Searcher, docs: Sequence[Document]) -> dict:
-    """Query = bare tool name (hit if the top result has that name, in any namespace) and
-    query = "server/name" (hit if the top result is that exact tool)."""
-    bare = qualified = 0
-    names = {d.id: d.name for d in docs}
-    for d in docs:
-        top = search(d.name, 1)
-        bare += bool(top) and names[top[0][0]] == d.name
-        top = search(f"{d.namespace}/{d.name}", 1)
-        qualified += bool(top) and top[0][0] == d.id
-    n = len(docs)
-    return {"n": n, "bare_name@1": round(bare / n, 4), "server/name@1": round(qualified / n, 4)}
+def _params(p: FusionParams) -> dict[str, Any]:
+    return {k: v for k, v in asdict(p).items() if k in GRID}
+
+
+def _spread(per_fold: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, list[float]]]:
+    """set -> metric -> [min, mean, max] over the folds' test scores."""
+    out: dict[str, dict[str, list[float]]] = {}
+    for s in SETS:
+        out[s] = {}
+        for m in ("hit@1", "hit@5", "mrr", "coverage@5"):
+            vals = [f["test"][s][m] for f in per_fold]
+            out[s][m] = [round(min(vals), 3), round(statistics.mean(vals), 3), round(max(vals), 3)]
+    return out
+
+
+# --------------------------------------------------------------------------- speed
 
 
 def percentile(samples: Sequence[float], p: float) -> float:
@@ -229,68 +306,90 @@ def percentile(samples: Sequence[float], p: float) -> float:
     return s[idx]
 
 
-def time_build(factory: Callable[[], Any], repeats: int) -> tuple[Any, dict]:
-    times = []
-    obj = None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        obj = factory()
-        times.append(time.perf_counter() - t0)
-    return obj, {
-        "build_s_first": round(times[0], 4),
-        "build_s_median": round(statistics.median(times), 4),
-        "build_s_min": round(min(times), 4),
-        "repeats": repeats,
-    }
+def synth_rows(base: Sequence[Mapping[str, Any]], size: int) -> list[dict[str, Any]]:
+    """The catalog replicated under distinct namespaces until it has ``size`` tools."""
+    out: list[dict[str, Any]] = []
+    for rep in itertools.count():
+        for r in base:
+            if len(out) >= size:
+                return out
+            out.append({**r, "server": f"{r['server']}-r{rep}"})
+    return out
 
 
-def time_search(search: Searcher, queries: Sequence[str], rounds: int, k: int = 10) -> dict:
-    for q in queries:  # warm-up (stem cache, allocator)
-        search(q, k)
-    samples: list[float] = []
+def time_queries(ranker: Ranker, qs: Sequence[str], rounds: int) -> dict[str, float]:
+    for q in qs:
+        ranker.search_counted(q, 10)
+    samples = []
     for _ in range(rounds):
-        for q in queries:
+        for q in qs:
             t0 = time.perf_counter_ns()
-            search(q, k)
+            ranker.search_counted(q, 10)
             samples.append((time.perf_counter_ns() - t0) / 1e6)
     return {
-        "queries": len(queries),
+        "queries": len(qs),
         "samples": len(samples),
-        "k": k,
-        "p50_ms": round(percentile(samples, 50), 4),
-        "p99_ms": round(percentile(samples, 99), 4),
-        "max_ms": round(max(samples), 4),
+        "p50_ms": round(percentile(samples, 50), 3),
+        "p99_ms": round(percentile(samples, 99), 3),
     }
 
 
-# --------------------------------------------------------------------------- variants
+def _rss_mb() -> float:
+    with open("/proc/self/status", encoding="ascii") as fh:
+        for line in fh:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
 
 
-def variants() -> dict[str, tuple[str, Callable[[Sequence[Document]], Any]]]:
-    """name -> (description, factory). The first is the shipped configuration."""
-    dw = dict(DEFAULT_FIELD_WEIGHTS)
+def child(args: argparse.Namespace) -> int:
+    """Internal: one measurement in a fresh process (printed as JSON)."""
+    docs = catalog_docs(synth_rows(load_json(args.data / "mcp_catalog.json"), SYNTH_SIZE))
+    before = _rss_mb()
+    t0 = time.perf_counter()
+    ranker = Ranker(docs, semantic=args.child != "lexical", background=False)
+    built = time.perf_counter() - t0
+    print(
+        json.dumps(
+            {
+                "build_s": round(built, 3),
+                "rss_added_mb": round(_rss_mb() - before, 1),
+                "maxrss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+                "status": ranker.status,
+            }
+        )
+    )
+    return 0
 
-    def ours(**kw: Any) -> Callable[[Sequence[Document]], Any]:
-        weights = {**dw, **kw.pop("w", {})}
-        return lambda docs: Bm25Index(docs, field_weights=weights, **kw)
 
-    name_desc = {"name": 1.0, "namespace": 0.0, "description": 1.0, "fields": 0.0, "exact": 0.0}
-    return {
-        "gatespec (default)": (f"shipped defaults, field weights {dw}", ours()),
-        "baseline: naive BM25 name+desc": (
-            "textbook BM25 over name+description, naive tokenizer (split on non-alphanumerics)",
-            lambda docs: NaiveBm25(docs),
-        ),
-        "BM25 name+desc, our tokenizer": (
-            "Bm25Index with only name and description, weight 1 each",
-            lambda docs: Bm25Index(docs, field_weights=name_desc),
-        ),
-        "ablation: no schema fields": ("defaults but fields weight 0", ours(w={"fields": 0.0})),
-        "ablation: no namespace": ("defaults but namespace weight 0", ours(w={"namespace": 0.0})),
-        "ablation: no exact-name term": ("defaults but exact weight 0", ours(w={"exact": 0.0})),
-        "ablation: name weight 1": ("defaults but name weight 1", ours(w={"name": 1.0})),
-        "ablation: no stemming": ("defaults but stemming=False", ours(stemming=False)),
-    }
+def _in_child(args: argparse.Namespace, mode: str, cache: str) -> dict[str, Any]:
+    env = {**os.environ, "GATESPEC_CACHE_DIR": cache}
+    proc = subprocess.run(
+        [sys.executable, __file__, "--data", str(args.data), "--child", mode],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+    )
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def speed(
+    args: argparse.Namespace, mcp_queries: Sequence[str], bfcl_queries: Sequence[str]
+) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as cache:
+        out["lexical_build"] = _in_child(args, "lexical", cache)
+        out["cold_build"] = _in_child(args, "hybrid", cache)  # empty cache: encodes all
+        out["warm_build"] = [_in_child(args, "hybrid", cache) for _ in range(3)]
+        os.environ["GATESPEC_CACHE_DIR"] = cache
+        docs = catalog_docs(synth_rows(load_json(args.data / "mcp_catalog.json"), SYNTH_SIZE))
+        qs = list(mcp_queries) + list(bfcl_queries)
+        out["query_lexical"] = time_queries(Ranker(docs, semantic=False), qs, args.rounds)
+        hybrid = Ranker(docs, background=False)
+        out["query_hybrid"] = time_queries(hybrid, qs, args.rounds)
+        out["query_hybrid_short"] = time_queries(hybrid, list(bfcl_queries), args.rounds)
+    return out
 
 
 # --------------------------------------------------------------------------- report
@@ -307,121 +406,109 @@ def fmt_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], digits: int
 
 
 def markdown(res: Mapping[str, Any]) -> str:
-    q = res["quality"]
+    cv = res["cv"]
     out = [
         "# Tool retrieval benchmark (gatespec.ranking)",
         "",
-        f"Generated by `{res['meta']['command']}` on {res['meta']['date']} "
-        f"(Python {res['meta']['python']}, {res['meta']['cpus']} CPUs, 1-min load average "
-        f"{res['meta']['loadavg_start']} at start, {res['meta']['loadavg_end']} at end: "
-        "timings on a shared machine are noisy).",
+        f"Generated by `{res['meta']['command']}` on {res['meta']['date']} (Python "
+        f"{res['meta']['python']}, {res['meta']['cpus']} CPUs, load average "
+        f"{res['meta']['loadavg_start']} at start, {res['meta']['loadavg_end']} at end).",
         "",
-        "hit@k: any gold tool in the top k. MRR: reciprocal rank of the first gold tool. "
-        "coverage@5: share of a task's steps with a gold tool in the top 5 (BFCL: each gold "
-        "function is a step). Names: query = bare tool name / `server/name`, top-1 correct.",
+        "hit@k: a gold tool in the top k. MRR: reciprocal rank of the first gold tool. "
+        "coverage@5: share of a task's steps with a gold tool in the top 5 (single-tool sets: "
+        "each gold tool is a step). Ranker: BM25F (Snowball stems; name, namespace, "
+        "description, property names and descriptions) fused with all-MiniLM-L6-v2 (int8 "
+        "ONNX, onnxruntime).",
         "",
-        "## Quality",
+        "## Whole dev sets through `gatespec rank` (shipped defaults)",
         "",
-    ]
-    headers = [
-        "variant",
-        "MCP hit@1",
-        "MCP hit@5",
-        "MCP MRR",
-        "MCP cov@5",
-        "BFCL hit@1",
-        "BFCL hit@5",
-        "BFCL MRR",
-        "name@1",
-        "server/name@1",
     ]
     rows = []
-    for name, v in q.items():
-        m, b, nl = v["mcp_tasks"], v["bfcl_dedup"], v["mcp_name_lookup"]
+    for s in SETS:
+        for name, m in res["whole_dev"][s].items():
+            rows.append([s, name, m["queries"], m["hit@1"], m["hit@5"], m["mrr"], m["coverage@5"]])
+    out.append(fmt_table(["set", "ranker", "queries", "hit@1", "hit@5", "MRR", "coverage@5"], rows))
+    out += [
+        "",
+        "Every parameter was chosen on these queries (held-out fifth excepted, below), so the "
+        "held-out and per-fold figures are the ones to trust.",
+        "",
+        "## Held-out fifth (never used to choose anything)",
+        "",
+    ]
+    rows = []
+    for s in SETS:
+        for name, m in cv["held_out"][s].items():
+            rows.append([s, name, m["queries"], m["hit@1"], m["hit@5"], m["mrr"], m["coverage@5"]])
+    out.append(fmt_table(["set", "ranker", "queries", "hit@1", "hit@5", "MRR", "coverage@5"], rows))
+    out += [
+        "",
+        f"Parameters chosen on the other four fifths: `{cv['chosen']}`; grid `{cv['grid']}`.",
+        "",
+        "## 5-fold cross-validation inside the other four fifths",
+        "",
+        "Each fold chooses the parameters on four folds and is scored on the fifth: "
+        "min / mean / max over the folds.",
+        "",
+    ]
+    rows = []
+    for s in SETS:
+        sp = cv["spread"][s]
         rows.append(
-            [
-                name,
-                m["hit@1"],
-                m["hit@5"],
-                m["mrr"],
-                m["coverage@5"],
-                b["hit@1"],
-                b["hit@5"],
-                b["mrr"],
-                nl["bare_name@1"],
-                nl["server/name@1"],
+            [s]
+            + [
+                "{:.3f} / {:.3f} / {:.3f}".format(*sp[m])
+                for m in ("hit@1", "hit@5", "mrr", "coverage@5")
             ]
         )
-    out.append(fmt_table(headers, rows))
+    out.append(fmt_table(["set", "hit@1", "hit@5", "MRR", "coverage@5"], rows))
     out += [
         "",
-        "Variants: " + "; ".join(f"**{k}**: {v['description']}" for k, v in q.items()) + ".",
-        "",
-        f"MCP: {res['datasets']['mcp_tasks']['queries']} LiveMCPBench dev tasks over "
-        f"{res['datasets']['mcp_tasks']['catalog_size']} MCP tools. "
-        f"BFCL: {res['datasets']['bfcl_dedup']['queries']} dev queries over "
-        f"{res['datasets']['bfcl_dedup']['catalog_size']} deduplicated functions. "
-        "The data README's reference for a plain BM25 over name + description: LiveMCPBench "
-        "tasks hit@5 0.547, coverage@5 0.309; BFCL dedup hit@5 0.814. Its tokenizer and "
-        "parameters are not given, and the naive baseline here lands on either side of it "
-        "(MCP lower, BFCL higher); the comparison that matters is between rows of this table, "
-        "which share data, metric code and run.",
-        "",
-        "All parameters were chosen on these dev sets (there is no held-out split), so treat "
-        "differences of a query or two (MCP: 1/64 = 0.016) as noise.",
-        "",
-        "## Speed (shipped configuration, k=10)",
+        "Choices per fold: " + "; ".join(json.dumps(f["params"]) for f in cv["folds"]) + ".",
         "",
     ]
-    rows = []
-    for cat, p in res["performance"].items():
-        for qset, lat in p["search"].items():
-            rows.append(
-                [
-                    cat,
-                    p["docs"],
-                    p["build"]["build_s_first"],
-                    p["build"]["build_s_median"],
-                    qset,
-                    lat["queries"],
-                    lat["p50_ms"],
-                    lat["p99_ms"],
-                ]
-            )
-    out.append(
+    sp = res["speed"]
+    out += [
+        f"## Speed at {SYNTH_SIZE:,} tools",
+        "",
+        "The MCP catalog replicated under distinct namespaces. Builds in fresh processes.",
+        "",
         fmt_table(
-            digits=4,
-            headers=[
-                "catalog",
-                "tools",
-                "build s (first)",
-                "build s (median of 3)",
-                "query set",
-                "queries",
-                "search p50 ms",
-                "search p99 ms",
+            ["measure", "value"],
+            [
+                [
+                    "query p50 / p99 ms, lexical only",
+                    f"{sp['query_lexical']['p50_ms']} / {sp['query_lexical']['p99_ms']}",
+                ],
+                [
+                    "query p50 / p99 ms, hybrid (MCP tasks + BFCL queries)",
+                    f"{sp['query_hybrid']['p50_ms']} / {sp['query_hybrid']['p99_ms']}",
+                ],
+                [
+                    "query p50 / p99 ms, hybrid (BFCL queries)",
+                    f"{sp['query_hybrid_short']['p50_ms']} / {sp['query_hybrid_short']['p99_ms']}",
+                ],
+                ["index build s, lexical only", sp["lexical_build"]["build_s"]],
+                [
+                    "index build s, hybrid, cold cache (encodes every tool)",
+                    sp["cold_build"]["build_s"],
+                ],
+                [
+                    "index build s, hybrid, warm cache (3 runs)",
+                    ", ".join(str(w["build_s"]) for w in sp["warm_build"]),
+                ],
+                ["RSS added by the build MB, lexical only", sp["lexical_build"]["rss_added_mb"]],
+                [
+                    "RSS added by the build MB, hybrid (model + vectors)",
+                    sp["warm_build"][0]["rss_added_mb"],
+                ],
             ],
-            rows=rows,
-        )
-    )
-    out += [
+        ),
         "",
-        "Synthetic catalog: the MCP catalog replicated under namespaces `<server>-r<i>` (ids "
-        "`<server>-r<i>/<name>`) up to 10,000 tools, so every term's posting list is ~16x "
-        "longer than in the real catalog. Build of the 10,000-tool index in a fresh process "
-        "(first build, cold caches), 3 runs: "
-        + ", ".join(
-            f"{x:.3f} s"
-            for x in res["performance"][f"synthetic_{SYNTH_SIZE}"]["build"]["build_s_fresh_process"]
-        )
-        + ". Queries longer than 4,096 characters are truncated (one MCP task embeds an "
-        "18,686-character base64 image).",
-        "",
-        "## Data sources and licenses",
+        "## Data sources and licences",
         "",
     ]
-    for s in SOURCES:
-        out.append(f"- {s['name']} ({s['repo']}), {s['license']}: {s['used']}.")
+    out += [f"- {s}." for s in SOURCES]
     out.append("")
     return "\n".join(out)
 
@@ -431,76 +518,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
     ap.add_argument("--out", type=Path, default=ROOT / "bench/results/retrieval.json")
     ap.add_argument("--md", type=Path, default=None, help="default: --out with .md suffix")
-    ap.add_argument("--rounds", type=int, default=5, help="timing rounds over each query set")
-    ap.add_argument("--cold-build", type=int, metavar="N", help=argparse.SUPPRESS)
+    ap.add_argument("--rounds", type=int, default=3, help="timing rounds over each query set")
+    ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-
-    if args.cold_build:  # internal: time one build of the synthetic catalog in a new process
-        docs = synth_docs(catalog_docs(load_json(args.data / "mcp_catalog.json")), args.cold_build)
-        t0 = time.perf_counter()
-        Bm25Index(docs)
-        print(json.dumps({"build_s": time.perf_counter() - t0}))
-        return 0
-
-    mcp_cat = catalog_docs(load_json(args.data / "mcp_catalog.json"))
-    bfcl_cat = catalog_docs(load_json(args.data / "bfcl_catalog_dedup.json"))
-    mcp_q = mcp_queries(load_json(args.data / "mcp_queries_dev.json"))
-    bfcl_q = bfcl_queries(load_json(args.data / "bfcl_queries_dev.json"))
-    for cat, qs in ((mcp_cat, mcp_q), (bfcl_cat, bfcl_q)):
-        ids = {d.id for d in cat}
-        missing = sorted({g for q in qs for g in q["gold"]} - ids)
-        if missing:
-            raise SystemExit(f"gold ids not in catalog: {missing[:5]}")
+    if args.child:
+        return child(args)
 
     loadavg_start = round(os.getloadavg()[0], 2)
-    quality: dict[str, Any] = {}
-    for name, (desc, factory) in variants().items():
-        mi, bi = factory(mcp_cat), factory(bfcl_cat)
-        quality[name] = {
-            "description": desc,
-            "mcp_tasks": evaluate(mi.search, mcp_q, len(mcp_cat)),
-            "bfcl_dedup": evaluate(bi.search, bfcl_q, len(bfcl_cat)),
-            "mcp_name_lookup": name_lookup(mi.search, mcp_cat),
+    sets = load_sets(args.data)
+    whole: dict[str, Any] = {}
+    prep: dict[str, Prepared] = {}
+    for s in SETS:
+        catalog, qs = sets[s]
+        results, status = rank(catalog, qs, 10)
+        prep[s] = Prepared(catalog, qs)
+        all_idx = range(len(qs))
+        whole[s] = {
+            "plain BM25": score(prep[s].run_naive(all_idx), qs),
+            "gatespec lexical only": score(prep[s].run(None, all_idx), qs),
+            "gatespec rank (hybrid)": rank_metrics(qs, results),
         }
-        for part in ("mcp_tasks", "bfcl_dedup", "mcp_name_lookup"):
-            print(f"{name:32s} {part:16s} {quality[name][part]}", flush=True)
-
-    synth = synth_docs(mcp_cat, SYNTH_SIZE)
-    name_qs = [d.name for d in mcp_cat]
-    perf: dict[str, Any] = {}
-    for cat_name, docs, qsets in (
-        ("mcp", mcp_cat, {"mcp_tasks": [q["query"] for q in mcp_q], "tool_names": name_qs}),
-        ("bfcl_dedup", bfcl_cat, {"bfcl": [q["query"] for q in bfcl_q]}),
-        (
-            f"synthetic_{SYNTH_SIZE}",
-            synth,
-            {
-                "mcp_tasks": [q["query"] for q in mcp_q],
-                "bfcl": [q["query"] for q in bfcl_q],
-                "tool_names": name_qs,
-            },
-        ),
-    ):
-        index, build = time_build(functools.partial(Bm25Index, docs), repeats=3)
-        perf[cat_name] = {
-            "docs": len(docs),
-            "build": build,
-            "search": {qn: time_search(index.search, qs, args.rounds) for qn, qs in qsets.items()},
-        }
-        print(cat_name, json.dumps(perf[cat_name]), flush=True)
-
-    cold = []
-    for _ in range(3):
-        proc = subprocess.run(
-            [sys.executable, __file__, "--data", str(args.data), "--cold-build", str(SYNTH_SIZE)],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        cold.append(json.loads(proc.stdout)["build_s"])
-    perf[f"synthetic_{SYNTH_SIZE}"]["build"]["build_s_fresh_process"] = [round(x, 4) for x in cold]
-    print("fresh-process builds", cold, flush=True)
-
+        print(s, status, json.dumps(whole[s]), flush=True)
+    cv = cross_validate(prep)
+    perf = speed(args, [q["query"] for q in sets["mcp"][1]], [q["query"] for q in sets["bfcl"][1]])
+    print("speed", json.dumps(perf), flush=True)
     md_path = args.md or args.out.with_suffix(".md")
     result = {
         "meta": {
@@ -509,20 +550,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             ),
             "date": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
             "python": platform.python_version(),
-            "platform": platform.platform(),
             "cpus": os.cpu_count(),
             "loadavg_start": loadavg_start,
             "loadavg_end": round(os.getloadavg()[0], 2),
-            "data_dir": str(args.data),
         },
-        "datasets": {
-            "mcp_tasks": {"catalog_size": len(mcp_cat), "queries": len(mcp_q)},
-            "bfcl_dedup": {"catalog_size": len(bfcl_cat), "queries": len(bfcl_q)},
-            f"synthetic_{SYNTH_SIZE}": {"catalog_size": len(synth)},
-        },
-        "defaults": {"k1": 1.2, "b": 0.75, "field_weights": dict(DEFAULT_FIELD_WEIGHTS)},
-        "quality": quality,
-        "performance": perf,
+        "defaults": asdict(DEFAULT_PARAMS),
+        "whole_dev": whole,
+        "cv": cv,
+        "speed": perf,
         "sources": SOURCES,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)

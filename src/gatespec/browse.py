@@ -33,7 +33,7 @@ from gatespec.cards import (
     with_score,
 )
 from gatespec.catalog import Catalog, Item
-from gatespec.ranking import Bm25Index, Document, schema_fields
+from gatespec.ranking import Document, Ranker
 from gatespec.ranking.text import stem
 from gatespec.session import CacheStableSession
 from gatespec_surface.budgets import (
@@ -46,7 +46,6 @@ from gatespec_surface.budgets import (
     LEAF_SLUG_REPLACEMENT,
     LEAF_SLUG_STRIP_LEADING,
     OTHER_CLUSTER,
-    QUERY_MAX_CHARS,
 )
 from gatespec_surface.errors import ErrorCode, GatewayError
 from gatespec_surface.grammars import PATH_SEGMENT_MAX_LENGTH, is_path_segment
@@ -219,23 +218,32 @@ class BrowseTree:
 
 
 class Browser:
-    """tool_browse over one catalog snapshot: the cards, the ranking index and the tree are
-    built once here and shared by every browse."""
+    """tool_browse over one catalog snapshot: the cards, the ranker and the tree are built once
+    here and shared by every browse.
 
-    def __init__(self, catalog: Catalog, cards: Mapping[str, Card] | None = None) -> None:
+    The ranker (gatespec.ranking.Ranker) is hybrid when the embedding model is available;
+    `semantic=False` makes it lexical, and `background=False` waits for a first encode of a
+    large catalog instead of ranking lexically meanwhile (`gatespec rank`)."""
+
+    def __init__(
+        self,
+        catalog: Catalog,
+        cards: Mapping[str, Card] | None = None,
+        *,
+        semantic: bool = True,
+        background: bool = True,
+    ) -> None:
         self.catalog = catalog
         self.cards = cards if cards is not None else build_cards(catalog)
-        self.index = Bm25Index(
+        self.ranker = Ranker(
             [
-                Document(
-                    id=item.id,
-                    name=item.name,
-                    description=item.description,
-                    fields=schema_fields(item.input_schema),
-                    namespace=item.namespace,
+                Document.of_tool(
+                    item.id, item.name, item.description, item.namespace, item.input_schema
                 )
                 for item in catalog.items()
-            ]
+            ],
+            semantic=semantic,
+            background=background,
         )
         self.tree = BrowseTree(catalog, self.cards)
 
@@ -285,10 +293,11 @@ class Browser:
         return BrowseResponse(cards, browse_text(preamble, cards), structured)
 
     def _ranked(self, query: object, top_k: int) -> tuple[list[Card], int]:
-        if not isinstance(query, str) or not _QUERY_MIN_CHARS <= len(query) <= QUERY_MAX_CHARS:
+        # A long query is cut by the ranker (browse.query_max_chars), not refused.
+        if not isinstance(query, str) or len(query) < _QUERY_MIN_CHARS:
             raise GatewayError(
                 ErrorCode.ARGS_INVALID,
-                f"query must be a string of {_QUERY_MIN_CHARS} to {QUERY_MAX_CHARS} characters",
+                f"query must be a string of at least {_QUERY_MIN_CHARS} character(s)",
                 details={"query": repr(query)[:80]},
             )
         if isinstance(top_k, bool) or not isinstance(top_k, int):
@@ -297,6 +306,6 @@ class Browser:
             raise GatewayError(
                 ErrorCode.ARGS_INVALID, f"top_k must be between 1 and {BROWSE_MAX_TOP_K}"
             )
-        hits, total = self.index.search_counted(query, k=top_k)  # total: the preamble's N
+        hits, total = self.ranker.search_counted(query, k=top_k)  # total: the preamble's N
         cards = [with_score(self.cards[tool_id], score) for tool_id, score in hits]
         return order_cards(cards), total

@@ -5,6 +5,7 @@
     gatespec serve --demo                 serve the embedded demo catalog
     gatespec catalog --config FILE [--json]
     gatespec demo
+    gatespec rank --catalog FILE --queries FILE [--k 10] [--out FILE]   (gatespec.rank_cli)
 
 Progress and diagnostics go to stderr (stdout is the MCP channel under stdio). A user error
 (bad config, unknown mode, missing optional module) prints one line and exits 2 (usage) or 1,
@@ -30,6 +31,8 @@ import anyio
 from gatespec import demo
 from gatespec.config import ConfigError, GatewayConfig, load_config
 from gatespec.conformance.cli import add_subcommands as add_conformance_subcommands
+from gatespec.rank_cli import add_subcommand as add_rank_subcommand
+from gatespec.rank_cli import ranking_status
 from gatespec.server import (
     SERVED_PROFILES,
     CatalogListing,
@@ -138,6 +141,7 @@ def _parser() -> argparse.ArgumentParser:
     demo_cmd = commands.add_parser("demo", help="run the built-in demonstration")
     demo_cmd.set_defaults(run=_demo)
     add_conformance_subcommands(commands)
+    add_rank_subcommand(commands)
     return parser
 
 
@@ -246,6 +250,7 @@ async def _start(runtime: ServedRuntime, total: int) -> list[UpstreamStatus]:
     statuses = await runtime.start(progress=progress)
     if total:
         progress.finish(statuses)
+    _say(f"ranking: {ranking_status()}")  # never silent about running without the model
     return statuses
 
 
@@ -295,6 +300,7 @@ def _catalog_json(listing: CatalogListing, statuses: list[UpstreamStatus]) -> di
         "tools": [{"tool_id": t, "wire_name": w} for t, w in listing.tools],
         "excluded": [{"server": s, "tool": n, "reason": r} for s, n, r in listing.excluded],
         "servers": [{"key": s.key, "state": s.state, "reason": s.reason} for s in statuses],
+        "ranking": ranking_status(),
     }
 
 

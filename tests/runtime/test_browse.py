@@ -101,12 +101,20 @@ def test_exactly_one_of_query_or_path(browser: Browser) -> None:
 
 
 def test_bad_queries_are_args_invalid(browser: Browser) -> None:
-    for query in ("", "x" * (QUERY_MAX_CHARS + 1), 5, ["x"]):
+    for query in ("", 5, ["x"]):
         assert error_code(lambda q=query: browser.browse(query=q)) is ErrorCode.ARGS_INVALID
     for k in (0, 10_000, True, "3"):
         assert error_code(lambda k=k: browser.browse(query="x", top_k=k)) is (
             ErrorCode.ARGS_INVALID
         )
+
+
+def test_long_query_is_cut_not_refused(browser: Browser) -> None:
+    # browse.query_max_chars is the length a query is cut to (issue 13: agents paste tasks).
+    query = "create an issue on github"
+    padded = query + " " + "x" * (QUERY_MAX_CHARS * 2)
+    assert browser.browse(query=padded).cards == browser.browse(query=query).cards
+    assert browser.browse(query="x" * QUERY_MAX_CHARS + " github").cards == []
 
 
 # ---------------------------------------------------------------------- paths

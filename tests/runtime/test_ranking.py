@@ -13,13 +13,14 @@ import pytest
 
 from gatespec.ranking import (
     DEFAULT_FIELD_WEIGHTS,
-    MAX_QUERY_CHARS,
     Bm25Index,
     Document,
+    Ranker,
     schema_fields,
     tokenize,
 )
-from gatespec.ranking.text import exact_name_keys, stem
+from gatespec.ranking.text import exact_name_keys, index_stem, stem
+from gatespec_surface.budgets import QUERY_MAX_CHARS
 
 CATALOG = [
     Document(
@@ -105,31 +106,42 @@ def ids(results: list[tuple[str, float]]) -> list[str]:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("create_issue", ["creat", "issu"]),
+        ("create_issue", ["create", "issue"]),
         ("readTextFile", ["read", "text", "file"]),
         ("read-text-file", ["read", "text", "file"]),
         ("fs.read_file", ["fs", "read", "file"]),
-        ("github/create_issue", ["github", "creat", "issu"]),
+        ("github/create_issue", ["github", "create", "issue"]),
         ("server:tool_name", ["server", "tool", "name"]),
-        ("getHTTPResponse", ["get", "http", "respons"]),
-        ("calculate_BMI", ["calculat", "bmi"]),
+        ("getHTTPResponse", ["get", "http", "response"]),
+        ("calculate_BMI", ["calculate", "bmi"]),
         ("base64 getS3Object ipv4", ["base64", "get", "s3", "object", "ipv4"]),
         ("12306-mcp", ["12306", "mcp"]),
         ("UPPER_CASE_NAME", ["upper", "case", "name"]),
     ],
 )
 def test_tokenizer_splits_identifiers(text: str, expected: list[str]) -> None:
-    assert tokenize(text) == expected
+    # The words are the oracle; their stems are whatever Snowball makes of them.
+    assert tokenize(text) == [index_stem(w) for w in expected]
+    assert tokenize(text, stemming=False) == expected
 
 
 def test_tokenizer_lowercases_and_drops_stop_words() -> None:
-    assert tokenize("Read THE contents of a File") == ["read", "content", "file"]
+    assert tokenize("Read THE contents of a File", stemming=False) == ["read", "contents", "file"]
     assert tokenize("the of and to") == []
     assert tokenize("") == []
     assert tokenize("  \t\n ") == []
 
 
-def test_tokenizer_light_stemming_is_optional() -> None:
+def test_index_stemming_keeps_distinct_words_apart() -> None:
+    # Issue 13: "news" stemmed to "new" matched every tool that creates something new.
+    assert index_stem("news") != index_stem("new")
+    assert tokenize("latest news") == ["latest", "news"]
+    assert index_stem("creating") == index_stem("created") == index_stem("creates")
+    assert index_stem("issues") == index_stem("issue")
+    assert index_stem("base64") == "base64"  # not letters only: unchanged
+
+
+def test_tree_stemming_is_optional() -> None:
     assert stem("issues") == stem("issue")
     assert stem("queries") == "query"
     assert stem("creating") == stem("created") == stem("creates") == stem("create")
@@ -148,7 +160,7 @@ def test_tokenizer_cjk_unigrams_and_bigrams() -> None:
 def test_tokenizer_other_scripts_and_fullwidth() -> None:
     assert tokenize("Café résumé naïve_mode") == ["café", "résumé", "naïve", "mode"]
     assert tokenize("ｆｕｌｌ－ｗｉｄｔｈ") == ["full", "width"]  # NFKC
-    assert tokenize("😀 «quoted»") == ["quot"]
+    assert tokenize("😀 «quoted»", stemming=False) == ["quoted"]
 
 
 def test_exact_name_keys() -> None:
@@ -359,6 +371,9 @@ def test_field_weights_are_read_only(index: Bm25Index) -> None:
         index.field_weights["name"] = 9.0  # type: ignore[index]
 
 
-def test_overlong_query_is_truncated_not_rejected(index: Bm25Index) -> None:
-    query = "create issue " + "x" * (MAX_QUERY_CHARS * 3)
-    assert ids(index.search(query, 1)) == ["github:create_issue#3a91c7d2"]
+def test_overlong_query_is_cut_not_rejected() -> None:
+    ranker = Ranker(CATALOG, semantic=False)
+    query = "create issue " + "x" * (QUERY_MAX_CHARS * 3)
+    assert ids(ranker.search_counted(query, 1)[0]) == ["github:create_issue#3a91c7d2"]
+    # Words past the cut are not read.
+    assert ranker.search_counted("x" * QUERY_MAX_CHARS + " create issue", 1) == ([], 0)

@@ -1,4 +1,4 @@
-"""Flat BM25F ranking over tool name, namespace, description and input-schema property names.
+"""BM25F over tool name, namespace, description and input-schema property names and descriptions.
 
 Build once per catalog snapshot, then ``search`` many times. The index is an inverted index
 (term -> postings) whose posting weights are fully precomputed at build time (idf, per-field
@@ -13,55 +13,30 @@ import heapq
 import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
 
+from gatespec.ranking.documents import Document
 from gatespec.ranking.text import exact_name_keys, name_key, tokenize
 
-__all__ = [
-    "DEFAULT_FIELD_WEIGHTS",
-    "FIELDS",
-    "MAX_QUERY_CHARS",
-    "Bm25Index",
-    "Document",
-    "schema_fields",
-]
-
-
-@dataclass(frozen=True)
-class Document:
-    """One searchable tool."""
-
-    id: str  # opaque, e.g. "github:create_issue#3a91c7d2"; must be unique within an index
-    name: str  # upstream tool name, e.g. "create_issue"
-    description: str  # may be empty or non-English
-    fields: tuple[str, ...] = ()  # input-schema property names
-    namespace: str = ""  # server key, e.g. "github"
+__all__ = ["DEFAULT_FIELD_WEIGHTS", "FIELDS", "Bm25Index"]
 
 
 # Searchable fields. "exact" is the whole tool name as a single term, matched only by a query
 # word that spells the full name ("create_issue", "github/create_issue").
-FIELDS: tuple[str, ...] = ("name", "namespace", "description", "fields", "exact")
+FIELDS: tuple[str, ...] = ("name", "namespace", "description", "fields", "field_text", "exact")
 
-# Chosen on bench/retrieval.py (MCP tasks + BFCL dev); see bench/results/retrieval.md.
+# Chosen on bench/retrieval.py's dev sets (field_text, the property descriptions: issue 13);
+# see bench/results/retrieval.md.
 DEFAULT_FIELD_WEIGHTS: Mapping[str, float] = MappingProxyType(
-    {"name": 2.0, "namespace": 1.0, "description": 1.0, "fields": 0.5, "exact": 4.0}
+    {
+        "name": 2.0,
+        "namespace": 1.0,
+        "description": 1.0,
+        "fields": 0.5,
+        "field_text": 0.3,
+        "exact": 4.0,
+    }
 )
-
-# Queries are short descriptions of a need; only this many leading characters are used, so
-# a pasted blob cannot make one search expensive.
-MAX_QUERY_CHARS = 4096
-
-
-def schema_fields(input_schema: Mapping[str, Any] | None) -> tuple[str, ...]:
-    """Top-level property names of a tool's JSON input schema, in schema order."""
-    if not isinstance(input_schema, Mapping):
-        return ()
-    props = input_schema.get("properties")
-    if not isinstance(props, Mapping):
-        return ()
-    return tuple(str(p) for p in props)
 
 
 def _counts(terms: list[str]) -> dict[str, int]:
@@ -79,8 +54,7 @@ class Bm25Index:
     decimals; equal scores are ordered by document id.
 
     ``field_weights`` overrides some of :data:`DEFAULT_FIELD_WEIGHTS` (weight 0 drops a
-    field); ``stemming=False`` turns off the light suffix stripping of
-    :func:`gatespec.ranking.text.stem`. The index is immutable after construction and
+    field); ``stemming=False`` turns off stemming (:func:`gatespec.ranking.text.tokenize`). The index is immutable after construction and
     ``search`` is safe to call from several threads.
     """
 
@@ -137,7 +111,7 @@ class Bm25Index:
         # Pass 1, per field: each document's term counts and its BM25F scale
         # w_f / (1 - b + b * len / avglen). Description first: it is the largest field.
         fields: list[tuple[list[dict[str, int]], list[float]]] = []
-        for f in ("description", "name", "namespace", "fields", "exact"):
+        for f in ("description", "name", "namespace", "fields", "field_text", "exact"):
             w = weights[f]
             if w <= 0:
                 continue
@@ -184,8 +158,8 @@ class Bm25Index:
         if field == "exact":
             keys = [name_key(d.name) for d in docs]
             return [{k: 1} if k else {} for k in keys], [1 if k else 0 for k in keys]
-        if field == "description":  # long text: counting without a uniqueness check
-            terms = [tokenize(d.description, stemming=stemming) for d in docs]
+        if field in ("description", "field_text"):  # long text: no uniqueness check
+            terms = [tokenize(getattr(d, field), stemming=stemming) for d in docs]
             return [Counter(ts) for ts in terms], [len(ts) for ts in terms]
         if field == "name":
             terms = [tokenize(d.name, stemming=stemming) for d in docs]
@@ -216,7 +190,6 @@ class Bm25Index:
 
     def query_terms(self, query: str) -> list[str]:
         """The distinct index terms a query is matched on, in query order."""
-        query = query[:MAX_QUERY_CHARS]
         terms = tokenize(query, stemming=self._stemming)
         if self.field_weights["exact"] > 0:
             terms.extend(exact_name_keys(query))
@@ -230,11 +203,8 @@ class Bm25Index:
         """
         return self.search_counted(query, k)[0]
 
-    def search_counted(self, query: str, k: int = 10) -> tuple[list[tuple[str, float]], int]:
-        """``search`` plus how many documents matched at all (for "k of N" answers), without
-        ranking the ones past k."""
-        if k <= 0 or not query or query.isspace():
-            return [], 0
+    def scores(self, query: str) -> dict[int, float]:
+        """Unrounded score of every document sharing a term with the query, by position."""
         postings = self._postings
         scores: dict[int, float] = {}
         for term in self.query_terms(query):
@@ -247,6 +217,19 @@ class Bm25Index:
             get = scores.get
             for i, w in zip(*post, strict=True):
                 scores[i] = get(i, 0.0) + w
+        return scores
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        """Document ids by position (the keys of :meth:`scores`)."""
+        return self._ids
+
+    def search_counted(self, query: str, k: int = 10) -> tuple[list[tuple[str, float]], int]:
+        """``search`` plus how many documents matched at all (for "k of N" answers), without
+        ranking the ones past k."""
+        if k <= 0 or not query or query.isspace():
+            return [], 0
+        scores = self.scores(query)
         if not scores:
             return [], 0
         items: Iterable[tuple[int, float]] = scores.items()

@@ -1,4 +1,4 @@
-"""Tokenizer for tool retrieval: identifier splitting, stop words, CJK n-grams, light stemming.
+"""Tokenizer for tool retrieval: identifier splitting, stop words, CJK n-grams, stemming.
 
 Pure Python and deterministic (nothing depends on set/hash iteration order). The same
 function is used for documents and queries so their terms line up.
@@ -7,7 +7,10 @@ function is used for documents and queries so their terms line up.
   case transitions: ``getHTTPResponse`` -> ``get http respons``, ``calculate_BMI`` ->
   ``calculat bmi``. Digits stay attached to the letters before them (``base64``, ``s3``).
 * Terms are lowercased; a small English stop-word list is dropped.
-* Light suffix stripping (see :func:`stem`) maps plural/-ing/-ed forms to one key.
+* English words are stemmed with the Snowball English (Porter2) stemmer of the
+  ``snowballstemmer`` package: "creates", "creating", "created" -> "creat", while words its
+  exception lists keep apart stay apart ("news" is not "new", which a plain suffix stripper
+  conflated: "news" then matched every tool that creates something new).
 * Han, Kana and Hangul runs (no spaces between words) become character unigrams plus
   bigrams, so a Chinese query matches inside a Chinese description without a segmenter.
 """
@@ -17,9 +20,12 @@ from __future__ import annotations
 import re
 import unicodedata
 
+import snowballstemmer
+
 __all__ = [
     "STOP_WORDS",
     "exact_name_keys",
+    "index_stem",
     "name_key",
     "stem",
     "tokenize",
@@ -49,8 +55,22 @@ STOP_WORDS: frozenset[str] = frozenset(
 _VOWELS = frozenset("aeiouy")
 
 
+_SNOWBALL = snowballstemmer.stemmer("english")
+
+
+def index_stem(word: str) -> str:
+    """The index term of a lowercase word: its Snowball English stem when the word is ASCII
+    letters only ("issues" -> "issu", "news" -> "news"); other words are returned unchanged."""
+    if not (word.isascii() and word.isalpha()):
+        return word
+    stemmed: str = _SNOWBALL.stemWord(word)
+    return stemmed
+
+
 def stem(word: str) -> str:
-    """Very light suffix stripping for a lowercase word (plural -s/-es/-ies, -ing, -ed, -e).
+    """Very light suffix stripping for a lowercase word (plural -s/-es/-ies, -ing, -ed, -e),
+    used by the browse tree to group tool-name words ("issue"/"issues"); ranking uses
+    :func:`index_stem`.
 
     Not a linguistic stemmer: it only has to send inflected forms of one word to the same key
     on both the document and the query side ("creates", "creating", "created", "create" ->
@@ -90,7 +110,7 @@ class _TermMap(dict[str, str]):
 
     def __missing__(self, raw: str) -> str:
         low = raw.lower()
-        term = "" if low in STOP_WORDS else (stem(low) if self._stemming else low)
+        term = "" if low in STOP_WORDS else (index_stem(low) if self._stemming else low)
         if len(self) < self._LIMIT:
             self[raw] = term
         return term

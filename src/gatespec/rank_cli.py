@@ -1,0 +1,147 @@
+"""`gatespec rank`: rank a catalog for a list of queries exactly as tool_browse(query) would.
+
+    gatespec rank --catalog FILE --queries FILE [--k 10] [--out FILE]
+
+The catalog is the shared tool-retrieval format, ``[{server, name, description, inputSchema}]``
+(the server is the namespace); the queries are ``[{id, query}]``. Writes
+``[{id, ranked: ["server/name", ...]}]`` (stdout without --out). Queries that carry ``gold``
+(a list of "server/name") also get hit@1, hit@5, MRR and coverage@5 (``gold_groups``, one list
+per step, when present; else each gold tool is a step) on stderr.
+
+The ranking is the gateway's own: the catalog is admitted as the gateway admits it (tools it
+would exclude are reported and cannot be ranked), a Browser ranks it with the semantic index
+complete, and each query's cards come back in tool_browse's order.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from gatespec.browse import Browser
+from gatespec.cards import admit_cards
+from gatespec.catalog import Catalog
+from gatespec_surface.budgets import BROWSE_MAX_TOP_K
+
+__all__ = ["add_subcommand", "metrics", "rank", "ranking_status"]
+
+
+class RankInputError(Exception):
+    """A catalog or query file that cannot be used (exit status 2)."""
+
+
+def add_subcommand(commands: Any) -> None:
+    """Register `rank` on the CLI's subparsers; its handler returns the exit status."""
+    cmd = commands.add_parser("rank", help="rank a catalog for queries as tool_browse would")
+    cmd.add_argument("--catalog", required=True, type=Path, metavar="FILE")
+    cmd.add_argument("--queries", required=True, type=Path, metavar="FILE")
+    cmd.add_argument("--k", type=int, default=10, help=f"results per query, 1-{BROWSE_MAX_TOP_K}")
+    cmd.add_argument("--out", type=Path, metavar="FILE", help="write JSON here (default stdout)")
+    cmd.set_defaults(run=lambda args, _factory: run(args))
+
+
+def ranking_status() -> str:
+    """Whether queries are ranked hybrid or lexically only, and why (for start-up lines)."""
+    from gatespec.ranking.encoder import load_encoder
+
+    return load_encoder()[1].detail
+
+
+def _load(path: Path, what: str) -> list[Mapping[str, Any]]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise RankInputError(f"{what} {path}: {exc}") from None
+    if not isinstance(data, list) or not all(isinstance(r, Mapping) for r in data):
+        raise RankInputError(f"{what} {path}: expected a JSON array of objects")
+    return data
+
+
+def _browser(rows: Sequence[Mapping[str, Any]]) -> tuple[Browser, dict[str, str]]:
+    by_server: dict[str, list[dict[str, Any]]] = {}
+    for n, row in enumerate(rows):
+        if not isinstance(row.get("server"), str) or not isinstance(row.get("name"), str):
+            raise RankInputError(f"catalog entry {n}: needs string 'server' and 'name'")
+        tool = {k: row[k] for k in ("name", "description", "inputSchema") if k in row}
+        tool.setdefault("inputSchema", {"type": "object"})
+        by_server.setdefault(row["server"], []).append(tool)
+    catalog, cards = admit_cards(Catalog.build(by_server))
+    for ex in catalog.excluded:
+        print(f"gatespec: excluded {ex.server}/{ex.name}: {ex.reason}", file=sys.stderr)
+    names = {
+        item.id: f"{item.metadata['server']}/{item.metadata['upstream_name']}"
+        for item in catalog.items()
+    }
+    return Browser(catalog, cards, background=False), names
+
+
+def rank(
+    catalog: Sequence[Mapping[str, Any]], queries: Sequence[Mapping[str, Any]], k: int = 10
+) -> tuple[list[dict[str, Any]], str]:
+    """[{id, ranked}] for every query, and the ranking status line."""
+    if not 1 <= k <= BROWSE_MAX_TOP_K:
+        raise RankInputError(f"--k must be between 1 and {BROWSE_MAX_TOP_K}")
+    browser, names = _browser(catalog)
+    out = []
+    for n, q in enumerate(queries):
+        text = q.get("query")
+        if not isinstance(text, str) or not text:
+            raise RankInputError(f"query {n}: 'query' must be a non-empty string")
+        cards = browser.browse(query=text, top_k=k).cards
+        out.append({"id": q.get("id", n), "ranked": [names[c["id"]] for c in cards]})
+    return out, browser.ranker.status
+
+
+def metrics(
+    queries: Sequence[Mapping[str, Any]], results: Sequence[Mapping[str, Any]]
+) -> dict[str, float] | None:
+    """hit@1, hit@5, MRR and coverage@5 over the queries that carry gold (None if none do)."""
+    hit1 = hit5 = rr = cov5 = 0.0
+    n = 0
+    for q, r in zip(queries, results, strict=True):
+        gold = q.get("gold")
+        if not isinstance(gold, list) or not gold:
+            continue
+        n += 1
+        ranked = list(r["ranked"])
+        first = next((i for i, t in enumerate(ranked, 1) if t in gold), None)
+        if first is not None:
+            rr += 1 / first
+            hit1 += first == 1
+            hit5 += first <= 5
+        groups = q.get("gold_groups") or [[g] for g in gold]
+        top5 = set(ranked[:5])
+        cov5 += sum(1 for g in groups if top5.intersection(g)) / len(groups)
+    if not n:
+        return None
+    return {
+        "queries": n,
+        "hit@1": round(hit1 / n, 4),
+        "hit@5": round(hit5 / n, 4),
+        "mrr": round(rr / n, 4),
+        "coverage@5": round(cov5 / n, 4),
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        catalog = _load(args.catalog, "catalog")
+        queries = _load(args.queries, "queries")
+        results, status = rank(catalog, queries, args.k)
+    except RankInputError as exc:
+        print(f"gatespec: error: {exc}", file=sys.stderr)
+        return 2
+    print(f"gatespec: {status}", file=sys.stderr)
+    text = json.dumps(results, ensure_ascii=False, indent=1) + "\n"
+    if args.out:
+        args.out.write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    scores = metrics(queries, results)
+    if scores is not None:
+        print("gatespec: " + ", ".join(f"{k} {v}" for k, v in scores.items()), file=sys.stderr)
+    return 0
