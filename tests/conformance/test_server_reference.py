@@ -15,17 +15,17 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from gatespec.conformance import cli
-from gatespec.conformance import server as sv
-from gatespec.conformance.fixture_upstream import (
+from gatespec.upstream._sdk import raw_request
+from gatespec_conformance import cli
+from gatespec_conformance import server as sv
+from gatespec_conformance.fixture_upstream import (
     ECHO,
     FIXTURE_TOOLS,
     fixture_argv,
 )
-from gatespec.conformance.report import Selector
-from gatespec.conformance.server_browse import truncation_problem
-from gatespec.conformance.server_surface import semantic_schema
-from gatespec.upstream._sdk import raw_request
+from gatespec_conformance.report import Selector
+from gatespec_conformance.server_browse import truncation_problem
+from gatespec_conformance.server_surface import semantic_schema
 from gatespec_surface.budgets import CLUSTER_THRESHOLD
 from gatespec_surface.grammars import is_name
 from tests.conformance.mutants.harness import (
@@ -185,10 +185,10 @@ def test_placeholders_and_environment(tmp_path: Path) -> None:
 
 
 def test_list_needs_no_iut_and_names_requirements(capsys: pytest.CaptureFixture[str]) -> None:
-    argv = ["conformance", "server", "--profile", "gateway", "--list", "--max-examples", "2"]
+    argv = ["server", "--profile", "gateway", "--list", "--max-examples", "2"]
     assert cli.main([*argv, "--select", "ERROR-PATH-INVALID"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines and all("ERROR-PATH-INVALID (MUST)" in line for line in lines)
+    assert lines and all("ERROR-PATH-INVALID (MUST, amended by AM-FULLMATCH)" in line for line in lines)
     assert any(line.startswith("server/gateway/browse/path-invalid/0002\t") for line in lines)
     assert any("/vectors/paths/" in line for line in lines)
 
@@ -203,8 +203,8 @@ def test_list_needs_no_iut_and_names_requirements(capsys: pytest.CaptureFixture[
     ],
 )
 def test_usage_errors(extra: list[str], capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli.main(["conformance", "server", *extra]) == 2
-    assert "gatespec: error:" in capsys.readouterr().err
+    assert cli.main(["server", *extra]) == 2
+    assert "gatespec-conformance: error:" in capsys.readouterr().err
 
 
 def test_selection_runs_families_whose_case_names_may_match() -> None:

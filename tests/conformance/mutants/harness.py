@@ -14,8 +14,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from gatespec.conformance import cli
-from gatespec.conformance.fixture_upstream import fixture_argv
+from gatespec_conformance import cli
+from gatespec_conformance.fixture_upstream import fixture_argv
 
 PYTHON = sys.executable
 MUTANT = Path(__file__).resolve().parent / "serve_mutant.py"
@@ -64,7 +64,7 @@ def run_kit(
 ) -> tuple[int, dict[str, Any]]:
     """`gatespec conformance server` in this process: (exit status, JSON report)."""
     report = directory / f"report-{profile}-{time.monotonic_ns()}.json"
-    argv = ["conformance", "server", "--profile", profile, "--max-examples", MAX_EXAMPLES]
+    argv = ["server", "--profile", profile, "--max-examples", MAX_EXAMPLES]
     argv += ["-q", "--format", "json", "-o", str(report), *options]
     for pattern in select:
         argv += ["--select", pattern]

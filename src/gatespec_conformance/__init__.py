@@ -2,7 +2,7 @@
 
 Layer 1 (`functions`): the surface's pure functions, answered by an adapter program over JSON
 lines (`gatespec conformance functions -- COMMAND`). Layer 2 (`server`): live MCP checks of a
-running gateway. Both report through `gatespec.conformance.report`. See docs/conformance.md.
+running gateway. Both report through `gatespec_conformance.report`. See docs/conformance.md.
 
 This module stays import-light: `gatespec --help` builds the parsers without loading hypothesis.
 """

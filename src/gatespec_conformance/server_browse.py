@@ -2,7 +2,7 @@
 query results, and every card and response seen, measured on the exact text received.
 
 Cards are judged with the generated validators (`choice_card_violations`), renderer
-(`render_card`) and budgets, and with gatespec.tokens' exact cl100k_base counts.
+(`render_card`) and budgets, and with the kit's own exact cl100k_base counts (tokens.py).
 """
 
 from __future__ import annotations
@@ -12,23 +12,23 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Final
 
-from gatespec.conformance.fixture_upstream import FIXTURE_TOOLS
-from gatespec.conformance.functions import same_json
-from gatespec.conformance.server_checks import (
+from gatespec_conformance.fixture_upstream import FIXTURE_TOOLS
+from gatespec_conformance.functions import same_json
+from gatespec_conformance.server_checks import (
     Drawn,
     Emit,
     Family,
     allowed_codes,
     expect_error,
 )
-from gatespec.conformance.server_draws import (
+from gatespec_conformance.server_draws import (
     draw_cases,
     grammar_values,
     meta_args,
     vector_errors,
 )
-from gatespec.conformance.server_facts import QUERIES, BrowseObs, Live, NoFact
-from gatespec.tokens import count_tokens
+from gatespec_conformance.server_facts import QUERIES, BrowseObs, Live, NoFact
+from gatespec_conformance.tokens import count_tokens
 from gatespec_surface import parsers
 from gatespec_surface.budgets import (
     BROWSE_DEFAULT_TOP_K,

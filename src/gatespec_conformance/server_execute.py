@@ -14,7 +14,7 @@ from typing import Any, Final
 
 from jsonschema import Draft202012Validator
 
-from gatespec.conformance.fixture_upstream import (
+from gatespec_conformance.fixture_upstream import (
     ADD_TOOL,
     BIG_TEXT,
     ECHO,
@@ -29,10 +29,10 @@ from gatespec.conformance.fixture_upstream import (
     big_text,
     by_name,
 )
-from gatespec.conformance.functions import same_json
-from gatespec.conformance.live_client import CallResult
-from gatespec.conformance.server_browse import annotation_problem, truncation_problem
-from gatespec.conformance.server_checks import (
+from gatespec_conformance.functions import same_json
+from gatespec_conformance.live_client import CallResult
+from gatespec_conformance.server_browse import annotation_problem, truncation_problem
+from gatespec_conformance.server_checks import (
     Drawn,
     Emit,
     Family,
@@ -40,7 +40,7 @@ from gatespec.conformance.server_checks import (
     expect_error,
     expect_success,
 )
-from gatespec.conformance.server_draws import (
+from gatespec_conformance.server_draws import (
     draw_cases,
     grammar_values,
     invalid_instance,
@@ -48,8 +48,8 @@ from gatespec.conformance.server_draws import (
     valid_instance,
     vector_errors,
 )
-from gatespec.conformance.server_facts import Live, NoFact
-from gatespec.tokens import count_tokens
+from gatespec_conformance.server_facts import Live, NoFact
+from gatespec_conformance.tokens import count_tokens
 from gatespec_surface import parsers
 from gatespec_surface.budgets import CARD_HARD_CAP_TOKENS, STRUCTURED_CONTENT_LABEL
 from gatespec_surface.descriptors import output_schema

@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
-from gatespec.conformance.report import (
+from gatespec_conformance.report import (
     CheckResult,
     Example,
     Outcome,
@@ -37,8 +37,8 @@ from gatespec_surface.requirements import REQUIREMENTS
 from gatespec_surface.strategies import META_TOOL_ARG_GRAMMARS
 
 if TYPE_CHECKING:
-    from gatespec.conformance.live_client import CallResult
-    from gatespec.conformance.server_facts import Live
+    from gatespec_conformance.live_client import CallResult
+    from gatespec_conformance.server_facts import Live
 
 __all__ = [
     "SUITE",
@@ -97,7 +97,7 @@ def family_requirements(
                     notes.append(f"{family.key}: requirement {rid} is no longer in the spec")
                 continue
             if rid not in known:
-                refs += (RequirementRef(req.id, req.level),)
+                refs += (RequirementRef(req.id, req.level, req.amended_by),)
                 known.add(rid)
     order = {rid: i for i, rid in enumerate(REQUIREMENTS)}
     kept = [r for r in refs if profile in REQUIREMENTS[r.id].profiles]

@@ -16,9 +16,9 @@ from typing import Any, Final, TypeVar
 import mcp_types as types
 from jsonschema import Draft202012Validator
 
-from gatespec.conformance import DEFAULT_MAX_EXAMPLES
-from gatespec.conformance.fixture_upstream import ECHO, FIXTURE_TOOLS
-from gatespec.conformance.live_client import CallLog, CallResult, IUTGone, LiveSession, Target
+from gatespec_conformance import DEFAULT_MAX_EXAMPLES
+from gatespec_conformance.fixture_upstream import ECHO, FIXTURE_TOOLS
+from gatespec_conformance.live_client import CallLog, CallResult, IUTGone, LiveSession, Target
 from gatespec_surface import parsers
 from gatespec_surface.descriptors import PROFILES, output_schema
 from gatespec_surface.errors import GatewayError
@@ -68,6 +68,7 @@ class LiveOptions:
     cache_stable: bool = False  # the IUT was started with cache_stable
     namespace: str | None = None  # the fixture's namespace in the IUT (None: discover)
     connect_timeout: float = 60.0
+    level: str = "spec"  # "seed": the seeds' statements, tolerant where they are silent
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """The fixture upstream: a real MCP server with a known, adversarial catalog, for layer 2.
 
     gatespec fixture-upstream [--call-log FILE] [--add-tool-after SECONDS]
-    python -m gatespec.conformance.fixture_upstream [same options]
+    python -m gatespec_conformance.fixture_upstream [same options]
 
 The implementation under test (IUT) fronts this server; the kit knows every tool it lists
 (`FIXTURE_TOOLS`), so it can compute each expected tool_id, schema, card field and result
@@ -330,7 +330,7 @@ def by_name(name: str) -> FixtureTool:
 
 def fixture_argv(call_log: str | Path | None = None, python: str | None = None) -> list[str]:
     """The command that starts this server (no PATH lookup of a console script needed)."""
-    argv = [python or sys.executable, "-m", "gatespec.conformance.fixture_upstream"]
+    argv = [python or sys.executable, "-m", "gatespec_conformance.fixture_upstream"]
     if call_log is not None:
         argv += ["--call-log", str(call_log)]
     return argv

@@ -26,20 +26,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from gatespec.conformance.fixture_upstream import fixture_argv
-from gatespec.conformance.live_client import CallLog, IUTGone, LiveSession, Target
-from gatespec.conformance.report import CheckResult, Outcome, Progress, Selector
-from gatespec.conformance.server_browse import FAMILIES as BROWSE
-from gatespec.conformance.server_checks import (
+from gatespec_conformance.fixture_upstream import fixture_argv
+from gatespec_conformance.live_client import CallLog, IUTGone, LiveSession, Target
+from gatespec_conformance.report import CheckResult, Outcome, Progress, Selector
+from gatespec_conformance.server_browse import FAMILIES as BROWSE
+from gatespec_conformance.server_checks import (
     SUITE,
     Emit,
     Family,
     family_requirements,
     selected,
 )
-from gatespec.conformance.server_execute import FAMILIES as EXECUTE
-from gatespec.conformance.server_facts import Live, LiveOptions, NoFact, NoLog
-from gatespec.conformance.server_surface import FAMILIES as SURFACE
+from gatespec_conformance.server_execute import FAMILIES as EXECUTE
+from gatespec_conformance.server_facts import Live, LiveOptions, NoFact, NoLog
+from gatespec_conformance.server_surface import FAMILIES as SURFACE
 from gatespec_surface import SPEC_HASH, SPEC_VERSION
 from gatespec_surface.descriptors import PROFILES
 

@@ -7,10 +7,10 @@ import re
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
-from gatespec.conformance.fixture_upstream import FIXTURE_TOOLS
-from gatespec.conformance.functions import same_json
-from gatespec.conformance.server_checks import Emit, Family
-from gatespec.conformance.server_facts import Live
+from gatespec_conformance.fixture_upstream import FIXTURE_TOOLS
+from gatespec_conformance.functions import same_json
+from gatespec_conformance.server_checks import Emit, Family
+from gatespec_conformance.server_facts import Live
 from gatespec_surface import parsers
 from gatespec_surface.budgets import CACHE_MARKER_ID
 from gatespec_surface.descriptors import (
