@@ -19,7 +19,7 @@ import sys
 from collections.abc import Callable, Collection, Sequence
 from typing import Any, TextIO
 
-from gatespec_conformance import DEFAULT_MAX_EXAMPLES
+from gatespec_conformance import DEFAULT_MAX_EXAMPLES, DEFAULT_SIZES
 from gatespec_conformance.cases import LEVELS
 from gatespec_conformance.report import (
     ENFORCE,
@@ -49,6 +49,12 @@ def _positive_float(text: str) -> float:
     if value <= 0:
         raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
     return value
+
+
+def _tool_count(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return int(text)
 
 
 def _count(text: str) -> int:
@@ -291,6 +297,8 @@ def _server(args: argparse.Namespace, *_: Any) -> int:
         namespace=args.namespace,
         connect_timeout=args.startup_timeout,
         level=args.level,
+        tools=args.tools,
+        well_formed_only=args.well_formed_only,
     )
     if args.list:
         for family in families:
@@ -301,20 +309,26 @@ def _server(args: argparse.Namespace, *_: Any) -> int:
                 print(f"{family.name(args.profile)}/{case.case}\t{shown}")
         return 0
     workdir = sv.make_workdir()
+    sized: list[Any] = []
     try:
         if args.url:
             target = Target(url=args.url, protocol=args.protocol)
             log = CallLog(args.call_log) if args.call_log else None
             if log is None:
                 notes.append("no --call-log: checks that prove what reached upstream are skipped")
+            if args.sizes:
+                notes.append("--url: the size-dependent families ran on the served catalog only")
         else:
-            files = sv.fixture_files(workdir, Path(args.call_log) if args.call_log else None)
             if not command:
-                command = sv.default_gatespec_command(args.profile, args.cache_stable, workdir)
                 notes.append("no COMMAND given: checking gatespec itself")
-            argv = tuple(sv.expand_command(command, files))
-            target = Target(command=argv, env=files.env(), protocol=args.protocol)
-            log = CallLog(files.call_log)
+            fixture = (args.tools, args.well_formed_only)
+            call_log = Path(args.call_log) if args.call_log else None
+            target, log = _stdio_target(args, command, workdir, call_log, *fixture)
+            for n in args.sizes:
+                size_target, size_log = _stdio_target(
+                    args, command, workdir / f"tools-{n}", None, n, True
+                )
+                sized.append(sv.Sized(n, size_target, size_log))
         started = time.monotonic()
         run = anyio.run(
             functools.partial(
@@ -325,6 +339,7 @@ def _server(args: argparse.Namespace, *_: Any) -> int:
                 selector,
                 restarts=args.restarts,
                 progress_enabled=not args.quiet,
+                sized=sized,
             )
         )
     finally:
@@ -339,6 +354,39 @@ def _server(args: argparse.Namespace, *_: Any) -> int:
         [*notes, *run.notes],
         judged=sv.entry_filter(args.profile, run.ran),
     )
+
+
+def _stdio_target(
+    args: argparse.Namespace,
+    command: list[str],
+    directory: Any,
+    call_log: Any,
+    tools: int | None,
+    well_formed_only: bool,
+) -> tuple[Any, Any]:
+    """(the IUT started over stdio fronting a fixture of this size, that fixture's call log)."""
+    from gatespec_conformance import server as sv
+    from gatespec_conformance.live_client import CallLog, Target
+
+    files = sv.fixture_files(directory, call_log, tools, well_formed_only)
+    if not command:
+        command = sv.default_gatespec_command(
+            args.profile, args.cache_stable, directory, tools, well_formed_only
+        )
+    argv = tuple(sv.expand_command(command, files))
+    return Target(command=argv, env=files.env(), protocol=args.protocol), CallLog(files.call_log)
+
+
+def _sizes(text: str) -> list[int]:
+    if not text.strip():
+        return []
+    try:
+        sizes = [int(part) for part in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected sizes like 1,20,100, got {text!r}") from None
+    if any(n < 1 for n in sizes):
+        raise argparse.ArgumentTypeError("every size is at least 1")
+    return sizes
 
 
 def _add_server(commands: Any) -> None:
@@ -378,6 +426,25 @@ def _add_server(commands: Any) -> None:
             2,
             "reconnect (stdio: restart) the IUT this many times after it dies (default 2)",
         ),
+    )
+    p.add_argument(
+        "--tools",
+        type=_tool_count,
+        metavar="N",
+        help="the fixture serves N well-formed tools (its first N, then generated ones)",
+    )
+    p.add_argument(
+        "--well-formed-only",
+        action="store_true",
+        help="the fixture serves no malformed or must-be-excluded entries",
+    )
+    p.add_argument(
+        "--sizes",
+        type=_sizes,
+        default=list(DEFAULT_SIZES),
+        metavar="N,N,...",
+        help="also run the size-dependent families (root browse, walk, clusters) on fixtures of "
+        "these sizes, well-formed only (default %(default)s; '' for none; stdio only)",
     )
     p.add_argument(
         "--hang-timeout",

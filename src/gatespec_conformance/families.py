@@ -270,7 +270,7 @@ def _banned(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
 
 # Seed 000 §2.2 names four kinds of banned content; each has its own requirement.
 _BANNED_KINDS: Final = (
-    (("schema",), "CARD-NO-SCHEMAS"),
+    (("schema", "properties", "required"), "CARD-NO-SCHEMAS"),
     (("example",), "CARD-NO-EXAMPLES"),
     (("meta", "annotation", "metadata"), "CARD-NO-METADATA-MAPS"),
     (("url", "transport", "command"), "CARD-NO-TRANSPORT-IDENTIFIERS"),

@@ -137,10 +137,17 @@ class RuleFailure:
     cause: str
     reason: str = ""
     example: Example | None = None
+    amended_by: tuple[str, ...] = ()  # amendments this rule's form rests on
+    spec_only: str = ""  # why no seed states the rule, when no amendment records it either
 
     @property
     def level(self) -> str:
         return level_of(self.requirements)
+
+    @property
+    def amendments(self) -> tuple[str, ...]:
+        """The rule's own amendments and those of its requirements."""
+        return amendments(self.requirements, self.amended_by)
 
 
 @dataclass(frozen=True)
@@ -442,6 +449,10 @@ def write_text(report: Report, stream: TextIO, verbose: bool = False) -> None:
         for f, r, n in causes(members):
             w(f"  cause: {f.cause} ({n} checks)\n")
             w(f"    requirements: {_refs(f.requirements)}\n")
+            if f.amended_by:
+                w(f"    amended by: {', '.join(f.amended_by)}\n")
+            if f.spec_only:
+                w(f"    spec only (no amendment records it): {f.spec_only}\n")
             w(f"    smallest: {r.name}\n")
             if f.reason and f.reason != f.cause:
                 w(f"    reason:   {f.reason}\n")
@@ -518,6 +529,8 @@ def _result_json(r: CheckResult) -> dict[str, Any]:
                 "requirements": [_ref_json(q) for q in f.requirements],
                 "cause": f.cause,
                 "reason": f.reason,
+                "amended_by": list(f.amendments),
+                "spec_only": f.spec_only,
                 **({"example": _example_json(f.example)} if f.example else {}),
             }
             for f in r.broken()

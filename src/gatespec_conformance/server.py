@@ -22,13 +22,13 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
 from gatespec_conformance.fixture_upstream import fixture_argv
 from gatespec_conformance.live_client import CallLog, IUTGone, LiveSession, Target
-from gatespec_conformance.report import CheckResult, Outcome, Progress, Selector
+from gatespec_conformance.report import CheckResult, Outcome, Progress, Selector, amendments
 from gatespec_conformance.server_browse import FAMILIES as BROWSE
 from gatespec_conformance.server_checks import (
     SUITE,
@@ -79,7 +79,8 @@ def plan(profile: str, selector: Selector, notes: list[str] | None = None) -> li
     out = []
     for family in mine:
         refs = family_requirements(family, profile, notes)
-        if selected(selector, family.name(profile), [r.id for r in refs], names):
+        behind = amendments(refs, family.amended_by)
+        if selected(selector, family.name(profile), [r.id for r in refs], names, behind):
             out.append(family)
     return out
 
@@ -102,10 +103,16 @@ class FixtureFiles:
         }
 
 
-def fixture_files(directory: Path, call_log: Path | None = None) -> FixtureFiles:
+def fixture_files(
+    directory: Path,
+    call_log: Path | None = None,
+    tools: int | None = None,
+    well_formed_only: bool = False,
+) -> FixtureFiles:
     """The call log path, the fixture's command and an mcpServers file fronting it."""
+    directory.mkdir(parents=True, exist_ok=True)
     log = call_log or directory / "calls.jsonl"
-    argv = fixture_argv(log)
+    argv = fixture_argv(log, tools=tools, well_formed_only=well_formed_only)
     config = directory / "mcp.json"
     entry = {"command": argv[0], "args": argv[1:]}
     config.write_text(json.dumps({"mcpServers": {FIXTURE_KEY: entry}}, indent=1) + "\n")
@@ -140,6 +147,15 @@ class ServerRun:
     notes: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class Sized:
+    """The IUT again, fronting a fixture of `tools` well-formed tools (--sizes)."""
+
+    tools: int
+    target: Target
+    log: CallLog | None
+
+
 async def run_suite(
     target: Target,
     options: LiveOptions,
@@ -148,20 +164,28 @@ async def run_suite(
     *,
     restarts: int = 2,
     progress_enabled: bool = True,
+    sized: Sequence[Sized] = (),
 ) -> ServerRun:
-    """Run the selected families against the IUT; never raises for IUT misbehaviour."""
+    """Run the selected families against the IUT, then the size-dependent ones against it
+    fronting fixtures of other sizes; never raises for IUT misbehaviour."""
     run = ServerRun()
     families = plan(options.profile, selector, run.notes)
     run.ran = families
-    progress = Progress(f"{SUITE}/{options.profile}", len(families), enabled=progress_enabled)
+    resized = [f for f in families if f.sized] if sized else []
+    total = len(families) + len(resized) * len(sized)
+    progress = Progress(f"{SUITE}/{options.profile}", total, enabled=progress_enabled)
     live: Live | None = None
     session: LiveSession | None = None
     gone = ""  # once set, the IUT is not asked again
     try:
         for family in families:
             refs = family_requirements(family, options.profile)
-            emit = Emit(family, options.profile, refs, selector, run.results)
+            emit = Emit(family, options.profile, refs, selector, run.results, options.level)
             start = len(run.results)
+            if options.level == "seed" and family.seed:
+                emit.skip("", f"not judged at --level seed: {family.seed}")
+                _advance(progress, emit, start)
+                continue
             if not gone and live is not None and live.session.gone:
                 why = live.session.gone
                 await _close(session)
@@ -187,6 +211,10 @@ async def run_suite(
             else:
                 await _run_family(family, live, emit)
             _advance(progress, emit, start)
+        await _close(session)
+        session = None
+        for size in sized if resized else ():
+            await _run_sized(size, resized, options, selector, run, progress)
     finally:
         progress.close()
         await _close(session)
@@ -198,6 +226,42 @@ async def run_suite(
             run.names += [f"{name}/{d.case}" for d in drawn]
     run.names += [r.name for r in run.results]
     return run
+
+
+async def _run_sized(
+    size: Sized,
+    families: Sequence[Family],
+    options: LiveOptions,
+    selector: Selector,
+    run: ServerRun,
+    progress: Progress,
+) -> None:
+    """The size-dependent families on one more IUT session; cases are named tools=N."""
+    resized = replace(options, tools=size.tools, well_formed_only=True, namespace=options.namespace)
+    gone = ""
+    session: LiveSession | None = None
+    try:
+        try:
+            opened = LiveSession(size.target, connect_timeout=options.connect_timeout)
+            await opened.__aenter__()
+            session = opened
+        except IUTGone as exc:
+            gone = str(exc)
+        live = Live(size.target, resized, session, size.log) if session is not None else None
+        for family in families:
+            refs = family_requirements(family, options.profile)
+            emit = Emit(family, options.profile, refs, selector, run.results, options.level)
+            emit.prefix = f"tools={size.tools}"
+            start = len(run.results)
+            if options.level == "seed" and family.seed:
+                emit.skip("", f"not judged at --level seed: {family.seed}")
+            elif live is None:
+                emit.result("", Outcome.FAIL, f"not run: {gone}")
+            else:
+                await _run_family(family, live, emit)
+            _advance(progress, emit, start)
+    finally:
+        await _close(session)
 
 
 async def _run_family(family: Family, live: Live, emit: Emit) -> None:
@@ -257,10 +321,18 @@ def _glob(name: str, pattern: str) -> bool:
     return fnmatch.fnmatchcase(name, pattern)
 
 
-def default_gatespec_command(profile: str, cache_stable: bool, directory: Path) -> list[str]:
-    """No COMMAND given: gatespec itself, fronting the fixture (short call timeout)."""
+def default_gatespec_command(
+    profile: str,
+    cache_stable: bool,
+    directory: Path,
+    tools: int | None = None,
+    well_formed_only: bool = False,
+) -> list[str]:
+    """No COMMAND given: gatespec itself, fronting the fixture (short call timeout), started
+    by its command line (the kit never imports it)."""
     config = directory / "gatespec.json"
-    argv = fixture_argv("${" + ENV_CALL_LOG + "}")  # gatespec expands ${VAR} in its config
+    # gatespec expands ${VAR} in its config
+    argv = fixture_argv("${" + ENV_CALL_LOG + "}", tools=tools, well_formed_only=well_formed_only)
     body = {
         "mcpServers": {FIXTURE_KEY: {"command": argv[0], "args": argv[1:]}},
         "gateway": {

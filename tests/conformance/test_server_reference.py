@@ -24,8 +24,8 @@ from gatespec_conformance.fixture_upstream import (
     fixture_argv,
 )
 from gatespec_conformance.report import Selector
-from gatespec_conformance.server_browse import truncation_problem
 from gatespec_conformance.server_surface import semantic_schema
+from gatespec_conformance.truncation_judge import truncation_findings
 from gatespec_surface.budgets import CLUSTER_THRESHOLD
 from gatespec_surface.grammars import is_name
 from tests.conformance.mutants.harness import (
@@ -188,7 +188,9 @@ def test_list_needs_no_iut_and_names_requirements(capsys: pytest.CaptureFixture[
     argv = ["server", "--profile", "gateway", "--list", "--max-examples", "2"]
     assert cli.main([*argv, "--select", "ERROR-PATH-INVALID"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines and all("ERROR-PATH-INVALID (MUST, amended by AM-FULLMATCH)" in line for line in lines)
+    assert lines and all(
+        "ERROR-PATH-INVALID (MUST, amended by AM-FULLMATCH)" in line for line in lines
+    )
     assert any(line.startswith("server/gateway/browse/path-invalid/0002\t") for line in lines)
     assert any("/vectors/paths/" in line for line in lines)
 
@@ -300,18 +302,36 @@ def test_fixture_add_tool_after_announces_on_a_timer() -> None:
     assert anyio.run(session)[-1] == "added_1"
 
 
+def causes(full: str, shown: str, level: str = "spec") -> list[str]:
+    return [f.rule.cause for f in truncation_findings(full, shown, level)]
+
+
 def test_truncation_judge() -> None:
     full = "First sentence here. Second one, e.g. longer! Third?"
-    assert truncation_problem(full, full) is None
-    assert truncation_problem(full, "First sentence here.") is None
+    assert causes(full, full) == []
+    assert causes(full, "First sentence here.") == []
     # AM-SENTENCE-ENDS: "." before white space ends a sentence, even in "e.g. longer".
-    assert truncation_problem(full, "First sentence here. Second one, e.g.") is None
-    assert truncation_problem("A b. " + "word " * 60, "A b.") is None
-    assert truncation_problem("word " * 80, "word word word…") is None
-    assert truncation_problem(full, "First sentence here. Second…") is not None  # one fits
-    assert truncation_problem(full, "Second one") is not None
-    assert truncation_problem("Writes report.txt files.", "Writes report.") is not None
-    assert "line break" in str(truncation_problem("a\nb", "a\nb"))
+    assert causes(full, "First sentence here. Second one, e.g.") == []
+    assert causes("A b. " + "word " * 60, "A b.") == []
+    assert causes("word " * 80, "word word word…") == []
+    assert causes(full, "First sentence here. Second…") != []  # one fits
+    assert causes(full, "Second one") != []
+    assert causes("Writes report.txt files.", "Writes report.") != []
+    assert causes("a\nb", "a\nb") == ["the description holds a line break"]
+
+
+def test_truncation_judge_at_the_seed_level() -> None:
+    # §2.4 as written: any "." ends a candidate prefix, so "report." is a cut the seed allows
+    # and the spec does not (AM-SENTENCE-ENDS); either level names the amendment.
+    full = "Writes report.txt files for the whole quarter and more."
+    seed = truncation_findings(full, "Writes report.", "seed")
+    assert seed == []
+    spec = truncation_findings(full, "Writes report.", "spec")
+    assert spec and "AM-SENTENCE-ENDS" in spec[0].rule.amended_by
+    cjk = "从工作区读取文件。文件路径必须是相对路径。"
+    found = truncation_findings(cjk, "从工作区读取文件。", "seed")
+    assert found and found[0].rule.levels == frozenset({"seed"})
+    assert "AM-SENTENCE-ENDS" in found[0].rule.amended_by
 
 
 def test_semantic_schema_ignores_annotations_and_required_order() -> None:

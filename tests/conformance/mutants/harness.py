@@ -61,10 +61,12 @@ def run_kit(
     options: Sequence[str] = (),
     select: Sequence[str] = (),
     expected_failures: str | None = None,
+    sizes: str = "",
 ) -> tuple[int, dict[str, Any]]:
-    """`gatespec conformance server` in this process: (exit status, JSON report)."""
+    """`gatespec-conformance server` in this process: (exit status, JSON report). Other
+    fixture sizes are left out unless `sizes` names them (each costs an IUT start)."""
     report = directory / f"report-{profile}-{time.monotonic_ns()}.json"
-    argv = ["server", "--profile", profile, "--max-examples", MAX_EXAMPLES]
+    argv = ["server", "--profile", profile, "--max-examples", MAX_EXAMPLES, "--sizes", sizes]
     argv += ["-q", "--format", "json", "-o", str(report), *options]
     for pattern in select:
         argv += ["--select", pattern]
