@@ -72,20 +72,16 @@ class _Watch:
         self.listed: list[dict[str, Any]] = []
 
 
-class _TrackingWrite:
+class _StreamEnd:
+    """Wraps one end of the SDK's transport streams; everything not overridden passes through."""
+
     def __init__(self, inner: Any, watch: _Watch) -> None:
         self._inner, self._watch = inner, watch
-
-    async def send(self, item: SessionMessage) -> None:
-        message = item.message
-        if isinstance(message, types.JSONRPCRequest) and message.method == "tools/list":
-            self._watch.ids.add(message.id)
-        await self._inner.send(item)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
 
-    async def __aenter__(self) -> _TrackingWrite:
+    async def __aenter__(self) -> Any:
         await self._inner.__aenter__()
         return self
 
@@ -93,15 +89,20 @@ class _TrackingWrite:
         return await self._inner.__aexit__(*exc)
 
 
-class _FilteringRead:
+class _TrackingWrite(_StreamEnd):
+    async def send(self, item: SessionMessage) -> None:
+        message = item.message
+        if isinstance(message, types.JSONRPCRequest) and message.method == "tools/list":
+            self._watch.ids.add(message.id)
+        await self._inner.send(item)
+
+
+class _FilteringRead(_StreamEnd):
     """Drops, with a log line, listed tools that are not valid MCP Tool definitions.
 
     The SDK validates a tools/list result as a whole, so one malformed tool would otherwise
     make the whole upstream unusable.
     """
-
-    def __init__(self, inner: Any, watch: _Watch) -> None:
-        self._inner, self._watch = inner, watch
 
     async def receive(self) -> Any:
         item = await self._inner.receive()
@@ -137,16 +138,6 @@ class _FilteringRead:
             return await self.receive()
         except (anyio.EndOfStream, anyio.ClosedResourceError):
             raise StopAsyncIteration from None
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
-
-    async def __aenter__(self) -> _FilteringRead:
-        await self._inner.__aenter__()
-        return self
-
-    async def __aexit__(self, *exc: Any) -> Any:
-        return await self._inner.__aexit__(*exc)
 
 
 @asynccontextmanager
