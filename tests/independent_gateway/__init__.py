@@ -14,7 +14,10 @@ Choices where the seeds are silent (or leave the choice to the implementation):
   back to `mcp` with the name verbatim. The config key never enters the id.
 - version is `_meta.version` when it is a string matching §1.1's version grammar; then no hash8
   is emitted (§1.2 requires hash8 only without a version). Otherwise hash8 per §1.3.
-- A tool whose name cannot form a §1.1 id is left out of the catalog and logged on stderr.
+- A tool whose name cannot form a §1.1 id is left out of the catalog and logged on stderr. So is
+  a listed tool that is not a valid MCP Tool (e.g. an inputSchema that is a list): the SDK
+  validates tools/list as a whole, so a thin transport wrapper drops such entries first and
+  keeps the raw tool dicts (the SDK models drop annotations.costHint).
 - Collisions (§1.5): when two upstream tools resolve to one tool_id, every claimant is withheld,
   a CatalogError line naming both goes to stderr, the other tools are served normally, and any
   call naming that id answers HYDRATE_FAILED whose message names the colliding tools.
@@ -22,13 +25,16 @@ Choices where the seeds are silent (or leave the choice to the implementation):
   logged, and HYDRATE_FAILED on use.
 - Card fields: name = the id's name part (cut to 64 chars with '…' if longer); tags from the
   untrusted hints readOnlyHint -> "read-only", destructiveHint -> "destructive"; side_effects =
-  not readOnlyHint; cost_hint = annotations.costHint when positive (the SDK drops unknown
-  annotation keys, so in practice 0.0); has_schema = the tool declared an inputSchema object.
+  not readOnlyHint; cost_hint = annotations.costHint when positive (read from the raw
+  listing); has_schema = the tool declared an inputSchema object.
 - Rendering (what the §2.3 budgets are measured on): one line per card,
   `id | name | kind | ns=<namespace> | schema=yes|no [| tags=a,b] [| cost=x] [| side-effects]
   [| description]`; a browse renders a preamble line (<= 32 tokens) then one line per card.
   The description budget is 60 tokens (the target) minus the rest of the line, or what the
   80-token hard cap leaves when that is under 8. Descriptions are first folded to one line.
+- §2.2 in descriptions: a stringified schema or metadata map (`args_schema: {...}`,
+  `inputSchema=...`, `"_meta": {...}`, `annotations: {...}`) loses its key and value before
+  truncation; other text is kept.
 - §2.4 read literally: any '.', '!' or '?' ends a candidate prefix; the hard cut keeps the bytes
   of the first budget-1 tokens, backed off to a whole UTF-8 character, then appends '…'.
 - Meta-tool answers are one TextContent holding a JSON document, never structuredContent.
@@ -61,7 +67,8 @@ Choices where the seeds are silent (or leave the choice to the implementation):
   Kept in memory (512 items / 64 MiB, oldest evicted first).
 - tool_view(handle, selector): '' or 'head' = start of a text artifact; 'chars:A-B' (0-based,
   end exclusive), 'lines:A-B' (1-based, inclusive), 'bytes:A-B' (base64, <= 3000 bytes),
-  'json:/pointer' (RFC 6901). Text is capped at 4000 chars with "truncated". Unknown handle,
+  'json:/pointer' (RFC 6901; a pointer not starting with '/' or with '~' not followed by 0/1
+  is malformed). Text is capped at 4000 chars with "truncated". Unknown handle,
   unresolvable pointer, or a text selector on a binary -> VIEW_FAILED; malformed selector ->
   ARGS_INVALID.
 - Transparent profile: tools/list holds one stripped entry per tool (name = the tool_id as is,
@@ -73,5 +80,7 @@ Choices where the seeds are silent (or leave the choice to the implementation):
   still answers (UPSTREAM_ERROR, or VIEW_FAILED / HYDRATE_FAILED inside those tools).
 - Upstreams: stdio entries (command, args, env, cwd; `${VAR}` expanded; the gateway's own
   environment is passed through) and `url` entries (Streamable HTTP), one persistent SDK client
-  each, listed once at start-up. An upstream that fails to start is logged and left out.
+  each, listed once at start-up (the catalog is a snapshot: upstream list_changed is not
+  followed). An upstream that fails to start is logged and left out. Upstream calls time out
+  after 120 s (UPSTREAM_ERROR, retryable).
 """

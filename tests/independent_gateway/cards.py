@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import re
 import sys
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -102,11 +103,52 @@ def short_name(name: str) -> str:
     return name if len(name) <= NAME_MAX else name[: NAME_MAX - 1] + ELLIPSIS
 
 
+# §2.2: a card carries no schema or metadata map "in any form (including stringified)". An
+# upstream description that embeds one (`args_schema: {...}`) loses the key and its value.
+_BANNED_KEY = re.compile(
+    r"""["']?\b(?:args_schema|input_?schema|output_?schema|annotations|_meta)\b["']?\s*[:=]\s*""",
+    re.IGNORECASE,
+)
+
+
+def _json_value_end(text: str, start: int) -> int:
+    """End of the bracketed value (or bare word) starting at `start`; strings respected."""
+    if start >= len(text) or text[start] not in "{[":
+        match = re.compile(r"\S*").match(text, start)
+        return match.end() if match else start
+    depth, quoted, escaped = 0, False, False
+    for index in range(start, len(text)):
+        char = text[index]
+        if quoted:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                quoted = False
+        elif char == '"':
+            quoted = True
+        elif char in "{[":
+            depth += 1
+        elif char in "}]":
+            depth -= 1
+            if depth == 0:
+                return index + 1
+    return len(text)
+
+
+def scrub_banned(text: str) -> str:
+    while match := _BANNED_KEY.search(text):
+        end = _json_value_end(text, match.end())
+        text = text[: match.start()] + text[end:]
+    return " ".join(text.split())
+
+
 def make_card(description: str, **fields: Any) -> Card:
     """Build a card whose description is cut to fit; raise CatalogError above the hard cap."""
     fields["name"] = short_name(fields["name"])
     fields["tags"] = clean_tags(fields.get("tags", []))
-    one_line = " ".join(description.split())
+    one_line = scrub_banned(description)
     card = Card(description="", **fields)
     overhead = count_tokens(render(card) + " | ")
     budget = CARD_TARGET - overhead

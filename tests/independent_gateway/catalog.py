@@ -33,7 +33,8 @@ class Entry:
 
 def _card_for(tool_id: str, namespace: str, name: str, tool: dict[str, Any]) -> Card:
     """Annotations are untrusted hints (seed 002) and only feed display fields."""
-    hints = tool.get("annotations") if isinstance(tool.get("annotations"), dict) else {}
+    raw = tool.get("annotations")
+    hints: dict[str, Any] = raw if isinstance(raw, dict) else {}
     tags = []
     if hints.get("readOnlyHint") is True:
         tags.append("read-only")

@@ -217,13 +217,13 @@ def view(artifact: Artifact, selector: Any) -> dict[str, Any]:
 
 
 def _pointer(artifact: Artifact, pointer: str) -> Any:
-    """RFC 6901 JSON Pointer into a JSON artifact."""
+    """RFC 6901 JSON Pointer into a JSON artifact; a malformed pointer is checked first."""
+    if (pointer and not pointer.startswith("/")) or re.search(r"~(?![01])", pointer):
+        raise GatewayError("ARGS_INVALID", f"malformed JSON pointer {pointer!r}", artifact.handle)
     try:
         node = json.loads(artifact.data)
     except ValueError:
         raise GatewayError("VIEW_FAILED", "artifact is not JSON", artifact.handle) from None
-    if pointer and not pointer.startswith("/"):
-        raise GatewayError("ARGS_INVALID", "a JSON pointer starts with '/'", artifact.handle)
     for raw in pointer.split("/")[1:] if pointer else []:
         key = raw.replace("~1", "/").replace("~0", "~")
         if isinstance(node, dict) and key in node:

@@ -21,50 +21,43 @@ from .upstream import Upstream, log
 STARTUP_TIMEOUT_S = 60.0
 SENTINEL_SCHEMA = {"type": "object"}
 
-BROWSE = types.Tool(
-    name="tool_browse",
-    description=(
-        "Find tools. Pass exactly one of: query (free text, returns the best-matching cards) or "
-        "path ('/' lists namespaces, '/<namespace>' its tools, '/<namespace>/<tool>' one tool)."
-    ),
-    input_schema={
+
+def _meta_tool(name: str, description: str, required: str | None, *optional: str) -> types.Tool:
+    """A meta-tool whose arguments are strings, except `args`, which is an object."""
+    names = ([required] if required else []) + list(optional)
+    schema: dict[str, Any] = {
         "type": "object",
-        "properties": {"query": {"type": "string"}, "path": {"type": "string"}},
+        "properties": {n: {"type": "object" if n == "args" else "string"} for n in names},
         "additionalProperties": False,
-    },
+    }
+    if required:
+        schema["required"] = [required]
+    return types.Tool(name=name, description=description, input_schema=schema)
+
+
+BROWSE = _meta_tool(
+    "tool_browse",
+    "Find tools. Pass exactly one of: query (free text, returns the best-matching cards) or "
+    "path ('/' lists namespaces, '/<namespace>' its tools, '/<namespace>/<tool>' one tool).",
+    None,
+    "query",
+    "path",
 )
-EXECUTE = types.Tool(
-    name="tool_execute",
-    description="Run a tool by its tool_id with args; args are validated against its schema first.",
-    input_schema={
-        "type": "object",
-        "properties": {"tool_id": {"type": "string"}, "args": {"type": "object"}},
-        "required": ["tool_id"],
-        "additionalProperties": False,
-    },
+EXECUTE = _meta_tool(
+    "tool_execute",
+    "Run a tool by its tool_id with args; args are validated against its schema first.",
+    "tool_id",
+    "args",
 )
-VIEW = types.Tool(
-    name="tool_view",
-    description=(
-        "Read an artifact from a tool_execute result. selector: '' (start), 'chars:A-B', "
-        "'lines:A-B', 'bytes:A-B' (base64) or 'json:/pointer'."
-    ),
-    input_schema={
-        "type": "object",
-        "properties": {"handle": {"type": "string"}, "selector": {"type": "string"}},
-        "required": ["handle"],
-        "additionalProperties": False,
-    },
+VIEW = _meta_tool(
+    "tool_view",
+    "Read an artifact from a tool_execute result. selector: '' (start), 'chars:A-B', "
+    "'lines:A-B', 'bytes:A-B' (base64) or 'json:/pointer'.",
+    "handle",
+    "selector",
 )
-HYDRATE = types.Tool(
-    name="tool_hydrate",
-    description="Return the full input schema of a tool_id from tools/list.",
-    input_schema={
-        "type": "object",
-        "properties": {"tool_id": {"type": "string"}},
-        "required": ["tool_id"],
-        "additionalProperties": False,
-    },
+HYDRATE = _meta_tool(
+    "tool_hydrate", "Return the full input schema of a tool_id from tools/list.", "tool_id"
 )
 PROFILES = {"gateway": (BROWSE, EXECUTE, VIEW), "transparent": (HYDRATE, EXECUTE)}
 
