@@ -125,3 +125,24 @@ SEED_META_TOOL_CODES: Final = frozenset(
         [c.value for c in ErrorCode],
     )
 )
+
+
+# The seeds a profile's design comes from (seed 000 §4.1/§4.2 and seed 002's "Runtime modes").
+# A requirement of another seed (001's registry gateway) is one the spec applies to the profile:
+# --level seed leaves it out, --level spec reports it as the spec's decision.
+PROFILE_SEEDS: Final = {
+    "gateway": tuple(seed_value(("profile.gateway.seeds",), ("000", "002"))),
+    "transparent": tuple(seed_value(("profile.transparent.seeds",), ("000", "002"))),
+}
+
+
+def foreign_seeds(requirement_ids: Sequence[str], profile: str) -> tuple[str, ...]:
+    """The other seeds behind requirements none of which comes from the profile's own seeds
+    (empty when one does, or when there are none)."""
+    from gatespec_surface.requirements import REQUIREMENTS
+
+    seeds = [REQUIREMENTS[r].seed for r in requirement_ids if r in REQUIREMENTS]
+    own = PROFILE_SEEDS.get(profile, ())
+    if not seeds or any(s in own for s in seeds):
+        return ()
+    return tuple(sorted(set(seeds)))

@@ -28,7 +28,15 @@ from typing import Any, Final
 
 from gatespec_conformance.fixture_upstream import fixture_argv
 from gatespec_conformance.live_client import CallLog, IUTGone, LiveSession, Target
-from gatespec_conformance.report import CheckResult, Outcome, Progress, Selector, amendments
+from gatespec_conformance.report import (
+    CheckResult,
+    Outcome,
+    Progress,
+    RequirementRef,
+    Selector,
+    amendments,
+)
+from gatespec_conformance.rules import foreign_seeds
 from gatespec_conformance.server_browse import FAMILIES as BROWSE
 from gatespec_conformance.server_checks import (
     SUITE,
@@ -182,8 +190,9 @@ async def run_suite(
             refs = family_requirements(family, options.profile)
             emit = Emit(family, options.profile, refs, selector, run.results, options.level)
             start = len(run.results)
-            if options.level == "seed" and family.seed:
-                emit.skip("", f"not judged at --level seed: {family.seed}")
+            skip = seed_skip(family, refs, options)
+            if skip:
+                emit.skip("", skip)
                 _advance(progress, emit, start)
                 continue
             if not gone and live is not None and live.session.gone:
@@ -253,8 +262,9 @@ async def _run_sized(
             emit = Emit(family, options.profile, refs, selector, run.results, options.level)
             emit.prefix = f"tools={size.tools}"
             start = len(run.results)
-            if options.level == "seed" and family.seed:
-                emit.skip("", f"not judged at --level seed: {family.seed}")
+            skip = seed_skip(family, refs, options)
+            if skip:
+                emit.skip("", skip)
             elif live is None:
                 emit.result("", Outcome.FAIL, f"not run: {gone}")
             else:
@@ -262,6 +272,21 @@ async def _run_sized(
             _advance(progress, emit, start)
     finally:
         await _close(session)
+
+
+def seed_skip(family: Family, refs: Sequence[RequirementRef], options: LiveOptions) -> str:
+    """Why --level seed leaves a family out ("" when it runs it)."""
+    if options.level != "seed":
+        return ""
+    if family.seed:
+        return f"not judged at --level seed: {family.seed}"
+    foreign = foreign_seeds([r.id for r in refs], options.profile)
+    if foreign:
+        return (
+            f"not judged at --level seed: a requirement of seed {', '.join(foreign)}, which the "
+            f"spec applies to the {options.profile} profile"
+        )
+    return ""
 
 
 async def _run_family(family: Family, live: Live, emit: Emit) -> None:

@@ -39,7 +39,7 @@ from gatespec_conformance.report import (
     amendments,
     requirements_for,
 )
-from gatespec_conformance.rules import Finding, failures_at
+from gatespec_conformance.rules import Finding, failures_at, foreign_seeds
 from gatespec_surface.descriptors import META_TOOL_ERRORS
 from gatespec_surface.errors import ErrorCode
 from gatespec_surface.grammars import GRAMMARS
@@ -298,6 +298,12 @@ class Emit:
             amended = amended or self.family.amended_by
         elif self.family.seed:
             spec_only = spec_only or self.family.seed
+        foreign = foreign_seeds([r.id for r in self.requirements], self.profile)
+        if foreign:
+            spec_only = spec_only or (
+                f"a requirement of seed {', '.join(foreign)}: the spec applies it to the "
+                f"{self.profile} profile"
+            )
         if isinstance(problem, list):
             failures: list[RuleFailure] = []
             behind: tuple[str, ...] = amended

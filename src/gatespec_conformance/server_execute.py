@@ -1019,7 +1019,8 @@ FAMILIES: Final[list[Family]] = [
         via_requirements=_SHAPE,
         draw=_draw_meta("tool_view"),
     ),
-    _family("execute/timeout", _timeout, via_requirements=("ROUTE-TIMEOUT", *_SHAPE)),
+    # The timeout's error result is judged with every other one by errors/payload.
+    _family("execute/timeout", _timeout, via_requirements=("ROUTE-TIMEOUT",)),
     _family("execute/after-timeout", _after_timeout, via_requirements=("ROUTE-TIMEOUT",)),
     _family(
         "errors/payload",
@@ -1030,6 +1031,6 @@ FAMILIES: Final[list[Family]] = [
         "list-changed/propagation",
         _list_changed,
         _TRANSPARENT,
-        via_requirements=("TRANSPORT-LIST-CHANGED-NOTIFY", "EXPOSE-TRANSPARENT-FULL-CATALOG"),
+        via_requirements=("TRANSPORT-LIST-CHANGED-NOTIFY",),
     ),
 ]

@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
 from gatespec_conformance.functions import same_json
-from gatespec_conformance.rules import SEED, SPEC, Finding, Rule
+from gatespec_conformance.rules import SEED, SPEC, Finding, Rule, seed_value
 from gatespec_conformance.server_checks import Emit, Family
 from gatespec_conformance.server_facts import Live
 from gatespec_surface import parsers
@@ -61,9 +61,18 @@ async def _handshake(live: Live, emit: Emit) -> None:
     )
 
 
+# Seed 000 §4.2: "exactly three meta-tools"; §4.1: tool_hydrate and tool_execute.
+_SEED_META_TOOLS: Final = {
+    "gateway": ("EXPOSE-GATEWAY-THREE-META-TOOLS", "gateway.meta_tools"),
+    "transparent": ("EXPOSE-TRANSPARENT-META-TOOLS", "transparent.meta_tools"),
+}
+
+
 async def _meta_tools(live: Live, emit: Emit) -> None:
     names = [t.name for t in await live.tools()]
     want = list(PROFILES[live.profile].meta_tools)
+    if live.level == "seed":
+        want = list(seed_value(_SEED_META_TOOLS[live.profile], want))
     missing = [n for n in want if n not in names]
     foreign = [n for n in names if n in META_TOOL_DESCRIPTIONS and n not in want]
     repeated = sorted({n for n in names if names.count(n) > 1})

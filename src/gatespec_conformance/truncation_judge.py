@@ -15,7 +15,7 @@ from typing import Any, Final
 from gatespec_conformance.oracle.truncation import one_line, sentence_ends
 from gatespec_conformance.rules import SEED, SPEC, Finding, Rule
 from gatespec_conformance.tokens import count_tokens
-from gatespec_surface.budgets import ELLIPSIS, TERMINATORS_NEEDING_SPACE
+from gatespec_surface.budgets import BANNED_STRINGIFIED, ELLIPSIS, TERMINATORS_NEEDING_SPACE
 from gatespec_surface.validators import LINE_BREAKS
 
 __all__ = ["truncation_findings"]
@@ -50,6 +50,19 @@ _HARD_CUT: Final = {
 }
 
 
+_BANNED_CUT: Final = Rule(
+    "not cut before the stringified banned field",
+    ("CARD-NO-SCHEMAS", "TRUNC-SENTENCE-PREFIX"),
+    SPEC,
+    amended_by=("AM-BANNED-IN-DESCRIPTION",),
+)
+
+
+def _banned_at(text: str) -> int | None:
+    starts = [m.start() for p in BANNED_STRINGIFIED if (m := p.search(text)) is not None]
+    return min(starts) if starts else None
+
+
 def _seed_ends(text: str) -> list[int]:
     """§2.4 as written: a prefix ending at ".", "!" or "?" anywhere."""
     return [i for i, ch in enumerate(text, start=1) if ch in TERMINATORS_NEEDING_SPACE]
@@ -74,6 +87,16 @@ def truncation_findings(full: str | None, shown: Any, level: str) -> list[Findin
     """The rules `shown` breaks as the truncation of `full` (white space compared collapsed).
     A cut one level allows and the other does not is reported as resting on the amendments
     that make the difference."""
+    cut = _banned_at(full or "")
+    if cut is not None:
+        # §2.2 bans the content "in any form" without saying how to take it out: the seed
+        # judges only that it is gone (cards/banned); the spec cuts before it and then
+        # truncates (AM-BANNED-IN-DESCRIPTION).
+        if level == "seed":
+            return []
+        source = (full or "")[:cut].rstrip() + ELLIPSIS
+        found = _findings(source, shown, "spec")
+        return [Finding(_BANNED_CUT, f.detail, f.example) for f in found]
     found = _findings(full, shown, level)
     other = "spec" if level == "seed" else "seed"
     if found and not _findings(full, shown, other):
