@@ -51,6 +51,8 @@ __all__ = [
     "ADD_TOOL",
     "BIG_TEXT",
     "ECHO",
+    "ENV_TOOLS",
+    "ENV_WELL_FORMED_ONLY",
     "FAILS",
     "FAILURE_TEXT",
     "FIXTURE_TOOLS",
@@ -549,6 +551,22 @@ def _count(text: str) -> int:
     return int(text)
 
 
+# Defaults for --tools and --well-formed-only, for an IUT that starts the fixture from its own
+# configuration (the kit sets them for each fixture size; pass them through to the fixture).
+ENV_TOOLS: Final = "GATESPEC_FIXTURE_TOOLS"
+ENV_WELL_FORMED_ONLY: Final = "GATESPEC_FIXTURE_WELL_FORMED_ONLY"
+
+
+def _from_env(args: argparse.Namespace) -> tuple[int | None, bool]:
+    import os
+
+    tools = args.tools
+    if tools is None and os.environ.get(ENV_TOOLS, "").isdigit():
+        tools = int(os.environ[ENV_TOOLS]) or None
+    flag = os.environ.get(ENV_WELL_FORMED_ONLY, "").lower() in ("1", "true", "yes")
+    return tools, args.well_formed_only or flag
+
+
 def run(args: argparse.Namespace, *_: Any) -> int:
     import anyio
 
@@ -556,7 +574,7 @@ def run(args: argparse.Namespace, *_: Any) -> int:
     if call_log is not None:
         call_log.parent.mkdir(parents=True, exist_ok=True)
         call_log.touch()  # exists from the start: an empty log means "no calls yet"
-    tools = fixture_tools(args.tools, args.well_formed_only)
+    tools = fixture_tools(*_from_env(args))
     anyio.run(_serve, call_log, args.add_tool_after, tools)
     return 0
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
-from gatespec_conformance.fixture_upstream import fixture_argv
+from gatespec_conformance.fixture_upstream import ENV_TOOLS, ENV_WELL_FORMED_ONLY, fixture_argv
 from gatespec_conformance.live_client import CallLog, IUTGone, LiveSession, Target
 from gatespec_conformance.report import (
     CheckResult,
@@ -101,6 +101,8 @@ class FixtureFiles:
     call_log: Path
     argv: list[str]
     mcp_config: Path
+    tools: int | None = None
+    well_formed_only: bool = False
 
     def env(self) -> dict[str, str]:
         return {
@@ -108,6 +110,8 @@ class FixtureFiles:
             ENV_FIXTURE_ARGV: json.dumps(self.argv),
             ENV_CALL_LOG: str(self.call_log),
             ENV_MCP_CONFIG: str(self.mcp_config),
+            ENV_TOOLS: str(self.tools or ""),
+            ENV_WELL_FORMED_ONLY: "1" if self.well_formed_only else "",
         }
 
 
@@ -124,7 +128,7 @@ def fixture_files(
     config = directory / "mcp.json"
     entry = {"command": argv[0], "args": argv[1:]}
     config.write_text(json.dumps({"mcpServers": {FIXTURE_KEY: entry}}, indent=1) + "\n")
-    return FixtureFiles(log, argv, config)
+    return FixtureFiles(log, argv, config, tools, well_formed_only)
 
 
 def expand_command(command: Sequence[str], files: FixtureFiles) -> list[str]:

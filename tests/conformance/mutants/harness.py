@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from gatespec_conformance import cli
-from gatespec_conformance.fixture_upstream import fixture_argv
+from gatespec_conformance.fixture_upstream import ENV_TOOLS, ENV_WELL_FORMED_ONLY, fixture_argv
 
 PYTHON = sys.executable
 MUTANT = Path(__file__).resolve().parent / "serve_mutant.py"
@@ -33,8 +33,10 @@ def write_config(
     """A gatespec config fronting the fixture; the call log is the kit's (${GATESPEC_CALL_LOG})
     unless given."""
     argv = fixture_argv(call_log if call_log is not None else "${GATESPEC_CALL_LOG}")
+    # The fixture's size for the kit's --sizes runs reaches it through the environment.
+    env = {key: "${" + key + ":-}" for key in (ENV_TOOLS, ENV_WELL_FORMED_ONLY)}
     config = {
-        "mcpServers": {"fixture": {"command": argv[0], "args": argv[1:]}},
+        "mcpServers": {"fixture": {"command": argv[0], "args": argv[1:], "env": env}},
         "gateway": {
             "mode": profile,
             "call_timeout": 1,
