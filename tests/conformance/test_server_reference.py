@@ -63,8 +63,15 @@ def test_gatespec_passes_over_stdio(tmp_path: Path, profile: str) -> None:
         profile,
         command=serve_argv(config),
         options=["--junit", str(junit)],
+        sizes="1,21",
     )
     assert_clean(status, report)
+    sized = {c["name"] for c in report["checks"] if "/tools=" in c["name"]}
+    if profile == "gateway":  # the size-dependent families ran on fixtures of 1 and 21 tools
+        assert "server/gateway/browse/root/tools=1" in sized
+        assert any(n.startswith("server/gateway/browse/walk/tools=21/") for n in sized)
+    else:
+        assert sized == set()
     assert families(report) == every_family(profile)
     skipped = {c["name"] for c in outcomes(report, "skip")}
     assert all("/cache-stable/" in name for name in skipped)  # not started with cache_stable
@@ -137,6 +144,18 @@ def test_without_a_call_log_upstream_proofs_are_skipped(
     skipped = outcomes(report, "skip")
     assert skipped and all("no call log" in c["reason"] for c in skipped)
     assert any("--call-log" in n for n in report["notes"])
+
+
+def test_a_connect_failure_keeps_the_iuts_stderr(tmp_path: Path) -> None:
+    status, report = run_kit(
+        tmp_path,
+        "gateway",
+        command=["sh", "-c", "echo BOOM >&2; exit 3"],
+        select=["server/gateway/surface/handshake"],
+    )
+    assert status == 1
+    (failed,) = outcomes(report, "fail")
+    assert "cannot connect" in failed["reason"] and "its stderr ends: BOOM" in failed["reason"]
 
 
 # ------------------------------------------------------------------ expected failures
