@@ -68,7 +68,7 @@ CASES = [
         "browse/root",
         "BROWSE-ROOT-ONE-PER-NAMESPACE",
         levels=_BOTH,
-        sizes="1,20",
+        sizes="1",
     ),
     Mutant("estimated-tokens", "gateway", "cards/budget", "BUDGET-EXACT-CL100K", levels=_BOTH),
     Mutant("special-tokens-crash", "gateway", "browse/walk", "BROWSE-PATH-CHILDREN", levels=_BOTH),
