@@ -21,6 +21,7 @@ from typing import Any, TextIO
 
 from gatespec_conformance import DEFAULT_MAX_EXAMPLES, DEFAULT_SIZES
 from gatespec_conformance.cases import LEVELS
+from gatespec_conformance.fixture_upstream import positive_count
 from gatespec_conformance.report import (
     ENFORCE,
     CheckResult,
@@ -49,12 +50,6 @@ def _positive_float(text: str) -> float:
     if value <= 0:
         raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
     return value
-
-
-def _tool_count(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
-    return int(text)
 
 
 def _count(text: str) -> int:
@@ -429,7 +424,7 @@ def _add_server(commands: Any) -> None:
     )
     p.add_argument(
         "--tools",
-        type=_tool_count,
+        type=positive_count,
         metavar="N",
         help="the fixture serves N well-formed tools (its first N, then generated ones)",
     )

@@ -534,7 +534,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--tools",
-        type=_count,
+        type=positive_count,
         metavar="N",
         help="serve N well-formed tools: the catalog's first N, then generated ones",
     )
@@ -545,7 +545,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _count(text: str) -> int:
+def positive_count(text: str) -> int:
+    """argparse type of a size: a whole number of at least 1."""
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
     return int(text)
