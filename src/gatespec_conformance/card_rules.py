@@ -16,7 +16,7 @@ from typing import Any, Final
 
 from gatespec_conformance.families import banned_field_requirement
 from gatespec_conformance.oracle.tool_ids import join_tool_id
-from gatespec_conformance.rules import SPEC, Finding, Rule
+from gatespec_conformance.rules import SPEC, Finding, Rule, with_facts
 from gatespec_surface.budgets import BANNED_FIELDS, BANNED_STRINGIFIED, CACHE_MARKER_ID
 from gatespec_surface.grammars import GRAMMARS, TOOL_ID_PATTERN, is_path
 from gatespec_surface.models import ChoiceCard
@@ -56,20 +56,27 @@ RULES: Final = {
     "cost_hint": _rule("cost_hint is not a number", "CARD-COST-HINT-RENDER-POSITIVE"),
     "side_effects": _rule("side_effects is not a boolean", "CARD-SIDE-EFFECTS-RENDER-TRUE"),
     # The spec's own additions: no seed states them and no amendment records them.
-    "tag_charset": _rule(
-        "a tag breaks the tag grammar",
-        levels=SPEC,
-        spec_only="grammars.yaml `tag` (lower case, [a-z0-9_-]); seed 000 §2.1 bounds length only",
+    "tag_charset": with_facts(
+        _rule(
+            "a tag breaks the tag grammar",
+            levels=SPEC,
+            spec_only="grammars.yaml `tag` (lower case, [a-z0-9_-]); seed 000 §2.1 bounds length "
+            "only",
+        ),
+        "S000-TAG-ANY-TEXT",
     ),
     "required": _rule(
         "a field the spec requires is missing",
         levels=SPEC,
         spec_only="models.yaml ChoiceCard.required; seed 000 §2.1 lists permitted fields",
     ),
-    "cost_negative": _rule(
-        "cost_hint is negative",
-        levels=SPEC,
-        spec_only="models.yaml cost_hint minimum 0; seed 000 §2.1 says only 'float'",
+    "cost_negative": with_facts(
+        _rule(
+            "cost_hint is negative",
+            levels=SPEC,
+            spec_only="models.yaml cost_hint minimum 0; seed 000 §2.1 says only 'float'",
+        ),
+        "S000-COST-HINT-NO-MINIMUM",
     ),
     "name_empty": _rule(
         "the name is empty",

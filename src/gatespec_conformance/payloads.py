@@ -22,6 +22,7 @@ from gatespec_conformance.rules import (
     SPEC,
     Finding,
     Rule,
+    with_facts,
 )
 from gatespec_surface.descriptors import output_schema
 from gatespec_surface.errors import ErrorCode
@@ -49,12 +50,15 @@ NO_PAYLOAD: Final = Rule(
 SHAPE: Final = Rule(
     "the payload lacks a field of §3.4 (error, message, path)", ("ERROR-BROWSE-SHAPE",)
 )
-CLOSED: Final = Rule(
-    "the payload carries fields §3.4 does not list",
-    ("ERROR-BROWSE-SHAPE",),
-    SPEC,
-    spec_only="models.yaml ErrorPayload is closed; seed 000 §3.4 lists its fields without "
-    "forbidding others",
+CLOSED: Final = with_facts(
+    Rule(
+        "the payload carries fields §3.4 does not list",
+        ("ERROR-BROWSE-SHAPE",),
+        SPEC,
+        spec_only="models.yaml ErrorPayload is closed; seed 000 §3.4 lists its fields without "
+        "forbidding others",
+    ),
+    "S000-ERROR-PAYLOAD-OPEN",
 )
 BOUNDS: Final = Rule(
     "the payload breaks ErrorPayload's bounds",

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from gatespec_conformance.report import Example, RequirementRef, RuleFailure, refs_for_ids
@@ -35,6 +35,7 @@ __all__ = [
     "applies",
     "failures_at",
     "seed_value",
+    "with_facts",
 ]
 
 SEED: Final = frozenset({"seed"})
@@ -106,34 +107,40 @@ def _seed_facts() -> Any:
         return {}
 
 
+def _fact(fact_ids: Sequence[str]) -> Any:
+    facts = _seed_facts()
+    return next((facts[i] for i in fact_ids if i in facts), None)
+
+
 def seed_value(fact_ids: Sequence[str], fallback: Any) -> Any:
     """What the seed itself states for the first of `fact_ids` the generated SEED_FACTS holds,
     else `fallback` (today's generated constant)."""
-    facts = _seed_facts()
-    for fact_id in fact_ids:
-        fact = facts.get(fact_id)
-        if fact is not None:
-            return fact.value
-    return fallback
+    fact = _fact(fact_ids)
+    return fact.value if fact is not None else fallback
+
+
+def with_facts(rule: Rule, *fact_ids: str) -> Rule:
+    """`rule` resting on the amendments the seed facts name for it: once the spec records the
+    decision as an amendment, the rule stops being spec-only."""
+    fact = _fact(fact_ids)
+    amended = tuple(getattr(fact, "amended_by", ()) or ())
+    if not amended:
+        return rule
+    return replace(
+        rule, amended_by=tuple(dict.fromkeys([*rule.amended_by, *amended])), spec_only=""
+    )
 
 
 # Seed 002's "Error shape": the six codes a gateway or proxy meta-tool may answer with.
 # (SEED_FACTS ids tried in order; until the lead's seed_facts lands, every spec code.)
-SEED_META_TOOL_CODES: Final = frozenset(
-    seed_value(
-        ("ERROR-META-TOOL-RESULT", "error_codes.seed_002", "seed002.error_codes"),
-        [c.value for c in ErrorCode],
-    )
-)
+SEED_CODE_FACTS: Final = ("S002-ERROR-CODE-UNION",)
+SEED_META_TOOL_CODES: Final = frozenset(seed_value(SEED_CODE_FACTS, [c.value for c in ErrorCode]))
 
 
 # The seeds a profile's design comes from (seed 000 §4.1/§4.2 and seed 002's "Runtime modes").
 # A requirement of another seed (001's registry gateway) is one the spec applies to the profile:
 # --level seed leaves it out, --level spec reports it as the spec's decision.
-PROFILE_SEEDS: Final = {
-    "gateway": tuple(seed_value(("profile.gateway.seeds",), ("000", "002"))),
-    "transparent": tuple(seed_value(("profile.transparent.seeds",), ("000", "002"))),
-}
+PROFILE_SEEDS: Final = {"gateway": ("000", "002"), "transparent": ("000", "002")}
 
 
 def foreign_seeds(requirement_ids: Sequence[str], profile: str) -> tuple[str, ...]:

@@ -77,7 +77,7 @@ _UNKNOWN_CODES: Final = {
     "seed": {_NOT_FOUND, ErrorCode.HYDRATE_FAILED.value, _ARGS_INVALID},
 }
 # Seed 002: "envelope.summary contains truncated text (max 500 chars)".
-SEED_SUMMARY_MAX: Final = int(seed_value(("ENVELOPE-TEXT-SUMMARY",), SUMMARY_MAX_CHARS))
+SEED_SUMMARY_MAX: Final = int(seed_value(("S002-SUMMARY-MAX",), SUMMARY_MAX_CHARS))
 
 _STATUS: Final = Rule("the envelope's status is not the expected one", ("ENVELOPE-STATUS",))
 _SUMMARY: Final = Rule("the summary does not carry the upstream text", ("ENVELOPE-TEXT-SUMMARY",))

@@ -52,7 +52,7 @@ QUERIES: Final[tuple[tuple[str, str], ...]] = (
 )
 MAX_WALK_NODES: Final = 2000  # a tree that never ends must not hang the kit
 # Seed 000 §1.1 caps a tool_id at 240 characters (AM-TOOLID-CAP: 235, the grammar's maximum).
-SEED_TOOL_ID_MAX: Final = int(seed_value(("TOOLID-MAX-LENGTH", "tool_id.max_length"), 240))
+SEED_TOOL_ID_MAX: Final = int(seed_value(("S000-TOOLID-MAX-LENGTH",), 240))
 
 
 class NoFact(Exception):

@@ -63,8 +63,8 @@ async def _handshake(live: Live, emit: Emit) -> None:
 
 # Seed 000 §4.2: "exactly three meta-tools"; §4.1: tool_hydrate and tool_execute.
 _SEED_META_TOOLS: Final = {
-    "gateway": ("EXPOSE-GATEWAY-THREE-META-TOOLS", "gateway.meta_tools"),
-    "transparent": ("EXPOSE-TRANSPARENT-META-TOOLS", "transparent.meta_tools"),
+    "gateway": ("S000-GATEWAY-META-TOOLS",),
+    "transparent": ("S000-TRANSPARENT-META-TOOLS",),
 }
 
 

@@ -153,9 +153,13 @@ def test_seed_values_come_from_seed_facts_when_the_module_exists(monkeypatch) ->
     assert rules.seed_value(("NO-SUCH-FACT",), 235) == 235
     fact = pytypes.SimpleNamespace(value=240)
     module = pytypes.ModuleType("gatespec_surface.seed_facts")
-    module.SEED_FACTS = {"TOOLID-MAX-LENGTH": fact}  # type: ignore[attr-defined]
+    module.SEED_FACTS = {"S000-TOOLID-MAX-LENGTH": fact}  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "gatespec_surface.seed_facts", module)
-    assert rules.seed_value(("TOOLID-MAX-LENGTH",), 235) == 240
+    assert rules.seed_value(("S000-TOOLID-MAX-LENGTH",), 235) == 240
+    fact.amended_by = ("AM-TOOLID-CAP",)
+    spec_only = rules.Rule("x", levels=rules.SPEC, spec_only="the spec's own")
+    amended = rules.with_facts(spec_only, "S000-TOOLID-MAX-LENGTH")
+    assert amended.amended_by == ("AM-TOOLID-CAP",) and amended.spec_only == ""
 
 
 # ------------------------------------------------------------------ levels and vectors
