@@ -228,7 +228,7 @@ def _path_expected(inp: dict[str, Any]) -> dict[str, Any]:
 
 
 def _wire_expected(inp: dict[str, Any]) -> dict[str, Any]:
-    return {"ok": answers.wire_name(inp["tool_id"])[0]}
+    return answers.wire_answer(inp["tool_id"])
 
 
 def _decode_expected(inp: dict[str, Any]) -> dict[str, Any]:

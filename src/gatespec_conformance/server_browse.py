@@ -556,9 +556,10 @@ async def _card_truncation(live: Live, emit: Emit) -> None:
         if tool is None:
             continue
         shown = seen.card.get("description")
+        room = CARD_TARGET_TOKENS - seen.tokens if seen.line is not None else None
         emit.judge(
             key,
-            truncation_findings(tool.description, shown, live.level),
+            truncation_findings(tool.description, shown, live.level, room),
             input={"upstream_description": tool.description},
             got=shown,
         )

@@ -27,7 +27,8 @@ from gatespec_conformance.rules import Finding, seed_value
 from gatespec_surface import parsers
 from gatespec_surface.descriptors import PROFILES
 from gatespec_surface.errors import GatewayError
-from gatespec_surface.grammars import TOOL_ID_MAX_LENGTH, TOOL_ID_RE, is_path, is_tool_id
+from gatespec_surface.grammars import TOOL_ID_MAX_LENGTH, TOOL_ID_RE, is_name, is_path, is_tool_id
+from gatespec_surface.requirements import AMENDMENTS
 
 __all__ = [
     "QUERIES",
@@ -130,6 +131,19 @@ class ExpectedCatalog:
 
     def allowed(self, name: str) -> frozenset[str]:
         return self.candidates.get(name) or frozenset({self.ids[name]})
+
+
+# AM-NAME-MAPPING (when the spec has it): a name the name grammar rejects is mapped, not dropped.
+NAME_MAPPING: Final = "AM-NAME-MAPPING" in AMENDMENTS
+
+
+def admitted(tool: FixtureTool, level: str) -> bool:
+    """Whether the IUT must list this fixture tool: a well-formed one always; at --level spec
+    also one whose name only the mapping of AM-NAME-MAPPING makes an id of."""
+    if tool.expect == "admit":
+        return True
+    mapped = NAME_MAPPING and tool.expect == "exclude" and not is_name(tool.name)
+    return level == "spec" and mapped
 
 
 def _valid_id(tool_id: str, cap: int) -> bool:

@@ -10,7 +10,7 @@ from typing import Any, Final
 from gatespec_conformance.functions import same_json
 from gatespec_conformance.rules import SEED, SPEC, Finding, Rule, seed_value
 from gatespec_conformance.server_checks import Emit, Family
-from gatespec_conformance.server_facts import Live
+from gatespec_conformance.server_facts import NAME_MAPPING, Live, admitted
 from gatespec_surface import parsers
 from gatespec_surface.budgets import CACHE_MARKER_ID
 from gatespec_surface.descriptors import (
@@ -173,7 +173,7 @@ async def _tool_ids(live: Live, emit: Emit) -> None:
     listed = await live.listed_ids()
     by_name = _names_in(None if live.level == "seed" else expected.namespace, listed)
     for tool in live.fixture:
-        if tool.expect != "admit":
+        if not admitted(tool, live.level):
             continue
         allowed = expected.allowed(tool.name)
         problem = None
@@ -212,8 +212,19 @@ def _excluded(by_grammar: bool) -> Callable[[Live, Emit], Awaitable[None]]:
             hits += [
                 i for n, ids in by_name.items() if _squash(n) == _squash(tool.name) for i in ids
             ]
+            mapped = by_grammar and NAME_MAPPING
+            if mapped and live.level == "spec":
+                emit.skip(shown, "AM-NAME-MAPPING lists it under a mapped id (catalog/tool-id)")
+                continue
             problem = f"listed although it must be excluded ({tool.why})" if hits else None
-            emit.judge(shown, problem, input={"upstream_name": tool.name}, expected=[], got=hits)
+            emit.judge(
+                shown,
+                problem,
+                input={"upstream_name": tool.name},
+                expected=[],
+                got=hits,
+                amended=("AM-NAME-MAPPING",) if mapped else (),
+            )
 
     return run
 

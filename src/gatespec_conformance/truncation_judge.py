@@ -83,10 +83,15 @@ _AMENDED_CUT: Final = Rule(
 )
 
 
-def truncation_findings(full: str | None, shown: Any, level: str) -> list[Finding]:
+def truncation_findings(
+    full: str | None, shown: Any, level: str, room: int | None = None
+) -> list[Finding]:
     """The rules `shown` breaks as the truncation of `full` (white space compared collapsed).
     A cut one level allows and the other does not is reported as resting on the amendments
-    that make the difference."""
+    that make the difference. `room` is what the rest of the card's line leaves below the
+    target, when known: with none left, an empty description is the only cut that fits."""
+    if shown == "" and room is not None and room <= 0:
+        return []
     cut = _banned_at(full or "")
     if cut is not None:
         # §2.2 bans the content "in any form" without saying how to take it out: the seed

@@ -55,7 +55,7 @@ def test_quick_seed_and_spec(tmp_path: Path) -> None:
     assert status == 1 and outcomes(spec, "fail")
     assert unbased(spec) == []
     closed = [f for c in outcomes(spec, "fail") for f in c["failures"] if "retryable" in str(f)]
-    assert closed and all(f["spec_only"] for f in closed)  # the extra field: spec rule only
+    assert closed and all(f["spec_only"] or f["amended_by"] for f in closed)  # spec rule only
 
 
 @pytest.mark.slow

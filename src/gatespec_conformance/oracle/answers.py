@@ -17,7 +17,7 @@ from gatespec_surface.parsers import (
     WIRE_SHORT_MARKER,
 )
 
-__all__ = ["annotation_answer", "selector_answer", "unwire", "wire_name"]
+__all__ = ["annotation_answer", "selector_answer", "unwire", "wire_answer", "wire_name"]
 
 # Seed 002, "MCP annotations are untrusted hints": hint -> tag when the hint is true.
 _HINT_TAGS: Final = {"readOnlyHint": "read-only", "destructiveHint": "destructive"}
@@ -65,6 +65,14 @@ def selector_answer(value: str) -> dict[str, Any]:
     if (kind == "lines" and start < 1) or (end is not None and end < start):
         return bad
     return {"ok": {"kind": kind, "start": start, "end": end, "pointer": None}}
+
+
+def wire_answer(tool_id: str) -> dict[str, Any]:
+    """encode_wire_name's answer: the wire name, or the tool_id grammar's error for a string
+    that is no tool_id."""
+    info = GRAMMARS["tool_id"]
+    valid = re.fullmatch(info.pattern, tool_id) and len(tool_id) <= (info.max_length or 10**9)
+    return {"ok": wire_name(tool_id)[0]} if valid else {"error": info.error.value}
 
 
 def wire_name(tool_id: str) -> tuple[str, bool]:

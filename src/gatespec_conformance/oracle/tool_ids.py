@@ -18,12 +18,14 @@ from gatespec_surface.grammars import (
     SERVER_KEY_MAX_LENGTH,
     VERSION_PATTERN,
 )
+from gatespec_surface.requirements import AMENDMENTS
 
 __all__ = [
     "MCP_FALLBACK",
     "id_suffix",
     "join_tool_id",
     "make_tool_id",
+    "mapped_name",
     "seed_id_candidates",
     "seed_infer_namespace",
     "server_key",
@@ -77,11 +79,21 @@ def id_suffix(upstream_name: str, input_schema: dict[str, Any], version: str | N
     return "#" + seed_hash8(upstream_name, input_schema)
 
 
+def mapped_name(upstream_name: str) -> str:
+    """The name part of an upstream name: verbatim when the name grammar accepts it; under
+    AM-NAME-MAPPING (when the spec has it) any other name becomes "_" and the name with every
+    character outside A-Za-z0-9_.- replaced by "_", cut to the name grammar's length."""
+    if _part_ok("name", upstream_name) or "AM-NAME-MAPPING" not in AMENDMENTS:
+        return upstream_name
+    return ("_" + re.sub("[^A-Za-z0-9_.-]", "_", upstream_name))[: GRAMMARS["name"].max_length]
+
+
 def make_tool_id(
     namespace: str, upstream_name: str, input_schema: dict[str, Any], version: str | None
 ) -> str:
-    """The id of an upstream tool under a given namespace, its name kept verbatim."""
-    return f"{namespace}:{upstream_name}{id_suffix(upstream_name, input_schema, version)}"
+    """The id of an upstream tool under a given namespace (the name verbatim, or mapped)."""
+    suffix = id_suffix(upstream_name, input_schema, version)
+    return f"{namespace}:{mapped_name(upstream_name)}{suffix}"
 
 
 def seed_infer_namespace(upstream_name: str) -> tuple[str, str]:
