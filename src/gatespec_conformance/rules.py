@@ -34,6 +34,7 @@ __all__ = [
     "Rule",
     "applies",
     "failures_at",
+    "recorded",
     "seed_value",
     "with_facts",
 ]
@@ -117,6 +118,13 @@ def seed_value(fact_ids: Sequence[str], fallback: Any) -> Any:
     else `fallback` (today's generated constant)."""
     fact = _fact(fact_ids)
     return fact.value if fact is not None else fallback
+
+
+def recorded(*amendment_ids: str) -> tuple[str, ...]:
+    """Those of `amendment_ids` the spec records (amendments.yaml), in order."""
+    from gatespec_surface.requirements import AMENDMENTS
+
+    return tuple(a for a in amendment_ids if a in AMENDMENTS)
 
 
 def with_facts(rule: Rule, *fact_ids: str) -> Rule:

@@ -19,7 +19,7 @@ from gatespec_conformance.functions import same_json
 from gatespec_conformance.oracle.answers import annotation_answer
 from gatespec_conformance.oracle.render import render_line
 from gatespec_conformance.payloads import judge_rejection
-from gatespec_conformance.rules import SPEC, Finding, Rule
+from gatespec_conformance.rules import SPEC, Finding, Rule, recorded
 from gatespec_conformance.server_checks import (
     Drawn,
     Emit,
@@ -761,6 +761,7 @@ FAMILIES: Final[list[Family]] = [
         sized=True,
         summary="budgets.CLUSTER_THRESHOLD (no requirement)",
         seed="clusters are gatespec's (budgets.CLUSTER_THRESHOLD); no seed states them",
+        amended_by=recorded("AM-BROWSE-TREE"),
     ),
     _family("browse/star", _star, via_requirements=("PATH-STAR-LISTS-ALL",)),
     _family("browse/leaf", _leaves, via_requirements=("BROWSE-LEAF-SINGLE-CARD",)),

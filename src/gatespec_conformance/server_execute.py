@@ -31,7 +31,7 @@ from gatespec_conformance.fixture_upstream import (
 from gatespec_conformance.functions import same_json
 from gatespec_conformance.live_client import CallResult
 from gatespec_conformance.payloads import judge_rejection, judge_success, payload_of
-from gatespec_conformance.rules import SEED, SPEC, Finding, Rule, seed_value
+from gatespec_conformance.rules import SEED, SPEC, Finding, Rule, recorded, seed_value
 from gatespec_conformance.server_browse import annotation_findings
 from gatespec_conformance.server_checks import (
     Drawn,
@@ -846,6 +846,7 @@ _VALIDATE: Final = (
 )
 _SHAPE: Final = ("ERROR-META-TOOL-RESULT", "ERROR-NEVER-RAISE")
 _SELECTORS: Final = "tool_view's selectors are gatespec's (seed 000 §4.2 defers tool_view to #34)"
+_SELECTOR_AMENDMENT: Final = recorded("AM-VIEW-SELECTOR")
 _WIRE: Final = "AM-WIRE-NAME: wire names exist by the amendment"
 
 
@@ -987,13 +988,19 @@ FAMILIES: Final[list[Family]] = [
         summary="every artifact handle tool_execute returned works with tool_view",
     ),
     _family(
-        "view/text", _view_text, _GATEWAY, via_requirements=("VIEW-DRILLDOWN",), seed=_SELECTORS
+        "view/text",
+        _view_text,
+        _GATEWAY,
+        via_requirements=("VIEW-DRILLDOWN",),
+        seed=_SELECTORS,
+        amended_by=_SELECTOR_AMENDMENT,
     ),
     _family(
         "view/json-pointer",
         _view_json,
         _GATEWAY,
         seed=_SELECTORS,
+        amended_by=_SELECTOR_AMENDMENT,
         via_requirements=("VIEW-DRILLDOWN", "ENVELOPE-STRUCTURED-CONTENT-ARTIFACT"),
     ),
     _family(
@@ -1002,12 +1009,14 @@ FAMILIES: Final[list[Family]] = [
         _GATEWAY,
         via_requirements=("VIEW-DRILLDOWN", *_SHAPE),
         seed=_SELECTORS,
+        amended_by=_SELECTOR_AMENDMENT,
     ),
     _family(
         "view/selector-invalid",
         _selector_invalid,
         _GATEWAY,
         seed=_SELECTORS,
+        amended_by=_SELECTOR_AMENDMENT,
         via_checks=("grammar.view_selector.invalid",),
         via_requirements=_SHAPE,
         draw=_draw_selectors,
