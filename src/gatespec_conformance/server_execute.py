@@ -365,16 +365,19 @@ async def _view_handles(live: Live, emit: Emit) -> None:
             tried = await _viewed(live, handle, selectors)
             problem = None
             basis = ""
+            amended: tuple[str, ...] = ()
             if tried is not None:
                 problem = [Finding(_VIEW, "no selector gave a result", tried)]
                 if live.level == "spec" and await _viewed(live, handle, _SEED_SELECTORS) is None:
-                    basis = "the selector 'all' is gatespec's; the handle works with another"
+                    amended = _SELECTOR_AMENDMENT
+                    basis = "" if amended else "the selector 'all' is gatespec's"
             emit.judge(
                 f"{tool}/{handle}",
                 problem,
                 input={"handle": handle, "selectors": list(selectors)},
                 got=tried,
                 spec_only=basis,
+                amended=amended,
             )
 
 
@@ -528,7 +531,8 @@ _IMAGE_VIEW: Final = Rule(
     "the image does not come back whole as base64 through tool_view",
     ("ENVELOPE-BINARY-ARTIFACTS", "VIEW-DRILLDOWN"),
     SPEC,
-    spec_only="tool_view's selector 'all' and its base64 encoding are gatespec's",
+    amended_by=recorded("AM-VIEW-SELECTOR"),
+    spec_only="" if recorded("AM-VIEW-SELECTOR") else "tool_view's selector 'all' is gatespec's",
 )
 _IMAGE_SIZE: Final = Rule(
     "the image artifact's size_bytes is wrong",
