@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: install generate check-generated lint test bench run report clean
+.PHONY: install generate check-generated lint test test-slow bench run report clean
 
 install: $(STAMP)
 
@@ -30,7 +30,10 @@ lint: install
 	$(VENV)/bin/mypy src generator generated/gatespec_surface
 
 test: install
-	$(VENV)/bin/pytest -q
+	$(VENV)/bin/pytest -q -m "not slow"
+
+test-slow: install
+	$(VENV)/bin/pytest -q -m slow
 
 bench: install
 	$(PY) bench/run.py

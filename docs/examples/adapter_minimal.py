@@ -5,7 +5,7 @@ import, standard library only (json, re, hashlib), about an hour's work.
 It answers `grammar_match` for the five tool_id grammars and `hash8`, and says
 {"unsupported": true} for everything else, which the kit reports as skipped:
 
-    gatespec conformance functions -- python3 docs/examples/adapter_minimal.py
+    gatespec-conformance functions -- python3 docs/examples/adapter_minimal.py
 
 The patterns below are copied from the spec by hand. That is exactly what drifts when the spec
 is amended, and exactly what the kit then reports.

@@ -6,6 +6,8 @@
     gatespec catalog --config FILE [--json]
     gatespec demo
     gatespec rank --catalog FILE --queries FILE [--k 10] [--out FILE]   (gatespec.rank_cli)
+    gatespec conformance …, gatespec vectors export DIR, gatespec fixture-upstream …
+                                          forwarded to the conformance kit (gatespec-conformance)
 
 Progress and diagnostics go to stderr (stdout is the MCP channel under stdio). A user error
 (bad config, unknown mode, missing optional module) prints one line and exits 2 (usage) or 1,
@@ -20,6 +22,7 @@ catalog); `demo` runs `gatespec.demo.run_demo()`, a scripted session against it.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import logging
 import sys
@@ -30,7 +33,6 @@ import anyio
 
 from gatespec import demo
 from gatespec.config import ConfigError, GatewayConfig, load_config
-from gatespec.conformance.cli import add_subcommands as add_conformance_subcommands
 from gatespec.rank_cli import add_subcommand as add_rank_subcommand
 from gatespec.rank_cli import ranking_status
 from gatespec.server import (
@@ -84,6 +86,9 @@ def main(
     argv: Sequence[str] | None = None, *, runtime_factory: RuntimeFactory | None = None
 ) -> int:
     """Entry point of the console script; returns the exit status."""
+    forwarded = _kit_argv(sys.argv[1:] if argv is None else argv)
+    if forwarded is not None:
+        return _forward(forwarded)
     parser = _parser()
     args = parser.parse_args(argv)
     _configure_logging(args.verbose)
@@ -140,9 +145,50 @@ def _parser() -> argparse.ArgumentParser:
 
     demo_cmd = commands.add_parser("demo", help="run the built-in demonstration")
     demo_cmd.set_defaults(run=_demo)
-    add_conformance_subcommands(commands)
     add_rank_subcommand(commands)
+    for name, text in _KIT_COMMANDS.items():
+        forward = commands.add_parser(name, help=text, add_help=False)
+        forward.add_argument("rest", nargs=argparse.REMAINDER)
+        forward.set_defaults(
+            run=lambda args, _f, name=name: _forward(_kit_argv([name, *args.rest]))
+        )
     return parser
+
+
+# -- the conformance kit -------------------------------------------------------------------
+
+# Commands that belong to the conformance kit, a package of its own (gatespec_conformance):
+# gatespec is an implementation it checks, so the runtime never imports it; these forward.
+_KIT_COMMANDS = {
+    "conformance": "check an implementation against the spec (gatespec-conformance)",
+    "vectors": "the language-neutral test vectors (gatespec-conformance vectors)",
+    "fixture-upstream": "the kit's fixture MCP server (gatespec-conformance fixture-upstream)",
+}
+_GLOBAL_FLAGS = ("-v", "-vv", "-vvv", "--verbose")
+
+
+def _kit_argv(argv: Sequence[str]) -> list[str] | None:
+    """The kit's argv when `argv` names one of its commands (``conformance X`` becomes ``X``)."""
+    args = list(argv)
+    while args and args[0] in _GLOBAL_FLAGS:
+        args.pop(0)
+    if not args or args[0] not in _KIT_COMMANDS:
+        return None
+    return args[1:] if args[0] == "conformance" else args
+
+
+def _forward(kit_argv: list[str] | None) -> int:
+    try:
+        kit = importlib.import_module("gatespec_conformance.cli")
+    except ModuleNotFoundError as exc:
+        if not (exc.name or "").startswith("gatespec_conformance"):
+            raise
+        _say(
+            "error: the conformance kit is not installed (Python package gatespec_conformance); "
+            "install it, then run gatespec-conformance"
+        )
+        return 2
+    return int(kit.main(kit_argv or []))
 
 
 def _port(text: str) -> int:

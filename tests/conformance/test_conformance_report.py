@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from gatespec.conformance import cli
-from gatespec.conformance.functions import same_json
-from gatespec.conformance.report import (
+from gatespec_conformance import cli
+from gatespec_conformance.functions import same_json
+from gatespec_conformance.report import (
     CheckResult,
     Example,
     ExpectedFailures,
@@ -151,7 +151,8 @@ def test_json_report() -> None:
     names = {c["name"]: c for c in doc["checks"]}
     failed = names["functions/hash8/vectors/hash8/0"]
     assert failed["outcome"] == "fail" and failed["level"] == "MUST"
-    assert failed["requirements"] == [{"id": "HASH-INPUT", "level": "MUST"}]
+    assert failed["requirements"] == [{"id": "HASH-INPUT", "level": "MUST", "amended_by": None}]
+    assert failed["amended_by"] == [] and failed["failures"][0]["cause"] == "answer differs"
     assert failed["example"] == {
         "input": {"upstream_name": "a\x00"},
         "expected": {"ok": "1"},
@@ -162,6 +163,7 @@ def test_json_report() -> None:
     assert doc["stale"][0]["pattern"] == "functions/parse_path/*"
     assert doc["requirements"]["HASH-INPUT"] == {
         "level": "MUST",
+        "amended_by": None,
         "pass": 1,
         "fail": 1,
         "skip": 0,
@@ -222,7 +224,7 @@ def test_progress_on_a_terminal_and_in_a_log() -> None:
 
 BROKEN_HASH8 = """\
 import hashlib, sys
-from gatespec.conformance.adapter import reference_answer, serve
+from gatespec.adapter import reference_answer, serve
 def answer(fn, inp):
     if fn == "hash8":
         return {"ok": hashlib.sha256(inp["upstream_name"].encode()).hexdigest()[:8]}
@@ -241,7 +243,6 @@ def broken(tmp_path) -> list[str]:
 def run_cli(tmp_path, broken, *options: str) -> tuple[int, dict]:
     out = tmp_path / "report.json"
     argv = [
-        "conformance",
         "functions",
         "--max-examples",
         "2",
@@ -250,6 +251,9 @@ def run_cli(tmp_path, broken, *options: str) -> tuple[int, dict]:
         "json",
         "-o",
         str(out),
+        # gatespec's own gap (test_conformance_reference.known_gap), inherited by the wrapper
+        "--deselect",
+        "functions/validate_card/banned/stringified/*",
     ]
     status = cli.main([*argv, *options, "--", *broken])
     return status, json.loads(out.read_text())
@@ -279,17 +283,12 @@ def test_cli_select_by_glob_and_requirement(tmp_path, broken, capsys) -> None:
     status, doc = run_cli(tmp_path, broken, "--select", "HASH-INPUT")
     assert status == 1
     assert all(any(r["id"] == "HASH-INPUT" for r in c["requirements"]) for c in doc["checks"])
-    assert (
-        cli.main(
-            ["conformance", "functions", "--max-examples", "0", "--list", "--select", "PATH-*"]
-        )
-        == 0
-    )
+    assert cli.main(["functions", "--max-examples", "0", "--list", "--select", "PATH-*"]) == 0
     listed = capsys.readouterr().out.splitlines()
     assert listed and all("PATH-" in line for line in listed)
-    assert cli.main(["conformance", "functions", "--max-examples", "0", "--select", "nope/*"]) == 2
+    assert cli.main(["functions", "--max-examples", "0", "--select", "nope/*"]) == 2
 
 
 def test_cli_missing_expected_failures_file(tmp_path) -> None:
-    argv = ["conformance", "functions", "--expected-failures", str(tmp_path / "missing.txt")]
+    argv = ["functions", "--expected-failures", str(tmp_path / "missing.txt")]
     assert cli.main(argv) == 2

@@ -25,6 +25,12 @@ class Mutant:
     family: str  # the family that must fail (and that alone is selected)
     requirement: str  # a requirement id every failing check of it must name
     cache_stable: bool = False
+    levels: tuple[str, ...] = ("spec",)  # the levels that must catch it
+    options: tuple[str, ...] = ()
+    sizes: str = ""
+
+
+_BOTH = ("spec", "seed")
 
 
 CASES = [
@@ -54,29 +60,53 @@ CASES = [
     Mutant(
         "stripped-callable", "transparent", "stripped/not-callable", "EXPOSE-STRIPPED-NOT-CALLABLE"
     ),
+    # Each of these is caught at both levels: the seeds state what they break.
+    Mutant("wire-text-over-cap", "gateway", "cards/budget", "BUDGET-CARD-HARD-CAP", levels=_BOTH),
+    Mutant(
+        "root-small-catalog",
+        "gateway",
+        "browse/root",
+        "BROWSE-ROOT-ONE-PER-NAMESPACE",
+        levels=_BOTH,
+        sizes="1",
+    ),
+    Mutant("estimated-tokens", "gateway", "cards/budget", "BUDGET-EXACT-CL100K", levels=_BOTH),
+    Mutant("special-tokens-crash", "gateway", "browse/walk", "BROWSE-PATH-CHILDREN", levels=_BOTH),
+    Mutant(
+        "malformed-rejects-listing",
+        "transparent",
+        "catalog/tool-id",
+        "EXPOSE-TRANSPARENT-FULL-CATALOG",
+        levels=_BOTH,
+        options=("--namespace", "fixture"),
+    ),
 ]
+RUNS = [(m, level) for m in CASES for level in m.levels]
 
 
 def test_every_mutant_has_a_case() -> None:
     assert {m.name for m in CASES} == set(MUTANTS)
 
 
-@pytest.mark.parametrize("mutant", CASES, ids=[m.name for m in CASES])
-def test_mutant_is_caught_by_the_right_check(tmp_path: Path, mutant: Mutant) -> None:
+@pytest.mark.parametrize(("mutant", "level"), RUNS, ids=[f"{m.name}-{lv}" for m, lv in RUNS])
+def test_mutant_is_caught_by_the_right_check(tmp_path: Path, mutant: Mutant, level: str) -> None:
     config = write_config(tmp_path, mutant.profile, cache_stable=mutant.cache_stable)
     family = f"server/{mutant.profile}/{mutant.family}"
     status, report = run_kit(
         tmp_path,
         mutant.profile,
         command=serve_argv(config, mutant.name),
-        options=["--cache-stable"] if mutant.cache_stable else [],
+        options=[*(["--cache-stable"] if mutant.cache_stable else []), *mutant.options]
+        + ["--level", level],
         select=[family],  # the family's name selects all of its cases
+        sizes=mutant.sizes,
     )
     failed = outcomes(report, "fail")
     assert status == 1 and not report["ok"]
     assert failed, f"{mutant.name} went unnoticed"
     assert all(c["name"].startswith(family) for c in failed)
-    assert all(mutant.requirement in [r["id"] for r in c["requirements"]] for c in failed)
+    charged = [{r["id"] for f in c["failures"] for r in f["requirements"]} for c in failed]
+    assert all(mutant.requirement in ids for ids in charged)
     assert all(c["example"] is not None and c["reason"] for c in failed)
     row = report["requirements"][mutant.requirement]
     assert row["fail"] == len(failed) and row["level"].startswith("MUST")

@@ -15,17 +15,17 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from gatespec.conformance import cli
-from gatespec.conformance import server as sv
-from gatespec.conformance.fixture_upstream import (
+from gatespec.upstream._sdk import raw_request
+from gatespec_conformance import cli
+from gatespec_conformance import server as sv
+from gatespec_conformance.fixture_upstream import (
     ECHO,
     FIXTURE_TOOLS,
     fixture_argv,
 )
-from gatespec.conformance.report import Selector
-from gatespec.conformance.server_browse import truncation_problem
-from gatespec.conformance.server_surface import semantic_schema
-from gatespec.upstream._sdk import raw_request
+from gatespec_conformance.report import Selector
+from gatespec_conformance.server_surface import semantic_schema
+from gatespec_conformance.truncation_judge import truncation_findings
 from gatespec_surface.budgets import CLUSTER_THRESHOLD
 from gatespec_surface.grammars import is_name
 from tests.conformance.mutants.harness import (
@@ -63,11 +63,19 @@ def test_gatespec_passes_over_stdio(tmp_path: Path, profile: str) -> None:
         profile,
         command=serve_argv(config),
         options=["--junit", str(junit)],
+        sizes="1,21",
     )
     assert_clean(status, report)
+    sized = {c["name"] for c in report["checks"] if "/tools=" in c["name"]}
+    if profile == "gateway":  # the size-dependent families ran on fixtures of 1 and 21 tools
+        assert "server/gateway/browse/root/tools=1" in sized
+        assert any(n.startswith("server/gateway/browse/walk/tools=21/") for n in sized)
+    else:
+        assert sized == set()
     assert families(report) == every_family(profile)
     skipped = {c["name"] for c in outcomes(report, "skip")}
-    assert all("/cache-stable/" in name for name in skipped)  # not started with cache_stable
+    # not started with cache_stable; names AM-NAME-MAPPING maps are listed, not excluded
+    assert all("/cache-stable/" in n or "/catalog/excluded/" in n for n in skipped)
     must = [c for c in report["checks"] if c["level"].startswith("MUST")]
     assert len(must) > 200
     suite = ET.parse(junit).getroot().find("testsuite")
@@ -91,6 +99,7 @@ def test_gatespec_passes_with_cache_stable_over_stdio(tmp_path: Path) -> None:
         "cache-stable/all-seen",
     }
     skipped = {"/".join(c["name"].split("/")[2:4]) for c in outcomes(report, "skip")}
+    skipped.discard("catalog/excluded")  # a spec with AM-NAME-MAPPING lists them, mapped
     assert skipped == {"cache-stable/off", "browse/order"}  # §5 replaces §2.5 ordering
 
 
@@ -139,6 +148,18 @@ def test_without_a_call_log_upstream_proofs_are_skipped(
     assert any("--call-log" in n for n in report["notes"])
 
 
+def test_a_connect_failure_keeps_the_iuts_stderr(tmp_path: Path) -> None:
+    status, report = run_kit(
+        tmp_path,
+        "gateway",
+        command=["sh", "-c", "echo BOOM >&2; exit 3"],
+        select=["server/gateway/surface/handshake"],
+    )
+    assert status == 1
+    (failed,) = outcomes(report, "fail")
+    assert "cannot connect" in failed["reason"] and "its stderr ends: BOOM" in failed["reason"]
+
+
 # ------------------------------------------------------------------ expected failures
 
 
@@ -185,10 +206,12 @@ def test_placeholders_and_environment(tmp_path: Path) -> None:
 
 
 def test_list_needs_no_iut_and_names_requirements(capsys: pytest.CaptureFixture[str]) -> None:
-    argv = ["conformance", "server", "--profile", "gateway", "--list", "--max-examples", "2"]
+    argv = ["server", "--profile", "gateway", "--list", "--max-examples", "2"]
     assert cli.main([*argv, "--select", "ERROR-PATH-INVALID"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines and all("ERROR-PATH-INVALID (MUST)" in line for line in lines)
+    assert lines and all(
+        "ERROR-PATH-INVALID (MUST, amended by AM-FULLMATCH)" in line for line in lines
+    )
     assert any(line.startswith("server/gateway/browse/path-invalid/0002\t") for line in lines)
     assert any("/vectors/paths/" in line for line in lines)
 
@@ -203,8 +226,8 @@ def test_list_needs_no_iut_and_names_requirements(capsys: pytest.CaptureFixture[
     ],
 )
 def test_usage_errors(extra: list[str], capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli.main(["conformance", "server", *extra]) == 2
-    assert "gatespec: error:" in capsys.readouterr().err
+    assert cli.main(["server", *extra]) == 2
+    assert "gatespec-conformance: error:" in capsys.readouterr().err
 
 
 def test_selection_runs_families_whose_case_names_may_match() -> None:
@@ -300,18 +323,36 @@ def test_fixture_add_tool_after_announces_on_a_timer() -> None:
     assert anyio.run(session)[-1] == "added_1"
 
 
+def causes(full: str, shown: str, level: str = "spec") -> list[str]:
+    return [f.rule.cause for f in truncation_findings(full, shown, level)]
+
+
 def test_truncation_judge() -> None:
     full = "First sentence here. Second one, e.g. longer! Third?"
-    assert truncation_problem(full, full) is None
-    assert truncation_problem(full, "First sentence here.") is None
+    assert causes(full, full) == []
+    assert causes(full, "First sentence here.") == []
     # AM-SENTENCE-ENDS: "." before white space ends a sentence, even in "e.g. longer".
-    assert truncation_problem(full, "First sentence here. Second one, e.g.") is None
-    assert truncation_problem("A b. " + "word " * 60, "A b.") is None
-    assert truncation_problem("word " * 80, "word word word…") is None
-    assert truncation_problem(full, "First sentence here. Second…") is not None  # one fits
-    assert truncation_problem(full, "Second one") is not None
-    assert truncation_problem("Writes report.txt files.", "Writes report.") is not None
-    assert "line break" in str(truncation_problem("a\nb", "a\nb"))
+    assert causes(full, "First sentence here. Second one, e.g.") == []
+    assert causes("A b. " + "word " * 60, "A b.") == []
+    assert causes("word " * 80, "word word word…") == []
+    assert causes(full, "First sentence here. Second…") != []  # one fits
+    assert causes(full, "Second one") != []
+    assert causes("Writes report.txt files.", "Writes report.") != []
+    assert causes("a\nb", "a\nb") == ["the description holds a line break"]
+
+
+def test_truncation_judge_at_the_seed_level() -> None:
+    # §2.4 as written: any "." ends a candidate prefix, so "report." is a cut the seed allows
+    # and the spec does not (AM-SENTENCE-ENDS); either level names the amendment.
+    full = "Writes report.txt files for the whole quarter and more."
+    seed = truncation_findings(full, "Writes report.", "seed")
+    assert seed == []
+    spec = truncation_findings(full, "Writes report.", "spec")
+    assert spec and "AM-SENTENCE-ENDS" in spec[0].rule.amended_by
+    cjk = "从工作区读取文件。文件路径必须是相对路径。"
+    found = truncation_findings(cjk, "从工作区读取文件。", "seed")
+    assert found and found[0].rule.levels == frozenset({"seed"})
+    assert "AM-SENTENCE-ENDS" in found[0].rule.amended_by
 
 
 def test_semantic_schema_ignores_annotations_and_required_order() -> None:

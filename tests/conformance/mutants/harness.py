@@ -14,8 +14,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from gatespec.conformance import cli
-from gatespec.conformance.fixture_upstream import fixture_argv
+from gatespec_conformance import cli
+from gatespec_conformance.fixture_upstream import ENV_TOOLS, ENV_WELL_FORMED_ONLY, fixture_argv
 
 PYTHON = sys.executable
 MUTANT = Path(__file__).resolve().parent / "serve_mutant.py"
@@ -33,8 +33,10 @@ def write_config(
     """A gatespec config fronting the fixture; the call log is the kit's (${GATESPEC_CALL_LOG})
     unless given."""
     argv = fixture_argv(call_log if call_log is not None else "${GATESPEC_CALL_LOG}")
+    # The fixture's size for the kit's --sizes runs reaches it through the environment.
+    env = {key: "${" + key + ":-}" for key in (ENV_TOOLS, ENV_WELL_FORMED_ONLY)}
     config = {
-        "mcpServers": {"fixture": {"command": argv[0], "args": argv[1:]}},
+        "mcpServers": {"fixture": {"command": argv[0], "args": argv[1:], "env": env}},
         "gateway": {
             "mode": profile,
             "call_timeout": 1,
@@ -61,10 +63,12 @@ def run_kit(
     options: Sequence[str] = (),
     select: Sequence[str] = (),
     expected_failures: str | None = None,
+    sizes: str = "",
 ) -> tuple[int, dict[str, Any]]:
-    """`gatespec conformance server` in this process: (exit status, JSON report)."""
+    """`gatespec-conformance server` in this process: (exit status, JSON report). Other
+    fixture sizes are left out unless `sizes` names them (each costs an IUT start)."""
     report = directory / f"report-{profile}-{time.monotonic_ns()}.json"
-    argv = ["conformance", "server", "--profile", profile, "--max-examples", MAX_EXAMPLES]
+    argv = ["server", "--profile", profile, "--max-examples", MAX_EXAMPLES, "--sizes", sizes]
     argv += ["-q", "--format", "json", "-o", str(report), *options]
     for pattern in select:
         argv += ["--select", pattern]

@@ -152,6 +152,91 @@ def stripped_callable() -> None:
     surface.MetaToolSurface.call = call
 
 
+def wire_text_over_cap() -> None:
+    """A card's line in the text content carries more than its prompt rendering: the JSON
+    card still renders within the cap, the line the client reads does not."""
+    from gatespec import browse
+    from gatespec_surface.render import render_card
+
+    def browse_text(preamble: str, cards: Any) -> str:
+        lines = [render_card(c) for c in cards]
+        tools = [i for i, c in enumerate(cards) if c.get("kind") != "internal"]
+        if tools:
+            lines[tools[0]] += " (see also: " + ", ".join(f"related tool {n}" for n in range(40))
+        return "\n".join([preamble, *lines])
+
+    browse.browse_text = browse_text
+
+
+def root_small_catalog() -> None:
+    """Browsing "/" lists nothing when the catalog holds 20 tools or fewer."""
+    from gatespec import browse
+
+    real = browse.BrowseTree.listing
+
+    def listing(self: Any, path: object) -> Any:
+        found = real(self, path)
+        if path == "/" and len(self._leaf_paths) <= 20:
+            return ()
+        return found
+
+    browse.BrowseTree.listing = listing
+
+
+class _Estimate:
+    """An "encoder" that guesses four characters per token (the len/4 fallback)."""
+
+    def encode(self, text: str, **_: Any) -> list[int]:
+        return list(range(len(text) // 4))
+
+    def decode_bytes(self, tokens: list[int]) -> bytes:
+        return b"x" * (4 * len(tokens))
+
+
+def estimated_tokens() -> None:
+    """Token counts silently fall back to len/4 (as if the encoder had failed to load)."""
+    from gatespec import cards, tokens, truncate
+
+    def count(text: str) -> int:
+        return len(text) // 4
+
+    tokens.count_tokens = cards.count_tokens = truncate.count_tokens = count
+    truncate.encoder = _Estimate
+
+
+def special_tokens_crash() -> None:
+    """A browse answer is counted with special tokens enabled: any browse whose text holds
+    "<|endoftext|>" (an upstream description) raises instead of answering."""
+    from gatespec import browse, cards, tokens
+
+    def browse_text(preamble: str, found: Any) -> str:
+        text = cards.browse_text(preamble, found)
+        tokens.encoder().encode(text)  # disallowed_special defaults to "all": raises
+        return text
+
+    browse.browse_text = browse_text
+
+
+def malformed_rejects_listing() -> None:
+    """An upstream listing is validated as a whole: one malformed entry rejects every tool."""
+    import mcp_types as types
+
+    from gatespec.upstream import connection
+    from gatespec.upstream.errors import UpstreamError
+
+    real = connection.McpUpstream.list_tools
+
+    async def list_tools(self: Any) -> list[dict[str, Any]]:
+        tools = await real(self)
+        try:
+            types.ListToolsResult.model_validate({"tools": tools})
+        except Exception as exc:
+            raise UpstreamError(self.key, "protocol", f"invalid tools/list: {exc}") from None
+        return tools
+
+    connection.McpUpstream.list_tools = list_tools
+
+
 MUTANTS: dict[str, Callable[[], None]] = {
     "truncation-off": truncation_off,
     "order-reversed": order_reversed,
@@ -164,6 +249,11 @@ MUTANTS: dict[str, Callable[[], None]] = {
     "stripped-real-schema": stripped_real_schema,
     "view-off-by-one": view_off_by_one,
     "stripped-callable": stripped_callable,
+    "wire-text-over-cap": wire_text_over_cap,
+    "root-small-catalog": root_small_catalog,
+    "estimated-tokens": estimated_tokens,
+    "special-tokens-crash": special_tokens_crash,
+    "malformed-rejects-listing": malformed_rejects_listing,
 }
 
 

@@ -30,6 +30,7 @@ from typing import Any, Final, TextIO
 from gatespec_surface.requirements import REQUIREMENTS
 
 __all__ = [
+    "ENFORCE",
     "REPORT_FORMAT",
     "CheckResult",
     "Example",
@@ -38,9 +39,13 @@ __all__ = [
     "Progress",
     "Report",
     "RequirementRef",
+    "RuleFailure",
     "Selector",
     "StaleEntry",
+    "amendments",
+    "causes",
     "level_of",
+    "refs_for_ids",
     "report_json",
     "requirements_for",
     "summary_by_requirement",
@@ -65,6 +70,11 @@ class Outcome(enum.StrEnum):
 class RequirementRef:
     id: str
     level: str
+    amended_by: str | None = None  # the amendment that changed the seed's statement
+
+    def shown(self) -> str:
+        extra = f", amended by {self.amended_by}" if self.amended_by else ""
+        return f"{self.id} ({self.level}{extra})"
 
 
 @functools.cache
@@ -72,7 +82,7 @@ def _by_check_id() -> dict[str, tuple[RequirementRef, ...]]:
     index: dict[str, list[RequirementRef]] = defaultdict(list)
     for req in REQUIREMENTS.values():
         for check_id in req.checks:
-            index[check_id].append(RequirementRef(req.id, req.level))
+            index[check_id].append(RequirementRef(req.id, req.level, req.amended_by))
     return {k: tuple(v) for k, v in index.items()}
 
 
@@ -84,6 +94,23 @@ def requirements_for(check_ids: Iterable[str]) -> tuple[RequirementRef, ...]:
             seen.setdefault(ref.id, ref)
     order = {rid: i for i, rid in enumerate(REQUIREMENTS)}
     return tuple(sorted(seen.values(), key=lambda r: order[r.id]))
+
+
+def refs_for_ids(ids: Iterable[str]) -> tuple[RequirementRef, ...]:
+    """RequirementRefs of requirement ids (spec order; ids the spec lacks are left out)."""
+    order = {rid: i for i, rid in enumerate(REQUIREMENTS)}
+    known = sorted({i for i in ids if i in REQUIREMENTS}, key=order.__getitem__)
+    return tuple(
+        RequirementRef(i, REQUIREMENTS[i].level, REQUIREMENTS[i].amended_by) for i in known
+    )
+
+
+def amendments(
+    requirements: Iterable[RequirementRef], extra: Iterable[str] = ()
+) -> tuple[str, ...]:
+    """Every amendment behind a result: those of its requirements, then `extra` (no repeats)."""
+    found = [r.amended_by for r in requirements if r.amended_by]
+    return tuple(dict.fromkeys([*found, *extra]))
 
 
 def level_of(requirements: Sequence[RequirementRef]) -> str:
@@ -102,6 +129,28 @@ class Example:
 
 
 @dataclass(frozen=True)
+class RuleFailure:
+    """One rule a check found broken: the requirement(s) it breaks, a cause that is the same
+    for every check failing the same way (the report groups by it), and its own example."""
+
+    requirements: tuple[RequirementRef, ...]
+    cause: str
+    reason: str = ""
+    example: Example | None = None
+    amended_by: tuple[str, ...] = ()  # amendments this rule's form rests on
+    spec_only: str = ""  # why no seed states the rule, when no amendment records it either
+
+    @property
+    def level(self) -> str:
+        return level_of(self.requirements)
+
+    @property
+    def amendments(self) -> tuple[str, ...]:
+        """The rule's own amendments and those of its requirements."""
+        return amendments(self.requirements, self.amended_by)
+
+
+@dataclass(frozen=True)
 class CheckResult:
     name: str
     outcome: Outcome
@@ -112,6 +161,10 @@ class CheckResult:
     duration: float = 0.0
     # Failures are summarised per group (one smallest example each); "" means the name's parent.
     group: str = ""
+    # Amendments behind this check's requirements or its expected answer.
+    amended_by: tuple[str, ...] = ()
+    # Each broken rule, charged to its own requirement; empty: the whole check failed as one.
+    failures: tuple[RuleFailure, ...] = ()
 
     @property
     def level(self) -> str:
@@ -121,25 +174,49 @@ class CheckResult:
     def family(self) -> str:
         return self.group or self.name.rsplit("/", 1)[0]
 
+    def broken(self) -> tuple[RuleFailure, ...]:
+        """What failed: the per-rule failures, or the whole check as one cause."""
+        if self.failures:
+            return self.failures
+        return (RuleFailure(self.requirements, self.reason, self.reason, self.example),)
+
+    @property
+    def failed_level(self) -> str:
+        """The strongest level among the broken rules (what --enforce judges)."""
+        return level_of([r for f in self.broken() for r in f.requirements])
+
 
 # ------------------------------------------------------------------ selection
 
 
 class Selector:
-    """--select patterns: a check is selected when its name or one of its requirement ids
-    matches any pattern (fnmatch globs, case-sensitive; no patterns selects everything)."""
+    """--select and --deselect: a check is selected when its name, one of its requirement ids
+    or one of the amendments behind it matches a --select pattern (no patterns selects
+    everything) and none matches a --deselect pattern. fnmatch globs, case-sensitive."""
 
-    def __init__(self, patterns: Sequence[str] = ()) -> None:
+    def __init__(self, patterns: Sequence[str] = (), deselect: Sequence[str] = ()) -> None:
         self.patterns = tuple(patterns)
+        self.deselect = tuple(deselect)
 
     def __bool__(self) -> bool:
-        return bool(self.patterns)
+        return bool(self.patterns or self.deselect)
 
-    def matches(self, name: str, requirement_ids: Iterable[str] = ()) -> bool:
+    def matches(
+        self, name: str, requirement_ids: Iterable[str] = (), amended_by: Iterable[str] = ()
+    ) -> bool:
+        keys = (name, *requirement_ids, *amended_by)
+        if any(fnmatch.fnmatchcase(k, p) for p in self.deselect for k in keys):
+            return False
         if not self.patterns:
             return True
-        keys = (name, *requirement_ids)
         return any(fnmatch.fnmatchcase(k, p) for p in self.patterns for k in keys)
+
+    def excludes(
+        self, name: str, requirement_ids: Iterable[str] = (), amended_by: Iterable[str] = ()
+    ) -> bool:
+        """Whether a --deselect pattern names this check (whatever --select says)."""
+        keys = (name, *requirement_ids, *amended_by)
+        return any(fnmatch.fnmatchcase(k, p) for p in self.deselect for k in keys)
 
 
 # ------------------------------------------------------------------ expected failures
@@ -153,6 +230,7 @@ class StaleEntry:
 
 
 _COMMENT: Final = re.compile(r"(?:^|\s)#")
+MESSAGE_SEPARATOR: Final = " :: "  # "PATTERN :: expected message" (names may hold ":" or "#")
 
 
 def _matches(name: str, pattern: str) -> bool:
@@ -163,30 +241,45 @@ def _matches(name: str, pattern: str) -> bool:
 class _Entry:
     pattern: str
     line: int
+    message: str = ""  # the failure must say this (a substring of a reason), if given
+
+    def explains(self, result: CheckResult) -> bool:
+        if not self.message:
+            return True
+        reasons = [result.reason, *(f.reason or f.cause for f in result.failures)]
+        return any(self.message in r for r in reasons)
 
 
 class ExpectedFailures:
-    """A list of check names or globs, one per line, ``#`` starting a comment.
+    """A list of check names or globs, one per line, ``#`` starting a comment, optionally
+    followed by `` :: `` and the message the failure must carry.
 
-    A listed check that fails is an expected failure. An entry is *stale* (and fails the run)
-    when the checks it matches ran and none failed, or when it matches no check of the suite at
-    all: either way the list claims something that is no longer true. An entry whose first path
-    segment names another suite (``server/...`` in a ``functions`` run) is left to that suite.
+    A listed check that fails (for the listed reason, when one is given) is an expected
+    failure; failing for another reason is an unexpected failure. An entry is *stale* (and
+    fails the run) when the checks it matches ran and none failed, or when it matches no check
+    of the suite at all: either way the list claims something that is no longer true. An entry
+    that matches only skipped (or deselected) checks is *unconfirmed*: reported, not failing.
+    An entry whose first path segment names another suite (``server/...`` in a ``functions``
+    run) is left to that suite.
     """
 
-    def __init__(self, entries: Sequence[tuple[str, int]] = (), source: str = "") -> None:
-        self.entries = [_Entry(p, n) for p, n in entries]
+    def __init__(
+        self, entries: Sequence[tuple[str, int] | tuple[str, int, str]] = (), source: str = ""
+    ) -> None:
+        self.entries = [_Entry(*e) for e in entries]
         self.source = source
+        self.unconfirmed: list[StaleEntry] = []
 
     @classmethod
     def parse(cls, text: str, source: str = "") -> ExpectedFailures:
-        entries = []
+        entries: list[tuple[str, int, str]] = []
         for number, raw in enumerate(text.splitlines(), start=1):
             # "#" starts a comment at the start of a line or after white space only: check
             # names may hold "#" ("github:create_issue#3a91c7d2").
-            pattern = _COMMENT.split(raw, maxsplit=1)[0].strip()
-            if pattern:
-                entries.append((pattern, number))
+            line = _COMMENT.split(raw, maxsplit=1)[0]
+            pattern, _, message = line.partition(MESSAGE_SEPARATOR)
+            if pattern.strip():
+                entries.append((pattern.strip(), number, message.strip()))
         return cls(entries, source)
 
     @classmethod
@@ -196,7 +289,8 @@ class ExpectedFailures:
     def apply(
         self, suite: str, results: Sequence[CheckResult], suite_names: Collection[str]
     ) -> tuple[list[CheckResult], list[StaleEntry]]:
-        """(results with listed failures turned into expected failures, stale entries).
+        """(results with listed failures turned into expected failures, stale entries);
+        entries that matched only skipped or deselected checks end up in `unconfirmed`.
 
         `suite_names` is every check name the suite defines, selected or not: an entry matching
         only deselected checks is neither confirmed nor stale.
@@ -204,23 +298,52 @@ class ExpectedFailures:
         mine = [e for e in self.entries if fnmatch.fnmatchcase(suite, e.pattern.split("/", 1)[0])]
         out = list(results)
         stale: list[StaleEntry] = []
+        self.unconfirmed = []
         for entry in mine:
             hits = [i for i, r in enumerate(out) if _matches(r.name, entry.pattern)]
             failed = [i for i in hits if out[i].outcome in (Outcome.FAIL, Outcome.XFAIL)]
             passed = [i for i in hits if out[i].outcome is Outcome.PASS]
-            for i in failed:
+            explained = [i for i in failed if entry.explains(out[i])]
+            for i in explained:
                 out[i] = replace(out[i], outcome=Outcome.XFAIL)
             if failed:
+                if not explained:
+                    shown = out[failed[0]].reason[:120]
+                    stale.append(
+                        StaleEntry(
+                            entry.pattern,
+                            entry.line,
+                            f"fails for another reason than {entry.message!r}: {shown}",
+                        )
+                    )
                 continue
             if passed:
                 shown = out[passed[0]].name + (f" and {len(passed) - 1} more" if passed[1:] else "")
                 stale.append(StaleEntry(entry.pattern, entry.line, f"now passes: {shown}"))
+            elif hits:
+                self.unconfirmed.append(
+                    StaleEntry(
+                        entry.pattern, entry.line, f"matches only skipped checks ({len(hits)})"
+                    )
+                )
             elif not any(_matches(n, entry.pattern) for n in suite_names):
                 stale.append(StaleEntry(entry.pattern, entry.line, "matches no check"))
+            else:
+                self.unconfirmed.append(
+                    StaleEntry(entry.pattern, entry.line, "matches only checks that did not run")
+                )
         return out, stale
 
 
 # ------------------------------------------------------------------ the report
+
+
+ENFORCE: Final = {
+    # --enforce LEVEL: the failures that fail the run. A check with no stated level fails it
+    # under "should" (nothing says it is optional); MAY-only checks never do.
+    "must": frozenset({"MUST", "MUST NOT"}),
+    "should": frozenset({"MUST", "MUST NOT", "SHOULD", "SHOULD NOT", ""}),
+}
 
 
 @dataclass
@@ -232,6 +355,8 @@ class Report:
     stale: list[StaleEntry] = field(default_factory=list)
     info: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    unconfirmed: list[StaleEntry] = field(default_factory=list)
+    enforce: str = "should"
 
     def counts(self) -> dict[str, int]:
         out = {o.value: 0 for o in Outcome}
@@ -241,12 +366,16 @@ class Report:
         out["stale"] = len(self.stale)
         return out
 
+    def enforced(self, result: CheckResult) -> bool:
+        """Whether this failed check fails the run under --enforce."""
+        return result.outcome is Outcome.FAIL and result.failed_level in ENFORCE[self.enforce]
+
     @property
     def ok(self) -> bool:
-        return not self.stale and all(r.outcome is not Outcome.FAIL for r in self.results)
+        return not self.stale and not any(self.enforced(r) for r in self.results)
 
     def exit_status(self) -> int:
-        """0 when nothing failed unexpectedly and no expected-failure entry is stale."""
+        """0 when nothing enforced failed unexpectedly and no expected-failure entry is stale."""
         return 0 if self.ok else 1
 
 
@@ -267,17 +396,40 @@ def _show(value: Any, limit: int = 400) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _size(result: CheckResult) -> int:
-    return len(_show(result.example.input, 10**9)) if result.example else 0
+def _size(example: Example | None) -> int:
+    return len(_show(example.input, 10**9)) if example else 0
 
 
 def _refs(requirements: Sequence[RequirementRef]) -> str:
-    return ", ".join(f"{r.id} ({r.level})" for r in requirements) or "no requirement names it"
+    return ", ".join(r.shown() for r in requirements) or "no requirement names it"
+
+
+def causes(members: Sequence[CheckResult]) -> list[tuple[RuleFailure, CheckResult, int]]:
+    """Every distinct way the checks of a family failed: (the smallest failure of that cause,
+    its check, how many checks failed that way), most frequent first."""
+    found: dict[tuple[tuple[str, ...], str], list[tuple[RuleFailure, CheckResult]]] = {}
+    for r in members:
+        for f in r.broken():
+            key = (tuple(q.id for q in f.requirements), f.cause)
+            found.setdefault(key, []).append((f, r))
+    out = []
+    for hits in found.values():
+        f, r = min(hits, key=lambda fr: _size(fr[0].example or fr[1].example))
+        out.append((f, r, len({id(r) for _f, r in hits})))
+    return sorted(out, key=lambda x: -x[2])
+
+
+def _write_example(w: Any, example: Example | None, indent: str) -> None:
+    if example is not None:
+        w(f"{indent}input:    {_show(example.input)}\n")
+        w(f"{indent}expected: {_show(example.expected)}\n")
+        w(f"{indent}got:      {_show(example.got)}\n")
 
 
 def write_text(report: Report, stream: TextIO, verbose: bool = False) -> None:
-    """Failures grouped by family, each group with its smallest failing example; then the
-    requirements they break, stale entries and the totals. `verbose` lists every failure."""
+    """Failures grouped by family, each with every distinct cause (its requirement, the
+    amendment behind it and its smallest example); then the requirements they break, stale
+    entries and the totals. `verbose` lists every failing check as well."""
     w = stream.write
     info = " ".join(f"{k}={v}" for k, v in report.info.items() if v not in (None, ""))
     w(f"gatespec conformance {report.suite}: {info}\n")
@@ -291,26 +443,35 @@ def write_text(report: Report, stream: TextIO, verbose: bool = False) -> None:
     for r in report.results:
         totals[r.family] += 1
     for group, members in groups.items():
-        w(f"\nFAIL {group}: {len(members)} of {totals[group]} checks failed\n")
-        w(f"  requirements: {_refs(members[0].requirements)}\n")
-        shown = members if verbose else [min(members, key=_size)]
-        for r in shown:
-            w(f"  {'check' if verbose else 'smallest'}: {r.name}\n")
-            w(f"    reason:   {r.reason}\n")
-            if r.example is not None:
-                w(f"    input:    {_show(r.example.input)}\n")
-                w(f"    expected: {_show(r.example.expected)}\n")
-                w(f"    got:      {_show(r.example.got)}\n")
+        shown = members[0].amended_by
+        amended = f" (amended by {', '.join(shown)})" if shown else ""
+        w(f"\nFAIL {group}: {len(members)} of {totals[group]} checks failed{amended}\n")
+        for f, r, n in causes(members):
+            w(f"  cause: {f.cause} ({n} checks)\n")
+            w(f"    requirements: {_refs(f.requirements)}\n")
+            if f.amended_by:
+                w(f"    amended by: {', '.join(f.amended_by)}\n")
+            if f.spec_only:
+                w(f"    spec only (no amendment records it): {f.spec_only}\n")
+            w(f"    smallest: {r.name}\n")
+            if f.reason and f.reason != f.cause:
+                w(f"    reason:   {f.reason}\n")
+            _write_example(w, f.example or r.example, "    ")
+        if verbose:
+            for r in members:
+                w(f"  check: {r.name}\n    reason:   {r.reason}\n")
+                _write_example(w, r.example, "    ")
     broken: dict[RequirementRef, int] = defaultdict(int)
     for r in failed:
-        for ref in r.requirements:
+        for ref in {q for f in r.broken() for q in f.requirements}:
             broken[ref] += 1
     if broken:
         w("\nrequirements with failing checks:\n")
         for ref, n in sorted(
             broken.items(), key=lambda kv: (_LEVEL_RANK.get(kv[0].level, 9), kv[0].id)
         ):
-            w(f"  {ref.level:<8} {ref.id}: {n} failing checks\n")
+            amended = f" (amended by {ref.amended_by})" if ref.amended_by else ""
+            w(f"  {ref.level:<8} {ref.id}{amended}: {n} failing checks\n")
     skipped: dict[str, int] = defaultdict(int)
     for r in report.results:
         if r.outcome is Outcome.SKIP:
@@ -322,6 +483,13 @@ def write_text(report: Report, stream: TextIO, verbose: bool = False) -> None:
         w(f"expected failures: {len(xfail)} (see --format json for each)\n")
     for entry in report.stale:
         w(f"STALE expected-failure entry line {entry.line} {entry.pattern!r}: {entry.reason}\n")
+    for entry in report.unconfirmed:
+        w(
+            f"unconfirmed expected-failure entry line {entry.line} {entry.pattern!r}: {entry.reason}\n"
+        )
+    lenient = [r for r in failed if not report.enforced(r)]
+    if lenient:
+        w(f"not enforced (--enforce {report.enforce}): {len(lenient)} failed checks\n")
     c = report.counts()
     w(
         f"\n{report.suite}: {c['total']} checks: {c['pass']} passed, {c['fail']} failed, "
@@ -333,23 +501,40 @@ def write_text(report: Report, stream: TextIO, verbose: bool = False) -> None:
 # ------------------------------------------------------------------ JSON
 
 
+def _ref_json(q: RequirementRef) -> dict[str, Any]:
+    return {"id": q.id, "level": q.level, "amended_by": q.amended_by}
+
+
+def _example_json(example: Example) -> dict[str, Any]:
+    return {"input": example.input, "expected": example.expected, "got": example.got}
+
+
 def _result_json(r: CheckResult) -> dict[str, Any]:
     out: dict[str, Any] = {
         "name": r.name,
         "outcome": r.outcome.value,
         "level": r.level,
-        "requirements": [{"id": q.id, "level": q.level} for q in r.requirements],
+        "requirements": [_ref_json(q) for q in r.requirements],
+        "amended_by": list(r.amended_by),
         "checks": list(r.check_ids),
         "duration_ms": round(r.duration * 1000, 3),
     }
     if r.reason:
         out["reason"] = r.reason
     if r.example is not None and r.outcome is not Outcome.PASS:
-        out["example"] = {
-            "input": r.example.input,
-            "expected": r.example.expected,
-            "got": r.example.got,
-        }
+        out["example"] = _example_json(r.example)
+    if r.outcome in (Outcome.FAIL, Outcome.XFAIL):
+        out["failures"] = [
+            {
+                "requirements": [_ref_json(q) for q in f.requirements],
+                "cause": f.cause,
+                "reason": f.reason,
+                "amended_by": list(f.amendments),
+                "spec_only": f.spec_only,
+                **({"example": _example_json(f.example)} if f.example else {}),
+            }
+            for f in r.broken()
+        ]
     return out
 
 
@@ -364,6 +549,10 @@ def report_json(report: Report) -> dict[str, Any]:
         "requirements": summary_by_requirement(report.results),
         "notes": report.notes,
         "stale": [{"pattern": s.pattern, "line": s.line, "reason": s.reason} for s in report.stale],
+        "unconfirmed": [
+            {"pattern": s.pattern, "line": s.line, "reason": s.reason} for s in report.unconfirmed
+        ],
+        "enforce": report.enforce,
         "checks": [_result_json(r) for r in report.results],
     }
 
@@ -402,15 +591,17 @@ def write_junit(reports: Sequence[Report], path: str | Path) -> None:
             case = ET.SubElement(
                 suite,
                 "testcase",
-                classname=f"gatespec.conformance.{report.suite}",
+                classname=f"gatespec_conformance.{report.suite}",
                 name=_xml(r.name),
                 time=f"{r.duration:.6f}",
             )
-            if r.requirements:
+            if r.requirements or r.amended_by:
                 cprops = ET.SubElement(case, "properties")
                 for ref in r.requirements:
                     ET.SubElement(cprops, "property", name="requirement", value=ref.id)
                     ET.SubElement(cprops, "property", name="level", value=ref.level)
+                for amendment in r.amended_by:
+                    ET.SubElement(cprops, "property", name="amended_by", value=amendment)
             detail = ""
             if r.example is not None:
                 detail = (
@@ -419,6 +610,8 @@ def write_junit(reports: Sequence[Report], path: str | Path) -> None:
                     f"got:      {_show(r.example.got, 4000)}\n"
                 )
             detail += f"requirements: {_refs(r.requirements)}\n"
+            if r.amended_by:
+                detail += f"amended by: {', '.join(r.amended_by)}\n"
             if r.outcome is Outcome.FAIL:
                 el = ET.SubElement(case, "failure", message=_xml(r.reason), type=r.level or "check")
                 el.text = _xml(detail)
@@ -430,7 +623,7 @@ def write_junit(reports: Sequence[Report], path: str | Path) -> None:
             case = ET.SubElement(
                 suite,
                 "testcase",
-                classname=f"gatespec.conformance.{report.suite}",
+                classname=f"gatespec_conformance.{report.suite}",
                 name=_xml(f"expected-failures/{s.pattern}"),
             )
             ET.SubElement(case, "failure", message=_xml(f"stale entry (line {s.line}): {s.reason}"))
@@ -488,11 +681,20 @@ class Progress:
 
 
 def summary_by_requirement(results: Iterable[CheckResult]) -> dict[str, dict[str, Any]]:
-    """requirement id -> {"level", and a count per outcome}: which requirements this run
-    evidenced, and how they fared."""
+    """requirement id -> {"level", "amended_by", and a count per outcome}: which requirements
+    this run evidenced, and how they fared. A failed check counts as a failure only for the
+    requirements of the rules it broke; for its other requirements it counts as a pass."""
     out: dict[str, dict[str, Any]] = {}
     for r in results:
-        for ref in r.requirements:
-            row = out.setdefault(ref.id, {"level": ref.level, **{o.value: 0 for o in Outcome}})
-            row[r.outcome.value] += 1
+        broken = {q.id for f in r.broken() for q in f.requirements}
+        refs = dict.fromkeys([*r.requirements, *(q for f in r.broken() for q in f.requirements)])
+        for ref in refs:
+            row = out.setdefault(
+                ref.id,
+                {"level": ref.level, "amended_by": ref.amended_by, **{o.value: 0 for o in Outcome}},
+            )
+            outcome = r.outcome
+            if outcome in (Outcome.FAIL, Outcome.XFAIL) and ref.id not in broken:
+                outcome = Outcome.PASS
+            row[outcome.value] += 1
     return out

@@ -1,7 +1,8 @@
 """The fixture upstream: a real MCP server with a known, adversarial catalog, for layer 2.
 
-    gatespec fixture-upstream [--call-log FILE] [--add-tool-after SECONDS]
-    python -m gatespec.conformance.fixture_upstream [same options]
+    gatespec-conformance fixture-upstream [--call-log FILE] [--add-tool-after SECONDS]
+                                          [--tools N] [--well-formed-only]
+    python -m gatespec_conformance.fixture_upstream [same options]
 
 The implementation under test (IUT) fronts this server; the kit knows every tool it lists
 (`FIXTURE_TOOLS`), so it can compute each expected tool_id, schema, card field and result
@@ -13,6 +14,10 @@ read-file, readFile, read.file); names the name grammar rejects (which the IUT m
 odd and malformed input schemas; annotations; a versioned tool; results that are large,
 binary, structured, errors or never arrive; more tools in one namespace than
 budgets.CLUSTER_THRESHOLD, so path browsing has clusters.
+
+`--tools N` serves N well-formed tools (the first N of the catalog, then generated ones), so
+size-dependent behaviour (the root of a small catalog, clusters of a large one) can be probed;
+`--well-formed-only` leaves out the entries that must or may be excluded.
 
 Every tools/call received is appended to the call log as one JSON line
 ``{"name", "arguments", "ts"}``: the kit reads it to prove what did (or did not) reach
@@ -46,6 +51,8 @@ __all__ = [
     "ADD_TOOL",
     "BIG_TEXT",
     "ECHO",
+    "ENV_TOOLS",
+    "ENV_WELL_FORMED_ONLY",
     "FAILS",
     "FAILURE_TEXT",
     "FIXTURE_TOOLS",
@@ -58,6 +65,7 @@ __all__ = [
     "big_text",
     "by_name",
     "fixture_argv",
+    "fixture_tools",
     "main",
 ]
 
@@ -115,6 +123,11 @@ class FixtureTool:
     def version(self) -> str | None:
         value = (self.meta or {}).get("version")
         return value if isinstance(value, str) else None
+
+    @property
+    def schema_dict(self) -> dict[str, Any]:
+        """The input schema for hashing: a malformed one (not an object) counts as none."""
+        return self.input_schema if isinstance(self.input_schema, dict) else {}
 
     def wire(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name}
@@ -328,11 +341,44 @@ def by_name(name: str) -> FixtureTool:
     return next(t for t in FIXTURE_TOOLS if t.name == name)
 
 
-def fixture_argv(call_log: str | Path | None = None, python: str | None = None) -> list[str]:
+def _generated(n: int) -> FixtureTool:
+    topics = ("invoice", "ticket", "report", "calendar", "contact", "deploy", "metric", "backup")
+    topic = topics[n % len(topics)]
+    return FixtureTool(
+        f"gen_{topic}_{n:04d}",
+        _obj({"id": {"type": "string"}}),
+        f"Handle {topic} record number {n}.",
+        why="a generated tool (--tools)",
+    )
+
+
+def fixture_tools(
+    count: int | None = None, well_formed_only: bool = False
+) -> tuple[FixtureTool, ...]:
+    """The catalog served: all of FIXTURE_TOOLS by default; with `count`, that many well-formed
+    tools (the catalog's first, then generated ones), followed by the entries that must or may
+    be excluded unless `well_formed_only`."""
+    admitted = [t for t in FIXTURE_TOOLS if t.expect == "admit"]
+    others = [t for t in FIXTURE_TOOLS if t.expect != "admit"]
+    if count is not None:
+        admitted = admitted[:count] + [_generated(n) for n in range(1, count - len(admitted) + 1)]
+    return (*admitted, *([] if well_formed_only else others))
+
+
+def fixture_argv(
+    call_log: str | Path | None = None,
+    python: str | None = None,
+    tools: int | None = None,
+    well_formed_only: bool = False,
+) -> list[str]:
     """The command that starts this server (no PATH lookup of a console script needed)."""
-    argv = [python or sys.executable, "-m", "gatespec.conformance.fixture_upstream"]
+    argv = [python or sys.executable, "-m", "gatespec_conformance.fixture_upstream"]
     if call_log is not None:
         argv += ["--call-log", str(call_log)]
+    if tools is not None:
+        argv += ["--tools", str(tools)]
+    if well_formed_only:
+        argv.append("--well-formed-only")
     return argv
 
 
@@ -342,6 +388,7 @@ def fixture_argv(call_log: str | Path | None = None, python: str | None = None) 
 @dataclass
 class _State:
     call_log: Path | None
+    tools: tuple[FixtureTool, ...] = FIXTURE_TOOLS
     added: list[FixtureTool] = field(default_factory=list)
     # The latest handshake-era request's session, for list_changed outside a request: its
     # un-related notifications use the connection's standalone channel. (A stdio server has
@@ -356,7 +403,7 @@ class _State:
             f.write(line + "\n")
 
     def listing(self) -> list[dict[str, Any]]:
-        return [t.wire() for t in (*FIXTURE_TOOLS, *self.added)]
+        return [t.wire() for t in (*self.tools, *self.added)]
 
     def add_tool(self) -> str:
         n = len(self.added) + 1
@@ -366,7 +413,9 @@ class _State:
         return name
 
 
-def build_server(call_log: Path | None) -> tuple[Any, _State, Any]:
+def build_server(
+    call_log: Path | None, tools: tuple[FixtureTool, ...] = FIXTURE_TOOLS
+) -> tuple[Any, _State, Any]:
     """(server, state, announce) where announce() tells every client the list changed."""
     import anyio
     import mcp_types as types
@@ -374,7 +423,7 @@ def build_server(call_log: Path | None) -> tuple[Any, _State, Any]:
     from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
     from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-    state = _State(call_log)
+    state = _State(call_log, tools)
     bus = InMemorySubscriptionBus()
 
     def remember(ctx: Any) -> None:
@@ -426,7 +475,7 @@ def build_server(call_log: Path | None) -> tuple[Any, _State, Any]:
             else:
                 await ctx.session.send_tool_list_changed()
             return text(added)
-        known = {t.name for t in (*FIXTURE_TOOLS, *state.added)}
+        known = {t.name for t in (*state.tools, *state.added)}
         if name in known:
             return text(f"{name} called with {json.dumps(args, sort_keys=True)}")
         return text(f"no tool named {name!r}", is_error=True)
@@ -448,12 +497,14 @@ def build_server(call_log: Path | None) -> tuple[Any, _State, Any]:
     return server, state, announce
 
 
-async def _serve(call_log: Path | None, add_after: float | None) -> None:
+async def _serve(
+    call_log: Path | None, add_after: float | None, tools: tuple[FixtureTool, ...]
+) -> None:
     import anyio
     from mcp.server.lowlevel.server import NotificationOptions
     from mcp.server.stdio import stdio_server
 
-    server, state, announce = build_server(call_log)
+    server, state, announce = build_server(call_log, tools)
     options = server.create_initialization_options(NotificationOptions(tools_changed=True))
 
     async def add_later(delay: float) -> None:
@@ -481,6 +532,40 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="add a tool and announce tools/list_changed this long after start",
     )
+    parser.add_argument(
+        "--tools",
+        type=positive_count,
+        metavar="N",
+        help="serve N well-formed tools: the catalog's first N, then generated ones",
+    )
+    parser.add_argument(
+        "--well-formed-only",
+        action="store_true",
+        help="leave out the entries an IUT must or may exclude (malformed, bad names, over cap)",
+    )
+
+
+def positive_count(text: str) -> int:
+    """argparse type of a size: a whole number of at least 1."""
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return int(text)
+
+
+# Defaults for --tools and --well-formed-only, for an IUT that starts the fixture from its own
+# configuration (the kit sets them for each fixture size; pass them through to the fixture).
+ENV_TOOLS: Final = "GATESPEC_FIXTURE_TOOLS"
+ENV_WELL_FORMED_ONLY: Final = "GATESPEC_FIXTURE_WELL_FORMED_ONLY"
+
+
+def _from_env(args: argparse.Namespace) -> tuple[int | None, bool]:
+    import os
+
+    tools = args.tools
+    if tools is None and os.environ.get(ENV_TOOLS, "").isdigit():
+        tools = int(os.environ[ENV_TOOLS]) or None
+    flag = os.environ.get(ENV_WELL_FORMED_ONLY, "").lower() in ("1", "true", "yes")
+    return tools, args.well_formed_only or flag
 
 
 def run(args: argparse.Namespace, *_: Any) -> int:
@@ -490,13 +575,14 @@ def run(args: argparse.Namespace, *_: Any) -> int:
     if call_log is not None:
         call_log.parent.mkdir(parents=True, exist_ok=True)
         call_log.touch()  # exists from the start: an empty log means "no calls yet"
-    anyio.run(_serve, call_log, args.add_tool_after)
+    tools = fixture_tools(*_from_env(args))
+    anyio.run(_serve, call_log, args.add_tool_after, tools)
     return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="gatespec fixture-upstream", description=__doc__.split("\n\n")[0]
+        prog="gatespec-conformance fixture-upstream", description=__doc__.split("\n\n")[0]
     )
     add_arguments(parser)
     return run(parser.parse_args(argv))

@@ -22,24 +22,32 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
-from gatespec.conformance.fixture_upstream import fixture_argv
-from gatespec.conformance.live_client import CallLog, IUTGone, LiveSession, Target
-from gatespec.conformance.report import CheckResult, Outcome, Progress, Selector
-from gatespec.conformance.server_browse import FAMILIES as BROWSE
-from gatespec.conformance.server_checks import (
+from gatespec_conformance.fixture_upstream import ENV_TOOLS, ENV_WELL_FORMED_ONLY, fixture_argv
+from gatespec_conformance.live_client import CallLog, IUTGone, LiveSession, Target
+from gatespec_conformance.report import (
+    CheckResult,
+    Outcome,
+    Progress,
+    RequirementRef,
+    Selector,
+    amendments,
+)
+from gatespec_conformance.rules import foreign_seeds
+from gatespec_conformance.server_browse import FAMILIES as BROWSE
+from gatespec_conformance.server_checks import (
     SUITE,
     Emit,
     Family,
     family_requirements,
     selected,
 )
-from gatespec.conformance.server_execute import FAMILIES as EXECUTE
-from gatespec.conformance.server_facts import Live, LiveOptions, NoFact, NoLog
-from gatespec.conformance.server_surface import FAMILIES as SURFACE
+from gatespec_conformance.server_execute import FAMILIES as EXECUTE
+from gatespec_conformance.server_facts import Live, LiveOptions, NoFact, NoLog
+from gatespec_conformance.server_surface import FAMILIES as SURFACE
 from gatespec_surface import SPEC_HASH, SPEC_VERSION
 from gatespec_surface.descriptors import PROFILES
 
@@ -79,7 +87,8 @@ def plan(profile: str, selector: Selector, notes: list[str] | None = None) -> li
     out = []
     for family in mine:
         refs = family_requirements(family, profile, notes)
-        if selected(selector, family.name(profile), [r.id for r in refs], names):
+        behind = amendments(refs, family.amended_by)
+        if selected(selector, family.name(profile), [r.id for r in refs], names, behind):
             out.append(family)
     return out
 
@@ -92,6 +101,8 @@ class FixtureFiles:
     call_log: Path
     argv: list[str]
     mcp_config: Path
+    tools: int | None = None
+    well_formed_only: bool = False
 
     def env(self) -> dict[str, str]:
         return {
@@ -99,17 +110,25 @@ class FixtureFiles:
             ENV_FIXTURE_ARGV: json.dumps(self.argv),
             ENV_CALL_LOG: str(self.call_log),
             ENV_MCP_CONFIG: str(self.mcp_config),
+            ENV_TOOLS: str(self.tools or ""),
+            ENV_WELL_FORMED_ONLY: "1" if self.well_formed_only else "",
         }
 
 
-def fixture_files(directory: Path, call_log: Path | None = None) -> FixtureFiles:
+def fixture_files(
+    directory: Path,
+    call_log: Path | None = None,
+    tools: int | None = None,
+    well_formed_only: bool = False,
+) -> FixtureFiles:
     """The call log path, the fixture's command and an mcpServers file fronting it."""
+    directory.mkdir(parents=True, exist_ok=True)
     log = call_log or directory / "calls.jsonl"
-    argv = fixture_argv(log)
+    argv = fixture_argv(log, tools=tools, well_formed_only=well_formed_only)
     config = directory / "mcp.json"
     entry = {"command": argv[0], "args": argv[1:]}
     config.write_text(json.dumps({"mcpServers": {FIXTURE_KEY: entry}}, indent=1) + "\n")
-    return FixtureFiles(log, argv, config)
+    return FixtureFiles(log, argv, config, tools, well_formed_only)
 
 
 def expand_command(command: Sequence[str], files: FixtureFiles) -> list[str]:
@@ -140,6 +159,15 @@ class ServerRun:
     notes: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class Sized:
+    """The IUT again, fronting a fixture of `tools` well-formed tools (--sizes)."""
+
+    tools: int
+    target: Target
+    log: CallLog | None
+
+
 async def run_suite(
     target: Target,
     options: LiveOptions,
@@ -148,20 +176,29 @@ async def run_suite(
     *,
     restarts: int = 2,
     progress_enabled: bool = True,
+    sized: Sequence[Sized] = (),
 ) -> ServerRun:
-    """Run the selected families against the IUT; never raises for IUT misbehaviour."""
+    """Run the selected families against the IUT, then the size-dependent ones against it
+    fronting fixtures of other sizes; never raises for IUT misbehaviour."""
     run = ServerRun()
     families = plan(options.profile, selector, run.notes)
     run.ran = families
-    progress = Progress(f"{SUITE}/{options.profile}", len(families), enabled=progress_enabled)
+    resized = [f for f in families if f.sized] if sized else []
+    total = len(families) + len(resized) * len(sized)
+    progress = Progress(f"{SUITE}/{options.profile}", total, enabled=progress_enabled)
     live: Live | None = None
     session: LiveSession | None = None
     gone = ""  # once set, the IUT is not asked again
     try:
         for family in families:
             refs = family_requirements(family, options.profile)
-            emit = Emit(family, options.profile, refs, selector, run.results)
+            emit = Emit(family, options.profile, refs, selector, run.results, options.level)
             start = len(run.results)
+            skip = seed_skip(family, refs, options)
+            if skip:
+                emit.skip("", skip)
+                _advance(progress, emit, start)
+                continue
             if not gone and live is not None and live.session.gone:
                 why = live.session.gone
                 await _close(session)
@@ -187,6 +224,10 @@ async def run_suite(
             else:
                 await _run_family(family, live, emit)
             _advance(progress, emit, start)
+        await _close(session)
+        session = None
+        for size in sized if resized else ():
+            await _run_sized(size, resized, options, selector, run, progress)
     finally:
         progress.close()
         await _close(session)
@@ -198,6 +239,58 @@ async def run_suite(
             run.names += [f"{name}/{d.case}" for d in drawn]
     run.names += [r.name for r in run.results]
     return run
+
+
+async def _run_sized(
+    size: Sized,
+    families: Sequence[Family],
+    options: LiveOptions,
+    selector: Selector,
+    run: ServerRun,
+    progress: Progress,
+) -> None:
+    """The size-dependent families on one more IUT session; cases are named tools=N."""
+    resized = replace(options, tools=size.tools, well_formed_only=True, namespace=options.namespace)
+    gone = ""
+    session: LiveSession | None = None
+    try:
+        try:
+            opened = LiveSession(size.target, connect_timeout=options.connect_timeout)
+            await opened.__aenter__()
+            session = opened
+        except IUTGone as exc:
+            gone = str(exc)
+        live = Live(size.target, resized, session, size.log) if session is not None else None
+        for family in families:
+            refs = family_requirements(family, options.profile)
+            emit = Emit(family, options.profile, refs, selector, run.results, options.level)
+            emit.prefix = f"tools={size.tools}"
+            start = len(run.results)
+            skip = seed_skip(family, refs, options)
+            if skip:
+                emit.skip("", skip)
+            elif live is None:
+                emit.result("", Outcome.FAIL, f"not run: {gone}")
+            else:
+                await _run_family(family, live, emit)
+            _advance(progress, emit, start)
+    finally:
+        await _close(session)
+
+
+def seed_skip(family: Family, refs: Sequence[RequirementRef], options: LiveOptions) -> str:
+    """Why --level seed leaves a family out ("" when it runs it)."""
+    if options.level != "seed":
+        return ""
+    if family.seed:
+        return f"not judged at --level seed: {family.seed}"
+    foreign = foreign_seeds([r.id for r in refs], options.profile)
+    if foreign:
+        return (
+            f"not judged at --level seed: a requirement of seed {', '.join(foreign)}, which the "
+            f"spec applies to the {options.profile} profile"
+        )
+    return ""
 
 
 async def _run_family(family: Family, live: Live, emit: Emit) -> None:
@@ -257,10 +350,18 @@ def _glob(name: str, pattern: str) -> bool:
     return fnmatch.fnmatchcase(name, pattern)
 
 
-def default_gatespec_command(profile: str, cache_stable: bool, directory: Path) -> list[str]:
-    """No COMMAND given: gatespec itself, fronting the fixture (short call timeout)."""
+def default_gatespec_command(
+    profile: str,
+    cache_stable: bool,
+    directory: Path,
+    tools: int | None = None,
+    well_formed_only: bool = False,
+) -> list[str]:
+    """No COMMAND given: gatespec itself, fronting the fixture (short call timeout), started
+    by its command line (the kit never imports it)."""
     config = directory / "gatespec.json"
-    argv = fixture_argv("${" + ENV_CALL_LOG + "}")  # gatespec expands ${VAR} in its config
+    # gatespec expands ${VAR} in its config
+    argv = fixture_argv("${" + ENV_CALL_LOG + "}", tools=tools, well_formed_only=well_formed_only)
     body = {
         "mcpServers": {FIXTURE_KEY: {"command": argv[0], "args": argv[1:]}},
         "gateway": {

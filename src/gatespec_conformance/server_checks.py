@@ -19,17 +19,27 @@ import fnmatch
 import re
 import time
 from collections.abc import Awaitable, Callable, Collection, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Final
 
-from gatespec.conformance.report import (
+from gatespec_conformance.payloads import (
+    SHAPE_REQUIREMENTS,
+    WRONG_CODE,
+    judge_error,
+    judge_failed,
+    judge_success,
+)
+from gatespec_conformance.report import (
     CheckResult,
     Example,
     Outcome,
     RequirementRef,
+    RuleFailure,
     Selector,
+    amendments,
     requirements_for,
 )
+from gatespec_conformance.rules import Finding, failures_at, foreign_seeds
 from gatespec_surface.descriptors import META_TOOL_ERRORS
 from gatespec_surface.errors import ErrorCode
 from gatespec_surface.grammars import GRAMMARS
@@ -37,8 +47,8 @@ from gatespec_surface.requirements import REQUIREMENTS
 from gatespec_surface.strategies import META_TOOL_ARG_GRAMMARS
 
 if TYPE_CHECKING:
-    from gatespec.conformance.live_client import CallResult
-    from gatespec.conformance.server_facts import Live
+    from gatespec_conformance.live_client import CallResult
+    from gatespec_conformance.server_facts import Live
 
 __all__ = [
     "SUITE",
@@ -77,6 +87,13 @@ class Family:
     summary: str = ""
     # Cases drawn before the run (for --list and selection): (seed, max_examples) -> cases.
     draw: Callable[[int, int], list[Drawn]] | None = None
+    # Amendments every result of the family rests on (besides its requirements').
+    amended_by: tuple[str, ...] = ()
+    # Why --level seed does not run it ("" when it does): an amendment id, or what makes it
+    # a gatespec extension no seed states.
+    seed: str = ""
+    # Run again on fixtures of other sizes (--sizes): its outcome depends on the catalog's size.
+    sized: bool = False
 
     def name(self, profile: str) -> str:
         return f"{SUITE}/{profile}/{self.key}"
@@ -97,7 +114,7 @@ def family_requirements(
                     notes.append(f"{family.key}: requirement {rid} is no longer in the spec")
                 continue
             if rid not in known:
-                refs += (RequirementRef(req.id, req.level),)
+                refs += (RequirementRef(req.id, req.level, req.amended_by),)
                 known.add(rid)
     order = {rid: i for i, rid in enumerate(REQUIREMENTS)}
     kept = [r for r in refs if profile in REQUIREMENTS[r.id].profiles]
@@ -159,13 +176,20 @@ def _viable(pattern: str, prefix: str) -> bool:
 
 
 def selected(
-    selector: Selector, family_name: str, refs: Iterable[str], family_names: Collection[str]
+    selector: Selector,
+    family_name: str,
+    refs: Iterable[str],
+    family_names: Collection[str],
+    amended_by: Iterable[str] = (),
 ) -> bool:
-    """Whether a family must run. A pattern that matches some family's name (or a
-    requirement id) selects exactly those families; any other pattern names cases, known
-    only once a family runs, so it selects every family one of whose case names
-    (``family/…``) it could match."""
-    if not selector or selector.matches(family_name, refs):
+    """Whether a family must run. A pattern that matches some family's name (or one of its
+    requirement or amendment ids) selects exactly those families; any other pattern names
+    cases, known only once a family runs, so it selects every family one of whose case names
+    (``family/…``) it could match. A --deselect pattern naming the family leaves it out."""
+    refs, amended_by = list(refs), list(amended_by)
+    if selector.excludes(family_name, refs, amended_by):
+        return False
+    if not selector.patterns or selector.matches(family_name, refs, amended_by):
         return True
     for pattern in selector.patterns:
         if any(fnmatch.fnmatchcase(name, pattern) for name in family_names):
@@ -175,15 +199,20 @@ def selected(
     return False
 
 
+Problem = str | None | list[Finding]
+
+
 @dataclass
 class Emit:
-    """Where a running family reports its cases."""
+    """Where a running family reports its cases (at the run's level)."""
 
     family: Family
     profile: str
     requirements: tuple[RequirementRef, ...]
     selector: Selector
     sink: list[CheckResult] = field(default_factory=list)
+    level: str = "spec"
+    prefix: str = ""  # "tools=N" on a fixture of another size
     _last: float = field(default_factory=time.monotonic)
 
     @property
@@ -191,7 +220,25 @@ class Emit:
         return self.family.name(self.profile)
 
     def case_name(self, case: str = "") -> str:
-        return f"{self.name}/{case}" if case else self.name
+        parts = [p for p in (self.prefix, case) if p]
+        return "/".join([self.name, *parts])
+
+    @property
+    def amended_by(self) -> tuple[str, ...]:
+        return amendments(self.requirements, self.family.amended_by)
+
+    def _selected(self, name: str) -> bool:
+        ids = [r.id for r in self.requirements]
+        # A pattern naming the family (or one of its requirements) keeps all of its cases.
+        return self.selector.matches(self.name, ids, self.amended_by) or self.selector.matches(
+            name, ids, self.amended_by
+        )
+
+    def _spent(self, duration: float | None) -> float:
+        now = time.monotonic()
+        spent = now - self._last if duration is None else duration
+        self._last = now
+        return spent
 
     def result(
         self,
@@ -203,15 +250,12 @@ class Emit:
         expected: Any = None,
         got: Any = None,
         duration: float | None = None,
+        failures: tuple[RuleFailure, ...] = (),
+        behind: tuple[str, ...] = (),
     ) -> None:
         name = self.case_name(case)
-        ids = [r.id for r in self.requirements]
-        # A pattern naming the family (or one of its requirements) keeps all of its cases.
-        if not self.selector.matches(self.name, ids) and not self.selector.matches(name, ids):
+        if not self._selected(name):
             return
-        now = time.monotonic()
-        spent = now - self._last if duration is None else duration
-        self._last = now
         example = Example(input, expected, got) if outcome is Outcome.FAIL else None
         self.sink.append(
             CheckResult(
@@ -221,25 +265,74 @@ class Emit:
                 (self.family.check_id,),
                 reason,
                 example,
-                spent,
+                self._spent(duration),
                 self.name,
+                tuple(dict.fromkeys([*self.amended_by, *behind])),
+                failures,
             )
         )
+
+    def _fallback(self, finding: Finding) -> tuple[RequirementRef, ...]:
+        if finding.rule is WRONG_CODE:
+            own = tuple(r for r in self.requirements if r.id not in SHAPE_REQUIREMENTS)
+            return own or self.requirements
+        return self.requirements
 
     def judge(
         self,
         case: str,
-        problem: str | None,
+        problem: Problem,
         *,
         input: Any = None,
         expected: Any = None,
         got: Any = None,
         duration: float | None = None,
+        amended: tuple[str, ...] = (),
+        spec_only: str = "",
     ) -> None:
-        """Pass when `problem` is None, else fail with it as the reason."""
-        if problem is None:
+        """Pass when `problem` is None or holds no finding that applies at this level; else
+        fail with it (a string: the whole check; findings: each broken rule on its own).
+        `amended` names amendments this case's failure rests on and `spec_only` why no seed
+        states what it expects (a family --level seed leaves out is spec-only throughout)."""
+        if self.family.seed and self.family.amended_by:
+            amended = amended or self.family.amended_by
+        elif self.family.seed:
+            spec_only = spec_only or self.family.seed
+        foreign = foreign_seeds([r.id for r in self.requirements], self.profile)
+        if foreign:
+            spec_only = spec_only or (
+                f"a requirement of seed {', '.join(foreign)}: the spec applies it to the "
+                f"{self.profile} profile"
+            )
+        if isinstance(problem, list):
+            failures: list[RuleFailure] = []
+            behind: tuple[str, ...] = amended
+            for f in problem:
+                got_rule, why = failures_at([f], self.level, self._fallback(f), input, expected)
+                failures += [self._based(r, amended, spec_only) for r in got_rule]
+                behind += why
+            if not failures:
+                self.result(case, Outcome.PASS, duration=duration)
+                return
+            reason = "; ".join(f.reason for f in failures)
+            self.result(
+                case,
+                Outcome.FAIL,
+                reason,
+                input=input,
+                expected=expected,
+                got=got,
+                duration=duration,
+                failures=tuple(failures),
+                behind=behind,
+            )
+        elif problem is None:
             self.result(case, Outcome.PASS, duration=duration)
         else:
+            # One cause for every check failing this way: the numbers in the words vary.
+            cause = re.sub(r"\d+(?:\.\d+)?", "N", problem)
+            example = Example(input, expected, got)
+            failure = RuleFailure(self.requirements, cause, problem, example, amended, spec_only)
             self.result(
                 case,
                 Outcome.FAIL,
@@ -248,7 +341,16 @@ class Emit:
                 expected=expected,
                 got=got,
                 duration=duration,
+                failures=(failure,),
+                behind=amended,
             )
+
+    @staticmethod
+    def _based(failure: RuleFailure, amended: tuple[str, ...], spec_only: str) -> RuleFailure:
+        """A failure with the case's own basis added where the rule states none."""
+        if failure.amended_by or failure.spec_only or not (amended or spec_only):
+            return failure
+        return replace(failure, amended_by=amended, spec_only="" if amended else spec_only)
 
     def skip(self, case: str, reason: str) -> None:
         self.result(case, Outcome.SKIP, reason)
@@ -270,21 +372,12 @@ def allowed_codes(tool: str, prop: str | None) -> set[str]:
     return codes
 
 
-def expect_error(call: CallResult, codes: Collection[str]) -> str | None:
-    """None when `call` is an isError result whose valid payload has one of `codes`."""
-    payload, problem = call.payload()
-    if payload is None:
-        return problem
-    if payload["error"] not in codes:
-        return f"expected {' or '.join(sorted(codes))}, got {payload['error']}"
-    return None
+def expect_error(call: CallResult, codes: Collection[str]) -> list[Finding]:
+    """The rules an answer breaks that should be an isError result whose §3.4 payload has one
+    of `codes` (payloads.judge_error)."""
+    return judge_error(call, codes)
 
 
-def expect_success(call: CallResult) -> str | None:
-    if call.result is None:
-        return f"no result: {call.error}"
-    if call.result.is_error:
-        payload, _ = call.payload()
-        code = payload["error"] if payload else "an error"
-        return f"expected success, got {code}: {call.text[:200]}"
-    return None
+def expect_success(call: CallResult, tool: str | None = None) -> list[Finding]:
+    """The rules a successful answer breaks (with `tool`, also its output model's)."""
+    return judge_success(call, tool)[1] if tool is not None else judge_failed(call)

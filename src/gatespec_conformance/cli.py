@@ -1,16 +1,14 @@
-"""Command-line wiring of the conformance kit (hooked into ``gatespec`` by src/gatespec/cli.py).
+"""The ``gatespec-conformance`` command (also ``python -m gatespec_conformance``).
 
-    gatespec conformance functions [options] [-- COMMAND...]   layer 1: pure functions
-    gatespec conformance server --profile P [options] [--url URL | -- COMMAND...]
+    gatespec-conformance functions [options] [-- COMMAND...]   layer 1: pure functions
+    gatespec-conformance server --profile P [options] [--url URL | -- COMMAND...]
                                                                layer 2: live MCP checks
-    gatespec vectors export DIR                                the language-neutral vectors
-    gatespec fixture-upstream [--call-log FILE]                layer 2's upstream MCP server
+    gatespec-conformance vectors export DIR                    the language-neutral vectors
+    gatespec-conformance fixture-upstream [--call-log FILE]    layer 2's upstream MCP server
 
-`add_subcommands(subparsers)` adds these commands to an argparse subparsers action and returns
-the ``conformance`` subparsers. Handlers are set as
-``run=handler`` and take ``(args, *ignored)``, returning an exit status, as gatespec.cli expects.
-`add_report_options` and `finish` are the parts every layer shares: the same flags and the same
-expected-failures, text, JSON and JUnit handling.
+``gatespec conformance …``, ``gatespec vectors export`` and ``gatespec fixture-upstream`` forward
+here. `add_report_options` and `finish` are the parts every layer shares: the same flags and
+the same level, selection, expected-failures, text, JSON and JUnit handling.
 """
 
 from __future__ import annotations
@@ -21,8 +19,11 @@ import sys
 from collections.abc import Callable, Collection, Sequence
 from typing import Any, TextIO
 
-from gatespec.conformance import DEFAULT_MAX_EXAMPLES
-from gatespec.conformance.report import (
+from gatespec_conformance import DEFAULT_MAX_EXAMPLES, DEFAULT_SIZES
+from gatespec_conformance.cases import LEVELS
+from gatespec_conformance.fixture_upstream import positive_count
+from gatespec_conformance.report import (
+    ENFORCE,
     CheckResult,
     ExpectedFailures,
     Progress,
@@ -33,7 +34,7 @@ from gatespec.conformance.report import (
     write_text,
 )
 
-__all__ = ["KitUsageError", "add_report_options", "add_subcommands", "finish", "main"]
+__all__ = ["KitUsageError", "add_report_options", "build_parser", "finish", "main"]
 
 
 class KitUsageError(Exception):
@@ -41,7 +42,7 @@ class KitUsageError(Exception):
 
 
 def _say(message: str) -> None:
-    print(f"gatespec: {message}", file=sys.stderr, flush=True)
+    print(f"gatespec-conformance: {message}", file=sys.stderr, flush=True)
 
 
 def _positive_float(text: str) -> float:
@@ -58,20 +59,42 @@ def _count(text: str) -> int:
 
 
 def add_report_options(parser: argparse.ArgumentParser) -> None:
-    """Selection, expected failures and report formats (the same for every layer)."""
-    group = parser.add_argument_group("selection and reports")
+    """Level, selection, expected failures and report formats (the same for every layer)."""
+    group = parser.add_argument_group("level, selection and reports")
+    group.add_argument(
+        "--level",
+        choices=LEVELS,
+        default="spec",
+        help="spec (default): gatespec's amended spec, strictly; seed: the seeds' statements "
+        "as written, tolerant where they are silent",
+    )
     group.add_argument(
         "--select",
         action="append",
         default=[],
         metavar="PATTERN",
-        help="run only checks whose name or requirement id matches this glob (repeatable)",
+        help="run only checks whose name, requirement id or amendment id matches this glob "
+        "(repeatable)",
+    )
+    group.add_argument(
+        "--deselect",
+        action="append",
+        default=[],
+        metavar="PATTERN",
+        help="leave out checks whose name, requirement id or amendment id matches (repeatable)",
+    )
+    group.add_argument(
+        "--enforce",
+        choices=sorted(ENFORCE),
+        default="should",
+        help="which failures fail the run: must (MUST-level only) or should (default: all "
+        "but MAY-only checks)",
     )
     group.add_argument(
         "--expected-failures",
         metavar="FILE",
-        help="check names or globs expected to fail, one per line; a listed check that passes "
-        "is 'stale' and fails the run",
+        help="check names or globs expected to fail, one per line, optionally ' :: MESSAGE'; a "
+        "listed check that passes is 'stale' and fails the run",
     )
     group.add_argument("--format", choices=("text", "json"), default="text", help="report format")
     group.add_argument(
@@ -111,7 +134,10 @@ def finish(
     if judged is not None:
         expected.entries = [e for e in expected.entries if judged(e.pattern)]
     results, stale = expected.apply(suite, results, suite_names)
-    report = Report(suite, list(results), stale, info, list(notes))
+    info = {**info, "level": args.level, "enforce": args.enforce}
+    report = Report(
+        suite, list(results), stale, info, list(notes), expected.unconfirmed, args.enforce
+    )
     if args.junit:
         write_junit([report], args.junit)
     out: TextIO = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
@@ -131,34 +157,36 @@ def finish(
 
 
 def _functions(args: argparse.Namespace, *_: Any) -> int:
-    from gatespec.conformance import functions as fx
+    from gatespec_conformance import functions as fx
     from gatespec_surface import SPEC_HASH, SPEC_VERSION
 
     _expected(args)  # a missing file is a usage error before minutes of work
     notes: list[str] = []
-    every = fx.build_cases(args.seed, args.max_examples, notes)
-    selector = Selector(args.select)
-    cases = [c for c in every if selector.matches(c.name, c.requirement_ids)]
+    every = [c.at_level(args.level) for c in fx.build_cases(args.seed, args.max_examples, notes)]
+    selector = Selector(args.select, args.deselect)
+    cases = [c for c in every if selector.matches(c.name, c.requirement_ids, c.amended_by)]
     if not cases:
-        raise KitUsageError(f"--select {' '.join(args.select)} selects none of {len(every)} checks")
-    orphans = sorted({i for c in cases if not c.requirements for i in c.check_ids})
+        shown = " ".join([*args.select, *(f"--deselect {d}" for d in args.deselect)])
+        raise KitUsageError(f"--select {shown} selects none of {len(every)} checks")
+    orphans = sorted({c.group or c.name.rsplit("/", 1)[0] for c in cases if not c.requirements})
     if orphans:  # worth saying: such a failure breaks no stated requirement (yet)
         unbound = sum(1 for c in cases if not c.requirements)
         notes.append(
-            f"{unbound} checks evidence no requirement; requirements.yaml lists none of: "
-            + ", ".join(orphans)
+            f"{unbound} checks evidence no requirement (the spec states a rule no requirement "
+            "holds): " + ", ".join(orphans)
         )
     if args.list:
         for c in cases:
-            reqs = ", ".join(f"{r.id} ({r.level})" for r in c.requirements) or "-"
-            print(f"{c.name}\t{reqs}")
+            reqs = ", ".join(r.shown() for r in c.requirements) or "-"
+            print(f"{c.name}\t{reqs}" + (f"\tskip: {c.skip}" if c.skip else ""))
         return 0
     command = list(args.adapter)
     if command[:1] == ["--"]:
         command = command[1:]
     if not command:
-        command = [sys.executable, "-m", "gatespec.conformance.adapter"]
-        notes.append("no adapter command given: checking gatespec's own reference adapter")
+        # gatespec is only ever an implementation under test: started by its command line.
+        command = [sys.executable, "-m", "gatespec.adapter"]
+        notes.append("no adapter command given: checking gatespec's adapter (gatespec.adapter)")
     progress = Progress(fx.SUITE, len(cases), enabled=not args.quiet)
     try:
         results, run = fx.run_cases(
@@ -234,10 +262,10 @@ def _server(args: argparse.Namespace, *_: Any) -> int:
 
     import anyio
 
-    from gatespec.conformance import server as sv
-    from gatespec.conformance.live_client import PROTOCOLS, CallLog, Target
-    from gatespec.conformance.server_checks import family_requirements
-    from gatespec.conformance.server_facts import LiveOptions
+    from gatespec_conformance import server as sv
+    from gatespec_conformance.live_client import PROTOCOLS, CallLog, Target
+    from gatespec_conformance.server_checks import family_requirements
+    from gatespec_conformance.server_facts import LiveOptions
 
     _expected(args)
     if args.profile not in sv.SERVED:
@@ -250,7 +278,7 @@ def _server(args: argparse.Namespace, *_: Any) -> int:
     if args.url and command:
         raise KitUsageError("give either --url or a COMMAND, not both")
     notes: list[str] = []
-    selector = Selector(args.select)
+    selector = Selector(args.select, args.deselect)
     families = sv.plan(args.profile, selector, notes)
     if not families:
         raise KitUsageError(f"--select {' '.join(args.select)} selects no {args.profile} check")
@@ -263,30 +291,39 @@ def _server(args: argparse.Namespace, *_: Any) -> int:
         cache_stable=args.cache_stable,
         namespace=args.namespace,
         connect_timeout=args.startup_timeout,
+        level=args.level,
+        tools=args.tools,
+        well_formed_only=args.well_formed_only,
     )
     if args.list:
         for family in families:
             refs = family_requirements(family, args.profile)
-            shown = ", ".join(f"{r.id} ({r.level})" for r in refs) or "-"
+            shown = ", ".join(r.shown() for r in refs) or "-"
             print(f"{family.name(args.profile)}\t{shown}")
             for case in family.draw(args.seed, args.max_examples) if family.draw else ():
                 print(f"{family.name(args.profile)}/{case.case}\t{shown}")
         return 0
     workdir = sv.make_workdir()
+    sized: list[Any] = []
     try:
         if args.url:
             target = Target(url=args.url, protocol=args.protocol)
             log = CallLog(args.call_log) if args.call_log else None
             if log is None:
                 notes.append("no --call-log: checks that prove what reached upstream are skipped")
+            if args.sizes:
+                notes.append("--url: the size-dependent families ran on the served catalog only")
         else:
-            files = sv.fixture_files(workdir, Path(args.call_log) if args.call_log else None)
             if not command:
-                command = sv.default_gatespec_command(args.profile, args.cache_stable, workdir)
                 notes.append("no COMMAND given: checking gatespec itself")
-            argv = tuple(sv.expand_command(command, files))
-            target = Target(command=argv, env=files.env(), protocol=args.protocol)
-            log = CallLog(files.call_log)
+            fixture = (args.tools, args.well_formed_only)
+            call_log = Path(args.call_log) if args.call_log else None
+            target, log = _stdio_target(args, command, workdir, call_log, *fixture)
+            for n in args.sizes:
+                size_target, size_log = _stdio_target(
+                    args, command, workdir / f"tools-{n}", None, n, True
+                )
+                sized.append(sv.Sized(n, size_target, size_log))
         started = time.monotonic()
         run = anyio.run(
             functools.partial(
@@ -297,6 +334,7 @@ def _server(args: argparse.Namespace, *_: Any) -> int:
                 selector,
                 restarts=args.restarts,
                 progress_enabled=not args.quiet,
+                sized=sized,
             )
         )
     finally:
@@ -311,6 +349,39 @@ def _server(args: argparse.Namespace, *_: Any) -> int:
         [*notes, *run.notes],
         judged=sv.entry_filter(args.profile, run.ran),
     )
+
+
+def _stdio_target(
+    args: argparse.Namespace,
+    command: list[str],
+    directory: Any,
+    call_log: Any,
+    tools: int | None,
+    well_formed_only: bool,
+) -> tuple[Any, Any]:
+    """(the IUT started over stdio fronting a fixture of this size, that fixture's call log)."""
+    from gatespec_conformance import server as sv
+    from gatespec_conformance.live_client import CallLog, Target
+
+    files = sv.fixture_files(directory, call_log, tools, well_formed_only)
+    if not command:
+        command = sv.default_gatespec_command(
+            args.profile, args.cache_stable, directory, tools, well_formed_only
+        )
+    argv = tuple(sv.expand_command(command, files))
+    return Target(command=argv, env=files.env(), protocol=args.protocol), CallLog(files.call_log)
+
+
+def _sizes(text: str) -> list[int]:
+    if not text.strip():
+        return []
+    try:
+        sizes = [int(part) for part in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected sizes like 1,20,100, got {text!r}") from None
+    if any(n < 1 for n in sizes):
+        raise argparse.ArgumentTypeError("every size is at least 1")
+    return sizes
 
 
 def _add_server(commands: Any) -> None:
@@ -352,6 +423,25 @@ def _add_server(commands: Any) -> None:
         ),
     )
     p.add_argument(
+        "--tools",
+        type=positive_count,
+        metavar="N",
+        help="the fixture serves N well-formed tools (its first N, then generated ones)",
+    )
+    p.add_argument(
+        "--well-formed-only",
+        action="store_true",
+        help="the fixture serves no malformed or must-be-excluded entries",
+    )
+    p.add_argument(
+        "--sizes",
+        type=_sizes,
+        default=list(DEFAULT_SIZES),
+        metavar="N,N,...",
+        help="also run the size-dependent families (root browse, walk, clusters) on fixtures of "
+        "these sizes, well-formed only (default %(default)s; '' for none; stdio only)",
+    )
+    p.add_argument(
         "--hang-timeout",
         type=_positive_float,
         default=60.0,
@@ -366,13 +456,13 @@ def _add_server(commands: Any) -> None:
 
 
 def _fixture(args: argparse.Namespace, *_: Any) -> int:
-    from gatespec.conformance import fixture_upstream
+    from gatespec_conformance import fixture_upstream
 
     return fixture_upstream.run(args)
 
 
 def _add_fixture(commands: Any) -> None:
-    from gatespec.conformance import fixture_upstream  # light: the SDK is imported on use
+    from gatespec_conformance import fixture_upstream  # light: the SDK is imported on use
 
     p = commands.add_parser(
         "fixture-upstream",
@@ -388,7 +478,7 @@ def _add_fixture(commands: Any) -> None:
 
 
 def _export(args: argparse.Namespace, *_: Any) -> int:
-    from gatespec.conformance.functions import export_vectors
+    from gatespec_conformance.functions import export_vectors
 
     try:
         index = export_vectors(args.directory)
@@ -428,25 +518,23 @@ def _guarded(handler: Any) -> Any:
     return run
 
 
-def add_subcommands(subparsers: Any) -> Any:
-    """Add ``conformance`` (layers ``functions`` and ``server``), ``vectors`` and
-    ``fixture-upstream`` to `subparsers`; returns the ``conformance`` subparsers action."""
-    conformance = subparsers.add_parser(
-        "conformance", help="check another implementation against the spec (docs/conformance.md)"
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="gatespec-conformance",
+        description="Check an implementation of the gatespec surface against the seeds and "
+        "the spec (docs/conformance.md).",
     )
-    layers = conformance.add_subparsers(dest="conformance_command", required=True, metavar="LAYER")
-    _add_functions(layers)
-    _add_server(layers)
-    _add_vectors(subparsers)
-    _add_fixture(subparsers)
-    return layers
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _add_functions(commands)
+    _add_server(commands)
+    _add_vectors(commands)
+    _add_fixture(commands)
+    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``gatespec``'s conformance and vectors commands on their own (for tests and scripts)."""
-    parser = argparse.ArgumentParser(prog="gatespec")
-    add_subcommands(parser.add_subparsers(dest="command", required=True, metavar="COMMAND"))
-    args = parser.parse_args(argv)
+    """Entry point of ``gatespec-conformance``; returns the exit status."""
+    args = build_parser().parse_args(argv)
     return int(args.run(args))
 
 

@@ -9,6 +9,8 @@ every error result as evidence for the error-shape checks.
 from __future__ import annotations
 
 import contextlib
+import json
+import urllib.parse
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Final, TypeVar
@@ -16,13 +18,17 @@ from typing import Any, Final, TypeVar
 import mcp_types as types
 from jsonschema import Draft202012Validator
 
-from gatespec.conformance import DEFAULT_MAX_EXAMPLES
-from gatespec.conformance.fixture_upstream import ECHO, FIXTURE_TOOLS
-from gatespec.conformance.live_client import CallLog, CallResult, IUTGone, LiveSession, Target
+from gatespec_conformance import DEFAULT_MAX_EXAMPLES
+from gatespec_conformance.fixture_upstream import ECHO, FixtureTool, fixture_tools
+from gatespec_conformance.live_client import CallLog, CallResult, IUTGone, LiveSession, Target
+from gatespec_conformance.oracle.tool_ids import make_tool_id, seed_id_candidates
+from gatespec_conformance.payloads import judge_success
+from gatespec_conformance.rules import Finding, seed_value
 from gatespec_surface import parsers
-from gatespec_surface.descriptors import PROFILES, output_schema
+from gatespec_surface.descriptors import PROFILES
 from gatespec_surface.errors import GatewayError
-from gatespec_surface.grammars import is_path, is_tool_id
+from gatespec_surface.grammars import TOOL_ID_MAX_LENGTH, TOOL_ID_RE, is_name, is_path, is_tool_id
+from gatespec_surface.requirements import AMENDMENTS
 
 __all__ = [
     "QUERIES",
@@ -46,7 +52,8 @@ QUERIES: Final[tuple[tuple[str, str], ...]] = (
     ("message", "send_message"),
 )
 MAX_WALK_NODES: Final = 2000  # a tree that never ends must not hang the kit
-_BROWSE_OUTPUT: Final = Draft202012Validator(output_schema("tool_browse") or {})
+# Seed 000 §1.1 caps a tool_id at 240 characters (AM-TOOLID-CAP: 235, the grammar's maximum).
+SEED_TOOL_ID_MAX: Final = int(seed_value(("S000-TOOLID-MAX-LENGTH",), 240))
 
 
 class NoFact(Exception):
@@ -68,6 +75,9 @@ class LiveOptions:
     cache_stable: bool = False  # the IUT was started with cache_stable
     namespace: str | None = None  # the fixture's namespace in the IUT (None: discover)
     connect_timeout: float = 60.0
+    level: str = "spec"  # "seed": the seeds' statements, tolerant where they are silent
+    tools: int | None = None  # the fixture serves this many tools (None: its full catalog)
+    well_formed_only: bool = False  # the fixture serves only well-formed entries
 
 
 @dataclass(frozen=True)
@@ -77,13 +87,26 @@ class BrowseObs:
     label: str
     args: dict[str, Any]
     call: CallResult
-    cards: list[dict[str, Any]] | None  # structured cards (None: the browse failed)
+    cards: list[dict[str, Any]] | None  # the cards of the answer (None: the browse failed)
     lines: list[str]  # the text content, split at "\n"
     problem: str | None  # why the response is unusable, if it is
+    # The spec's rules on how the answer is carried (structuredContent, BrowseResult).
+    findings: tuple[Finding, ...] = ()
+    # The prompt-facing text: one line per card (after a preamble line), when the answer
+    # has one; None when it only carries the cards' JSON.
+    prompt: str | None = None
+    card_texts: tuple[str, ...] = ()  # each card as the answer carries it (line, else JSON)
 
     @property
     def text(self) -> str:
         return self.call.text
+
+    @property
+    def prompt_lines(self) -> list[str] | None:
+        """The card lines of the prompt text (the preamble left out), or None."""
+        if self.prompt is None or self.cards is None:
+            return None
+        return self.prompt.split("\n")[-len(self.cards) :] if self.cards else []
 
 
 @dataclass
@@ -98,22 +121,104 @@ class Walk:
 
 @dataclass(frozen=True)
 class ExpectedCatalog:
-    """The fixture's tools as the spec says the IUT must identify them."""
+    """The fixture's tools as the IUT must identify them. At --level spec one id each (the
+    fixture's namespace, AM-NAMESPACE-FROM-CONFIG); at --level seed any id seed 000 §1.2-§1.4
+    allows (a namespace inferred from the name, or the server's, with the name verbatim)."""
 
     namespace: str
-    ids: dict[str, str]  # fixture tool name -> tool_id (names the grammar accepts)
+    ids: dict[str, str]  # fixture tool name -> the id to address it by
+    candidates: dict[str, frozenset[str]] = field(default_factory=dict)  # name -> allowed ids
+
+    def allowed(self, name: str) -> frozenset[str]:
+        return self.candidates.get(name) or frozenset({self.ids[name]})
 
 
-def expected_catalog(namespace: str) -> ExpectedCatalog:
+# AM-NAME-MAPPING (when the spec has it): a name the name grammar rejects is mapped, not dropped.
+NAME_MAPPING: Final = "AM-NAME-MAPPING" in AMENDMENTS
+
+
+def admitted(tool: FixtureTool, level: str) -> bool:
+    """Whether the IUT must list this fixture tool: a well-formed one always; at --level spec
+    also one whose name only the mapping of AM-NAME-MAPPING makes an id of."""
+    if tool.expect == "admit":
+        return True
+    mapped = NAME_MAPPING and tool.expect == "exclude" and not is_name(tool.name)
+    return level == "spec" and mapped
+
+
+def _valid_id(tool_id: str, cap: int) -> bool:
+    return len(tool_id) <= cap and TOOL_ID_RE.fullmatch(tool_id) is not None
+
+
+def expected_catalog(
+    namespace: str, tools: tuple[FixtureTool, ...], level: str, listed: set[str]
+) -> ExpectedCatalog:
     ids: dict[str, str] = {}
-    for tool in FIXTURE_TOOLS:
+    candidates: dict[str, frozenset[str]] = {}
+    for tool in tools:
+        if level == "seed":
+            allowed = {
+                i
+                for i in seed_id_candidates(tool.name, tool.schema_dict, tool.version, namespace)
+                if _valid_id(i, SEED_TOOL_ID_MAX)
+            }
+            if allowed:
+                candidates[tool.name] = frozenset(allowed)
+                ids[tool.name] = min(allowed & listed or allowed)
+            continue
+        tool_id = make_tool_id(namespace, tool.name, tool.schema_dict, tool.version)
+        if _valid_id(tool_id, TOOL_ID_MAX_LENGTH):  # else no tool_id can carry it: excluded
+            ids[tool.name] = tool_id
+    return ExpectedCatalog(namespace, ids, candidates)
+
+
+def _prompt_of(cards: list[dict[str, Any]], text: str) -> bool:
+    """Whether `text` is one line per card (after an optional preamble), each naming its card."""
+    lines = text.split("\n")
+    if len(lines) not in (len(cards), len(cards) + 1):
+        return False
+    tail = lines[-len(cards) :] if cards else []
+    return all(str(c.get("id")) in line for c, line in zip(cards, tail, strict=True))
+
+
+def _json_texts(text: str, cards: list[dict[str, Any]]) -> dict[int, str]:
+    """Each card's JSON exactly as it appears in `text` (position in cards -> substring)."""
+    decoder = json.JSONDecoder()
+    out: dict[int, str] = {}
+    start = text.find("{")
+    while start != -1 and len(out) < len(cards):
         try:
-            ids[tool.name] = parsers.make_tool_id(
-                namespace, tool.name, tool.input_schema, tool.version
-            )
-        except GatewayError:
-            continue  # a name no tool_id can carry: the tool must be excluded
-    return ExpectedCatalog(namespace, ids)
+            value, end = decoder.raw_decode(text, start)
+        except ValueError:
+            value, end = None, start
+        for i, card in enumerate(cards):
+            if i not in out and value == card:
+                out[i] = text[start:end]
+                break
+        start = text.find("{", start + 1)
+    return out
+
+
+def _carried(
+    cards: list[dict[str, Any]], call: CallResult, document: Any
+) -> tuple[str | None, tuple[str, ...]]:
+    """(the prompt text, each card as sent). The prompt text is the text content when it is
+    one line per card, else a string of the answer that is; without one, a card is measured
+    on its JSON text as sent (or, in structuredContent only, compact JSON)."""
+    strings = (
+        [v for v in document.values() if isinstance(v, str)] if isinstance(document, dict) else []
+    )
+    _, carrier = call.document()
+    echoed = set(call.arguments.values()) if isinstance(call.arguments, dict) else set()
+    strings = [v for v in strings if v not in echoed]  # the request echoed back is no prompt
+    texts = strings if carrier == "text" else [call.text, *strings]  # JSON text is no prompt
+    for candidate in texts:
+        if _prompt_of(cards, candidate):
+            lines = candidate.split("\n")[-len(cards) :] if cards else []
+            return candidate, tuple(lines)
+    found = _json_texts(call.text, cards)
+    compact = [json.dumps(c, ensure_ascii=False, separators=(",", ":")) for c in cards]
+    return None, tuple(found.get(i, compact[i]) for i in range(len(cards)))
 
 
 def _parse_browse(label: str, args: dict[str, Any], call: CallResult) -> BrowseObs:
@@ -122,23 +227,13 @@ def _parse_browse(label: str, args: dict[str, Any], call: CallResult) -> BrowseO
         return BrowseObs(label, args, call, None, lines, f"no result: {call.error}")
     if call.result.is_error:
         return BrowseObs(label, args, call, None, lines, f"error result: {call.text[:300]}")
-    structured = call.structured
-    if not isinstance(structured, dict):
-        return BrowseObs(label, args, call, None, lines, "no structuredContent (BrowseResult)")
-    errors = sorted(_BROWSE_OUTPUT.iter_errors(structured), key=lambda e: list(e.path))
-    cards = structured.get("cards")
-    if errors or not isinstance(cards, list):
-        where = "/".join(str(p) for p in errors[0].path) if errors else "cards"
-        why = errors[0].message if errors else "missing"
-        return BrowseObs(
-            label,
-            args,
-            call,
-            cards if isinstance(cards, list) else None,
-            lines,
-            f"structuredContent breaks BrowseResult at {where or '(root)'}: {why[:200]}",
-        )
-    return BrowseObs(label, args, call, cards, lines, None)
+    document, findings = judge_success(call, "tool_browse")
+    cards = document.get("cards")
+    if not isinstance(cards, list) or not all(isinstance(c, dict) for c in cards):
+        why = "the answer holds no list of cards (structuredContent or JSON text)"
+        return BrowseObs(label, args, call, None, lines, why, tuple(findings))
+    prompt, texts = _carried(cards, call, document)
+    return BrowseObs(label, args, call, cards, lines, None, tuple(findings), prompt, texts)
 
 
 class Live:
@@ -157,6 +252,8 @@ class Live:
         self.log = log
         self.profile = options.profile
         self.meta_tools = PROFILES[options.profile].meta_tools
+        self.fixture = fixture_tools(options.tools, options.well_formed_only)
+        self.level = options.level
         self.browses: list[BrowseObs] = []
         self.errors: list[tuple[str, CallResult]] = []  # (meta-tool, error result)
         self._facts: dict[str, Any] = {}
@@ -206,6 +303,18 @@ class Live:
         """tools/list entries other than the meta-tools (transparent: the stripped catalog)."""
         return [t for t in await self.tools() if t.name not in self.meta_tools]
 
+    async def breaks_declared(self, tool: str, args: Any) -> bool:
+        """Whether `args` break the input schema the IUT itself declares for `tool` (an
+        argument its MCP SDK may refuse before the tool sees it)."""
+        listed = {t.name: t for t in await self.tools()}
+        schema = listed[tool].input_schema if tool in listed else None
+        if not isinstance(schema, dict):
+            return False
+        try:
+            return not Draft202012Validator(schema).is_valid(args)
+        except Exception:  # an invalid declared schema: nothing to say about the arguments
+            return False
+
     async def namespace(self) -> str:
         return await self.once("namespace", self._discover_namespace)
 
@@ -226,10 +335,10 @@ class Live:
         else:
             candidates = set()
             for tool in await self.stripped():
-                try:
-                    parts = parsers.parse_tool_id(parsers.decode_wire_name(tool.name))
-                except GatewayError:
+                tool_id = listed_tool_id(tool.name)
+                if tool_id is None:
                     continue
+                parts = parsers.parse_tool_id(tool_id)
                 found.add(parts.namespace)
                 if parts.name == ECHO:
                     candidates.add(parts.namespace)
@@ -244,7 +353,15 @@ class Live:
 
     async def expected(self) -> ExpectedCatalog:
         namespace = await self.namespace()
-        return await self.once("expected", lambda: _ready(expected_catalog(namespace)))
+
+        async def compute() -> ExpectedCatalog:
+            listed: set[str] = set()
+            if self.level == "seed":
+                with contextlib.suppress(NoFact):
+                    listed = set(await self.listed_ids())
+            return expected_catalog(namespace, self.fixture, self.level, listed)
+
+        return await self.once("expected", compute)
 
     async def walk(self) -> Walk:
         return await self.once("walk", self._walk)
@@ -286,21 +403,28 @@ class Live:
 
     async def listed_ids(self) -> dict[str, Any]:
         """Tool ids the IUT shows for discovery: gateway, the walk's tool cards; transparent,
-        the stripped entries (by the wire name of each expected id, or decoded)."""
+        the stripped entries, by the id each name stands for (a wire name, a %-encoded id or
+        the id itself), or by the name when it stands for none."""
         if self.profile == "gateway":
             return dict((await self.walk()).tool_cards)
-        expected = await self.expected()
-        by_wire = {t.name: t for t in await self.stripped()}
+        shortened = await self._shortened_names()
         out: dict[str, Any] = {}
-        for tool_id in expected.ids.values():
-            wire = parsers.encode_wire_name(tool_id)
-            if wire in by_wire:
-                out[tool_id] = by_wire.pop(wire)
-        for name, tool in by_wire.items():  # the rest, by their decoded ids where possible
-            try:
-                out[parsers.decode_wire_name(name)] = tool
-            except GatewayError:
-                out[name] = tool
+        for tool in await self.stripped():
+            out[listed_tool_id(tool.name) or shortened.get(tool.name) or tool.name] = tool
+        return out
+
+    async def _shortened_names(self) -> dict[str, str]:
+        """Wire name -> tool id for the fixture's ids under the spec's namespace: a shortened
+        wire name (AM-WIRE-NAME) names its id only to whoever knows the id already."""
+        try:
+            namespace = await self.namespace()
+        except NoFact:
+            return {}
+        out = {}
+        for tool in self.fixture:
+            tool_id = make_tool_id(namespace, tool.name, tool.schema_dict, tool.version)
+            if _valid_id(tool_id, TOOL_ID_MAX_LENGTH):
+                out[parsers.encode_wire_name(tool_id)] = tool_id
         return out
 
     async def fixture_ids(self) -> dict[str, str]:
@@ -322,13 +446,37 @@ class Live:
                     continue
                 if parts.namespace == expected.namespace:
                     by_name.setdefault(parts.name, tool_id)
-            return {name: by_name.get(name, tool_id) for name, tool_id in expected.ids.items()}
+            out = {}
+            for name, tool_id in expected.ids.items():
+                hits = sorted(expected.allowed(name) & set(listed)) or self._seed_ids(
+                    name, expected.namespace, set(listed)
+                )
+                out[name] = hits[0] if hits else by_name.get(name, tool_id)
+            return out
 
         return await self.once("fixture-ids", compute)
+
+    def _seed_ids(self, name: str, namespace: str, listed: set[str]) -> list[str]:
+        """Listed ids seed 000 allows for a fixture tool: how to address it when the IUT
+        names it another way than the spec (checked by catalog/tool-id, not here)."""
+        tool = next((t for t in self.fixture if t.name == name), None)
+        if tool is None:
+            return []
+        found = seed_id_candidates(tool.name, tool.schema_dict, tool.version, namespace)
+        return sorted(found & listed)
 
     async def wire_name(self, name: str) -> str:
         """The wire name of a fixture tool's id (AM-WIRE-NAME)."""
         return parsers.encode_wire_name((await self.fixture_ids())[name])
+
+    async def listed_name(self, name: str) -> str:
+        """The name under which the IUT lists a fixture tool in tools/list (transparent), or
+        its wire name when no entry stands for it."""
+        tool_id = (await self.fixture_ids())[name]
+        for tool in await self.stripped():
+            if listed_tool_id(tool.name) == tool_id:
+                return tool.name
+        return parsers.encode_wire_name(tool_id)
 
     async def fixture_call(self, name: str, args: dict[str, Any] | None = None) -> CallResult:
         """tool_execute of a fixture tool by its canonical id (cached per tool, for {})."""
@@ -359,5 +507,12 @@ class Live:
             raise NoFact(f"cannot open a fresh session: {exc}") from exc
 
 
-async def _ready(value: T) -> T:
-    return value
+def listed_tool_id(name: str) -> str | None:
+    """The tool_id a tools/list name stands for: a wire name (AM-WIRE-NAME), the id itself or
+    its %-encoding (seed 000 §4.1); None when it stands for none."""
+    try:
+        return parsers.decode_wire_name(name)
+    except GatewayError:
+        pass
+    decoded = urllib.parse.unquote(name)
+    return decoded if is_tool_id(decoded) else None

@@ -9,18 +9,17 @@ import base64
 import functools
 import inspect
 import json
+import urllib.parse
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
-from jsonschema import Draft202012Validator
-
-from gatespec.conformance.fixture_upstream import (
+from gatespec_conformance.card_rules import banned_in_text
+from gatespec_conformance.fixture_upstream import (
     ADD_TOOL,
     BIG_TEXT,
     ECHO,
     FAILS,
     FAILURE_TEXT,
-    FIXTURE_TOOLS,
     HANG,
     IMAGE,
     IMAGE_BYTES,
@@ -29,10 +28,12 @@ from gatespec.conformance.fixture_upstream import (
     big_text,
     by_name,
 )
-from gatespec.conformance.functions import same_json
-from gatespec.conformance.live_client import CallResult
-from gatespec.conformance.server_browse import annotation_problem, truncation_problem
-from gatespec.conformance.server_checks import (
+from gatespec_conformance.functions import same_json
+from gatespec_conformance.live_client import CallResult
+from gatespec_conformance.payloads import judge_rejection, judge_success, payload_of
+from gatespec_conformance.rules import SEED, SPEC, Finding, Rule, recorded, seed_value
+from gatespec_conformance.server_browse import annotation_findings
+from gatespec_conformance.server_checks import (
     Drawn,
     Emit,
     Family,
@@ -40,7 +41,7 @@ from gatespec.conformance.server_checks import (
     expect_error,
     expect_success,
 )
-from gatespec.conformance.server_draws import (
+from gatespec_conformance.server_draws import (
     draw_cases,
     grammar_values,
     invalid_instance,
@@ -48,13 +49,17 @@ from gatespec.conformance.server_draws import (
     valid_instance,
     vector_errors,
 )
-from gatespec.conformance.server_facts import Live, NoFact
-from gatespec.tokens import count_tokens
+from gatespec_conformance.server_facts import Live, NoFact, listed_tool_id
+from gatespec_conformance.tokens import count_tokens
+from gatespec_conformance.truncation_judge import truncation_findings
 from gatespec_surface import parsers
-from gatespec_surface.budgets import CARD_HARD_CAP_TOKENS, STRUCTURED_CONTENT_LABEL
-from gatespec_surface.descriptors import output_schema
+from gatespec_surface.budgets import (
+    CARD_HARD_CAP_TOKENS,
+    STRUCTURED_CONTENT_LABEL,
+    SUMMARY_MAX_CHARS,
+)
 from gatespec_surface.errors import ErrorCode, GatewayError
-from gatespec_surface.grammars import is_wire_name
+from gatespec_surface.grammars import is_tool_id, is_wire_name
 from gatespec_surface.schemas import STRIPPED_INPUT_SCHEMA
 
 __all__ = ["FAMILIES"]
@@ -62,37 +67,46 @@ __all__ = ["FAMILIES"]
 _ARGS_INVALID: Final = ErrorCode.ARGS_INVALID.value
 _VIEW_FAILED: Final = ErrorCode.VIEW_FAILED.value
 _NOT_FOUND: Final = ErrorCode.TOOL_NOT_FOUND.value
-_OUTPUT: Final = {
-    name: Draft202012Validator(output_schema(name) or {})
-    for name in ("tool_execute", "tool_view", "tool_hydrate")
-}
 _ECHO_SCHEMA: Final = by_name(ECHO).input_schema
 _UNKNOWN_HANDLE: Final = "art_" + "0" * 16
 _MISSING_TOOL: Final = "zz_no_such_tool"
+# An unknown tool: the spec says TOOL_NOT_FOUND (seed 001's "Tool not found"); seed 000/002 give
+# no code of their own, and HYDRATE_FAILED (§5.5) or ARGS_INVALID read as fairly.
+_UNKNOWN_CODES: Final = {
+    "spec": {_NOT_FOUND},
+    "seed": {_NOT_FOUND, ErrorCode.HYDRATE_FAILED.value, _ARGS_INVALID},
+}
+# Seed 002: "envelope.summary contains truncated text (max 500 chars)".
+SEED_SUMMARY_MAX: Final = int(seed_value(("S002-SUMMARY-MAX",), SUMMARY_MAX_CHARS))
 
-
-def _shape_problem(tool: str, call: CallResult) -> str | None:
-    problem = expect_success(call)
-    if problem is None:
-        errors = list(_OUTPUT[tool].iter_errors(call.structured))
-        if errors:
-            where = "/".join(str(p) for p in errors[0].path) or "(root)"
-            problem = f"structuredContent breaks {tool}'s output model at {where}: {errors[0].message[:200]}"
-    return problem
+_STATUS: Final = Rule("the envelope's status is not the expected one", ("ENVELOPE-STATUS",))
+_SUMMARY: Final = Rule("the summary does not carry the upstream text", ("ENVELOPE-TEXT-SUMMARY",))
+_UPSTREAM: Final = Rule(
+    "upstream did not receive exactly this call", ("ENVELOPE-EXECUTE-PIPELINE", "TOOLID-SOLE-KEY")
+)
+_REACHED: Final = Rule(
+    "a call that must not reach upstream did", ("VALIDATE-NO-UPSTREAM-ON-INVALID",)
+)
+_ARTIFACT: Final = Rule(
+    "no artifact of the expected size holds the result",
+    levels=SPEC,
+    spec_only="budgets.yaml's text artifact threshold and models.yaml ArtifactRef.size_bytes",
+)
 
 
 def _envelope(call: CallResult) -> dict[str, Any]:
-    return call.structured if isinstance(call.structured, dict) else {}
+    found, _ = call.document()
+    return found if isinstance(found, dict) and not call.is_error else {}
 
 
-def _upstream_problem(new: list[dict[str, Any]], name: str, args: Any) -> str | None:
+def _upstream_findings(new: list[dict[str, Any]], name: str, args: Any) -> list[Finding]:
     if len(new) != 1:
-        return f"upstream received {len(new)} calls, not exactly one"
+        return [Finding(_UPSTREAM, f"{len(new)} calls, not exactly one", new[:3])]
     if new[0].get("name") != name:
-        return f"upstream was called as {new[0].get('name')!r}, not {name!r}"
+        return [Finding(_UPSTREAM, f"called as {new[0].get('name')!r}, not {name!r}", new[0])]
     if not same_json(new[0].get("arguments"), args):
-        return "the arguments changed on the way upstream"
-    return None
+        return [Finding(_UPSTREAM, "the arguments changed on the way", new[0])]
+    return []
 
 
 async def _no_upstream(live: Live, pending: Awaitable[CallResult]) -> tuple[CallResult, list[Any]]:
@@ -117,15 +131,15 @@ async def _round_trip(live: Live, emit: Emit) -> None:
     log = live.log
     mark = log.mark() if log else 0
     call = await live.fixture_call(ECHO, args)
-    problem = _shape_problem("tool_execute", call)
-    envelope = _envelope(call)
-    if problem is None and envelope.get("status") != "ok":
-        problem = f"status is {envelope.get('status')!r}, not 'ok'"
-    if problem is None and "hello from the kit" not in str(envelope.get("summary")):
-        problem = "the summary does not carry the upstream text"
-    if problem is None and log is not None:
-        problem = _upstream_problem(log.since(mark), ECHO, args)
-    emit.judge("", problem, input={"tool": ECHO, "args": args}, got=call.shown())
+    envelope, findings = judge_success(call, "tool_execute")
+    if envelope:
+        if envelope.get("status") != "ok":
+            findings.append(Finding(_STATUS, f"{envelope.get('status')!r}, not 'ok'"))
+        if "hello from the kit" not in str(envelope.get("summary")):
+            findings.append(Finding(_SUMMARY, "", envelope.get("summary")))
+    if log is not None:
+        findings += _upstream_findings(log.since(mark), ECHO, args)
+    emit.judge("", findings, input={"tool": ECHO, "args": args}, got=call.shown())
 
 
 async def _wire_name(live: Live, emit: Emit) -> None:
@@ -144,8 +158,8 @@ async def _args_valid(live: Live, emit: Emit) -> None:
     for case in _draw_valid(live.options.seed, live.options.max_examples):
         args = case.input["args"]
         call, new = await _no_upstream(live, live.fixture_call(ECHO, args))
-        problem = expect_success(call) or _upstream_problem(new, ECHO, args)
-        emit.judge(case.case, problem, input={"tool": ECHO, "args": args}, got=call.shown())
+        findings = expect_success(call) + _upstream_findings(new, ECHO, args)
+        emit.judge(case.case, findings, input={"tool": ECHO, "args": args}, got=call.shown())
 
 
 @functools.cache  # drawn once per run, though run and named separately
@@ -169,15 +183,15 @@ def _deep_wrong(levels: int) -> dict[str, Any]:
 async def _args_invalid(live: Live, emit: Emit) -> None:
     for case in _draw_invalid(live.options.seed, live.options.max_examples):
         tool, args = case.input["tool"], case.input["args"]
+        if tool not in (await live.fixture_ids()):
+            continue  # not served (--tools)
         call, new = await _no_upstream(live, live.fixture_call(tool, args))
-        problem = expect_error(call, {_ARGS_INVALID})
+        findings = expect_error(call, {_ARGS_INVALID})
         if new:
-            problem = f"upstream received {len(new)} call(s) for invalid args" + (
-                f"; {problem}" if problem else ""
-            )
+            findings.append(Finding(_REACHED, f"{len(new)} upstream call(s)", new[:2]))
         emit.judge(
             case.case,
-            problem,
+            findings,
             input={"tool": tool, "args": args},
             expected={"error": _ARGS_INVALID, "upstream_calls": 0},
             got={**call.shown(), "upstream_calls": len(new)},
@@ -186,31 +200,41 @@ async def _args_invalid(live: Live, emit: Emit) -> None:
 
 
 def _meta_invalid(tool: str) -> Callable[[Live, Emit], Awaitable[None]]:
-    """A family runner: drawn invalid arguments of a meta-tool never reach upstream."""
+    """A family runner: drawn invalid arguments of a meta-tool never reach upstream. At
+    --level seed, arguments that break only the spec's schema (not one the seeds state, nor the
+    IUT's own declared one) are not judged."""
 
     async def run(live: Live, emit: Emit) -> None:
         for case in _draw_meta(tool)(live.options.seed, live.options.max_examples):
             prop = next((p for p in case.input if p != "unexpected"), None)
             codes = allowed_codes(tool, prop) if case.label == "invalid_value" else {_ARGS_INVALID}
+            breaks = await live.breaks_declared(tool, case.input)
+            if live.level == "seed" and not breaks and case.label != "missing_required":
+                emit.skip(case.case, "the seeds do not make these arguments invalid")
+                continue
             log = live.log
             mark = log.mark() if log else 0
             call = await live.call(tool, case.input)
-            problem = expect_error(call, codes)
+            findings = judge_rejection(call, codes, breaks, live.level)
             new = log.since(mark) if log else []
             if new:
-                problem = f"upstream received {len(new)} call(s)" + (
-                    f"; {problem}" if problem else ""
-                )
+                findings.append(Finding(_REACHED, f"{len(new)} upstream call(s)", new[:2]))
             emit.judge(
                 case.case,
-                problem,
+                findings,
                 input=case.input,
                 expected={"error": sorted(codes)},
                 got=call.shown(),
                 duration=call.duration,
+                spec_only="" if breaks or case.label == "missing_required" else _SPEC_ARGS,
             )
 
     return run
+
+
+_SPEC_ARGS: Final = (
+    "the meta-tools' argument rules of profiles.yaml; the seeds name the arguments only"
+)
 
 
 @functools.cache
@@ -225,24 +249,40 @@ def _draw_meta(tool: str) -> Callable[[int, int], list[Drawn]]:
 async def _unknown_tool(live: Live, emit: Emit) -> None:
     namespace = await live.namespace()
     missing = parsers.make_tool_id(namespace, _MISSING_TOOL, {})
+    codes = _UNKNOWN_CODES[live.level]
     for case, tool_id in (("tool-id", missing), ("wire-name", parsers.encode_wire_name(missing))):
+        if case == "wire-name" and live.level == "seed":
+            emit.skip(case, "wire names exist by AM-WIRE-NAME")
+            continue
         call = await live.call("tool_execute", {"tool_id": tool_id, "args": {}})
         emit.judge(
-            case, expect_error(call, {_NOT_FOUND}), input={"tool_id": tool_id}, got=call.shown()
+            case,
+            expect_error(call, codes),
+            input={"tool_id": tool_id},
+            got=call.shown(),
+            spec_only=_unknown_basis(call),
         )
+
+
+def _unknown_basis(call: CallResult) -> str:
+    """Why an unknown tool's code is the spec's alone, when the seeds would accept it."""
+    seed = [f for f in expect_error(call, _UNKNOWN_CODES["seed"]) if "seed" in f.rule.levels]
+    if seed:
+        return ""
+    return "errors.yaml: TOOL_NOT_FOUND for an unknown tool; seeds 000/002 name no code for it"
 
 
 async def _upstream_error(live: Live, emit: Emit) -> None:
     call = await live.fixture_call(FAILS)
     envelope = _envelope(call)
-    problem = None
+    problem: Any = None
     if call.result is None:
         problem = f"no result: {call.error}"
     elif call.result.is_error:
         problem = expect_error(call, {ErrorCode.UPSTREAM_ERROR.value})
     elif envelope.get("status") != "error":
         problem = f"an upstream isError result gave status {envelope.get('status')!r}"
-    if problem is None and FAILURE_TEXT not in call.text + json.dumps(call.structured):
+    if not problem and FAILURE_TEXT not in call.text + json.dumps(call.structured):
         problem = "the upstream's error text did not reach the caller"
     emit.judge("", problem, input={"tool": FAILS}, expected=FAILURE_TEXT, got=call.shown())
 
@@ -256,18 +296,26 @@ def _artifacts(call: CallResult) -> list[dict[str, Any]]:
 
 
 async def _large_text(live: Live, emit: Emit) -> None:
+    """Seed 002: the summary is the text cut to at most 500 characters; the spec adds an
+    artifact that holds the whole text."""
     call = await live.fixture_call(BIG_TEXT)
     text = big_text()
-    problem = _shape_problem("tool_execute", call)
-    summary = str(_envelope(call).get("summary", ""))
+    envelope, findings = judge_success(call, "tool_execute")
+    summary = str(envelope.get("summary", ""))
     size = len(text.encode("utf-8"))
-    if problem is None and not any(a.get("size_bytes") == size for a in _artifacts(call)):
-        problem = f"no artifact of {size} bytes holds the full text"
-    if problem is None and not text.startswith(summary.rstrip("…").rstrip()):
-        problem = "the summary is not the start of the text"
+    if envelope:
+        kept = summary.rstrip("…").rstrip()
+        if len(summary) > SEED_SUMMARY_MAX or not text.startswith(kept):
+            findings.append(Finding(_SUMMARY, f"{len(summary)} characters", summary[:80]))
+        if not any(a.get("size_bytes") == size for a in _artifacts(call)):
+            findings.append(Finding(_ARTIFACT, f"none of {size} bytes", _artifacts(call)))
     emit.judge(
-        "", problem, input={"tool": BIG_TEXT}, expected={"size_bytes": size}, got=call.shown()
+        "", findings, input={"tool": BIG_TEXT}, expected={"size_bytes": size}, got=call.shown()
     )
+
+
+def _handles(call: CallResult) -> list[str]:
+    return [str(a["handle"]) for a in _artifacts(call) if isinstance(a.get("handle"), str)]
 
 
 async def _handle(live: Live, tool: str, match: Callable[[dict[str, Any]], bool]) -> str:
@@ -292,11 +340,56 @@ async def _json_handle(live: Live) -> str:
 
 async def _view(live: Live, emit: Emit, case: str, handle: str, selector: str, want: Any) -> None:
     call = await live.call("tool_view", {"handle": handle, "selector": selector})
-    problem = _shape_problem("tool_view", call)
+    findings = judge_success(call, "tool_view")[1]
     got = _envelope(call).get("content")
-    if problem is None and not want(got):
-        problem = f"{selector} returned other content than the artifact holds there"
-    emit.judge(case, problem, input={"selector": selector}, got=call.shown())
+    if not findings and not want(got):
+        findings = [Finding(_VIEW, f"{selector} returned other content than the artifact holds")]
+    emit.judge(case, findings, input={"selector": selector}, got=call.shown())
+
+
+_VIEW: Final = Rule("tool_view does not give the artifact's content", ("VIEW-DRILLDOWN",))
+# The selectors tried on a handle at --level seed, where their syntax is not a seed statement
+# (seed 000 §4.2 defers tool_view to #34): gatespec's "all", then forms other designs use.
+_SEED_SELECTORS: Final = ("all", "", "lines:1-3", "json:", "bytes:0-15")
+
+
+async def _view_handles(live: Live, emit: Emit) -> None:
+    """Every handle tool_execute returned works with tool_view: opaque handles, judged by
+    use. At --level spec the selector is "all"; at --level seed any of a few common ones."""
+    selectors = ("all",) if live.level == "spec" else _SEED_SELECTORS
+    for tool in (BIG_TEXT, STRUCTURED, IMAGE):
+        if tool not in await live.fixture_ids():
+            continue
+        call = await live.fixture_call(tool)
+        for handle in _handles(call):
+            tried = await _viewed(live, handle, selectors)
+            problem = None
+            basis = ""
+            amended: tuple[str, ...] = ()
+            if tried is not None:
+                problem = [Finding(_VIEW, "no selector gave a result", tried)]
+                if live.level == "spec" and await _viewed(live, handle, _SEED_SELECTORS) is None:
+                    amended = _SELECTOR_AMENDMENT
+                    basis = "" if amended else "the selector 'all' is gatespec's"
+            emit.judge(
+                f"{tool}/{handle}",
+                problem,
+                input={"handle": handle, "selectors": list(selectors)},
+                got=tried,
+                spec_only=basis,
+                amended=amended,
+            )
+
+
+async def _viewed(live: Live, handle: str, selectors: tuple[str, ...]) -> Any:
+    """None when tool_view answers `handle` with one of `selectors`, else the last refusal."""
+    refusal = None
+    for selector in selectors:
+        view = await live.call("tool_view", {"handle": handle, "selector": selector})
+        if not view.is_error:
+            return None
+        refusal = {selector: view.shown()}
+    return refusal
 
 
 async def _view_text(live: Live, emit: Emit) -> None:
@@ -390,50 +483,99 @@ async def _selector_invalid(live: Live, emit: Emit) -> None:
         )
 
 
+_STRUCTURED_ARTIFACT: Final = Rule(
+    "no JSON artifact holds the structuredContent", ("ENVELOPE-STRUCTURED-CONTENT-ARTIFACT",)
+)
+_FACTS: Final = Rule(
+    "a top-level key has no 'key: value' fact", ("ENVELOPE-STRUCTURED-CONTENT-FACTS",)
+)
+_LABEL: Final = Rule(
+    f"the structuredContent artifact is not labelled {STRUCTURED_CONTENT_LABEL!r}",
+    ("ENVELOPE-STRUCTURED-CONTENT-ARTIFACT",),
+    SPEC,
+    spec_only="budgets.yaml's structured_content label (seed 002 shows it in a handle)",
+)
+
+
+def _json_artifact(art: dict[str, Any]) -> bool:
+    """Seed 002 serialises structuredContent "as a JSON artifact" (its example handle ends in
+    structured_content)."""
+    named = STRUCTURED_CONTENT_LABEL in f"{art.get('label', '')} {art.get('handle', '')}"
+    return named or str(art.get("media_type", "")).startswith("application/json")
+
+
 async def _structured(live: Live, emit: Emit) -> None:
     call = await live.fixture_call(STRUCTURED)
-    problem = _shape_problem("tool_execute", call)
-    labels = [a.get("label") for a in _artifacts(call)]
-    facts = [str(f) for f in _envelope(call).get("facts") or []]
-    if problem is None and STRUCTURED_CONTENT_LABEL not in labels:
-        problem = f"no artifact labelled {STRUCTURED_CONTENT_LABEL!r}"
-    missing = [k for k in STRUCTURED_CONTENT if not any(f.startswith(f"{k}: ") for f in facts)]
-    if problem is None and missing:
-        problem = f"no 'key: value' fact for {missing}"
+    envelope, findings = judge_success(call, "tool_execute")
+    arts = _artifacts(call)
+    if envelope:
+        if not any(_json_artifact(a) for a in arts):
+            findings.append(Finding(_STRUCTURED_ARTIFACT, "", arts))
+        elif STRUCTURED_CONTENT_LABEL not in [a.get("label") for a in arts]:
+            findings.append(Finding(_LABEL, "", arts))
+        facts = [str(f) for f in envelope.get("facts") or []]
+        missing = [k for k in STRUCTURED_CONTENT if not any(f.startswith(f"{k}: ") for f in facts)]
+        if missing:
+            findings.append(Finding(_FACTS, f"{missing}", facts))
     emit.judge(
-        "", problem, input={"tool": STRUCTURED}, expected=list(STRUCTURED_CONTENT), got=call.shown()
+        "",
+        findings,
+        input={"tool": STRUCTURED},
+        expected=list(STRUCTURED_CONTENT),
+        got=call.shown(),
     )
+
+
+_IMAGE: Final = Rule("no image/png artifact holds the image", ("ENVELOPE-BINARY-ARTIFACTS",))
+_IMAGE_VIEW: Final = Rule(
+    "the image does not come back whole as base64 through tool_view",
+    ("ENVELOPE-BINARY-ARTIFACTS", "VIEW-DRILLDOWN"),
+    SPEC,
+    amended_by=recorded("AM-VIEW-SELECTOR"),
+    spec_only="" if recorded("AM-VIEW-SELECTOR") else "tool_view's selector 'all' is gatespec's",
+)
+_IMAGE_SIZE: Final = Rule(
+    "the image artifact's size_bytes is wrong",
+    ("ENVELOPE-BINARY-ARTIFACTS",),
+    SPEC,
+    spec_only="models.yaml ArtifactRef.size_bytes",
+)
 
 
 async def _image(live: Live, emit: Emit) -> None:
     call = await live.fixture_call(IMAGE)
-    problem = _shape_problem("tool_execute", call)
+    envelope, findings = judge_success(call, "tool_execute")
     found = [a for a in _artifacts(call) if a.get("media_type") == "image/png"]
-    if problem is None and not found:
-        problem = "no image/png artifact"
-    elif problem is None and found[0].get("size_bytes") != len(IMAGE_BYTES):
-        problem = f"the artifact has {found[0].get('size_bytes')} bytes, not {len(IMAGE_BYTES)}"
-    elif problem is None and "tool_view" in live.meta_tools:
-        view = await live.call("tool_view", {"handle": found[0]["handle"], "selector": "all"})
-        problem = _shape_problem("tool_view", view)
-        content = _envelope(view).get("content")
-        if problem is None and _envelope(view).get("encoding") != "base64":
-            problem = "a binary artifact is not viewed as base64"
-        elif problem is None and base64.b64decode(str(content)) != IMAGE_BYTES:
-            problem = "the viewed bytes differ from the image"
-    emit.judge("", problem, input={"tool": IMAGE}, got=call.shown())
+    if envelope and not found:
+        findings.append(Finding(_IMAGE, "", _artifacts(call)))
+    elif envelope:
+        if found[0].get("size_bytes") != len(IMAGE_BYTES):
+            findings.append(Finding(_IMAGE_SIZE, f"{found[0].get('size_bytes')}", found[0]))
+        if "tool_view" in live.meta_tools and live.level == "spec":
+            view = await live.call(
+                "tool_view", {"handle": found[0].get("handle"), "selector": "all"}
+            )
+            seen = _envelope(view)
+            try:
+                whole = base64.b64decode(str(seen.get("content"))) == IMAGE_BYTES
+            except ValueError:
+                whole = False
+            if seen.get("encoding") != "base64" or not whole:
+                findings.append(Finding(_IMAGE_VIEW, "", view.shown()))
+    emit.judge("", findings, input={"tool": IMAGE}, got=call.shown())
 
 
 # ------------------------------------------------------------------ timeouts
 
 
 async def _timeout(live: Live, emit: Emit) -> None:
+    """The hanging tool comes back as an error within the bound. `args` is sent (empty) so an
+    IUT that requires it still reaches the hang."""
     bound = live.options.hang_timeout
-    call = await live.session.call(
-        "tool_execute", {"tool_id": (await live.fixture_ids())[HANG]}, bound
-    )
+    tool_id = (await live.fixture_ids())[HANG]
+    call = await live.session.call("tool_execute", {"tool_id": tool_id, "args": {}}, bound)
     codes = {ErrorCode.TIMEOUT.value, ErrorCode.UPSTREAM_ERROR.value}
-    problem = (
+    problem: Any = (
         expect_error(call, codes) if call.result is not None else f"{call.error} (bound {bound:g}s)"
     )
     emit.judge(
@@ -454,22 +596,36 @@ async def _after_timeout(live: Live, emit: Emit) -> None:
 # ------------------------------------------------------------------ transparent
 
 
-async def _stripped(live: Live, emit: Emit, judge: Callable[[Any], str | None]) -> None:
+async def _stripped(live: Live, emit: Emit, judge: Callable[[Any], Any]) -> None:
     for tool in await live.stripped():
         emit.judge(tool.name, judge(tool), got=tool.model_dump(by_alias=True, exclude_none=True))
 
 
+_WIRE_NAME: Final = Rule(
+    "the name is not a wire name that decodes to a tool_id",
+    ("EXPOSE-TRANSPARENT-NAME-IS-TOOLID",),
+    SPEC,
+)
+_ID_NAME: Final = Rule(
+    "the name is neither the tool_id nor its URL-encoding",
+    ("EXPOSE-TRANSPARENT-NAME-IS-TOOLID", "EXPOSE-URL-ENCODE-NAMES"),
+    SEED,
+)
+
+
 async def _stripped_names(live: Live, emit: Emit) -> None:
-    def judge(tool: Any) -> str | None:
+    def judge(tool: Any) -> list[Finding]:
+        out = []
         if not is_wire_name(tool.name):
-            return "not a wire name ([A-Za-z0-9_-]{1,64})"
-        if parsers.is_shortened_wire_name(tool.name):
-            return None
-        try:
-            parsers.decode_wire_name(tool.name)
-        except GatewayError as exc:
-            return f"does not decode to a tool_id: {exc.message}"
-        return None
+            out.append(Finding(_WIRE_NAME, "not [A-Za-z0-9_-]{1,64}", tool.name))
+        elif not parsers.is_shortened_wire_name(tool.name):
+            try:
+                parsers.decode_wire_name(tool.name)
+            except GatewayError as exc:
+                out.append(Finding(_WIRE_NAME, exc.message, tool.name))
+        if not is_tool_id(urllib.parse.unquote(tool.name)):
+            out.append(Finding(_ID_NAME, "", tool.name))
+        return out
 
     await _stripped(live, emit, judge)
 
@@ -494,26 +650,42 @@ async def _stripped_fields(live: Live, emit: Emit) -> None:
     await _stripped(live, emit, judge)
 
 
-async def _stripped_descriptions(live: Live, emit: Emit) -> None:
-    ids = await live.fixture_ids()
-    full = {parsers.encode_wire_name(i): by_name(n).description for n, i in ids.items()}
+_DESCRIPTION_CAP: Final = Rule(
+    f"the description is over a card's {CARD_HARD_CAP_TOKENS}-token hard cap",
+    ("EXPOSE-TRANSPARENT-DESCRIPTION-TRUNCATED", "BUDGET-CARD-HARD-CAP"),
+)
 
-    def judge(tool: Any) -> str | None:
+
+async def _stripped_descriptions(live: Live, emit: Emit) -> None:
+    """The description is the upstream one truncated per §2.4, within a card's cap, and carries
+    no banned content (seed 000 §2.2: the entries are cards in tools/list form)."""
+    ids = await live.fixture_ids()
+    by_id = {tool_id: by_name_in(live, name).description for name, tool_id in ids.items()}
+
+    def judge(tool: Any) -> list[Finding]:
         text = tool.description or ""
+        out = banned_in_text(text)
         tokens = count_tokens(text)
         if tokens > CARD_HARD_CAP_TOKENS:
-            return f"{tokens} tokens; a card's hard cap is {CARD_HARD_CAP_TOKENS}"
-        if tool.name in full:
-            return truncation_problem(full[tool.name], text)
-        return None
+            out.append(Finding(_DESCRIPTION_CAP, f"{tokens} tokens", text[:80]))
+        tool_id = listed_tool_id(tool.name)
+        if tool_id in by_id:
+            out += truncation_findings(by_id[tool_id], text, live.level)
+        return out
 
     await _stripped(live, emit, judge)
 
 
+def by_name_in(live: Live, name: str) -> Any:
+    return next(t for t in live.fixture if t.name == name)
+
+
 async def _not_callable(live: Live, emit: Emit) -> None:
     for name, args in ((ECHO, {"text": "called directly"}), ("read_file", {"path": "a.txt"})):
-        wire = await live.wire_name(name)
-        pending = live.session.call(wire, args, live.options.timeout)
+        if name not in await live.fixture_ids():
+            continue
+        listed = await live.listed_name(name)
+        pending = live.session.call(listed, args, live.options.timeout)
         call, new = await _no_upstream(live, pending)
         problem = None
         if call.result is not None and not call.result.is_error:
@@ -523,21 +695,41 @@ async def _not_callable(live: Live, emit: Emit) -> None:
         emit.judge(
             name,
             problem,
-            input={"name": wire, "arguments": args},
+            input={"name": listed, "arguments": args},
             expected={"upstream_calls": 0},
             got={**call.shown(), "upstream_calls": len(new)},
         )
 
 
+_SCHEMA_KEYS: Final = ("input_schema", "inputSchema")
+_OUTPUT_KEYS: Final = ("output_schema", "outputSchema")
+_HYDRATED: Final = Rule(
+    "the hydrated schema is not the upstream's",
+    ("HYDRATE-SHARED-OPERATION", "REGISTRY-STORE-FULL-SCHEMA", "EXPOSE-SCHEMAS-ONLY-VIA-HYDRATION"),
+)
+_OUTPUT_KEPT: Final = Rule("the upstream outputSchema is not kept", ("HYDRATE-OUTPUT-SCHEMA-KEPT",))
+_HYDRATE_FIELDS: Final = Rule(
+    "the hydration differs from the fixture's tool",
+    ("HYDRATE-SHARED-OPERATION", "TOOLID-SOLE-KEY"),
+    SPEC,
+    amended_by=("AM-OUTPUT-SCHEMA-OFF-WIRE",),
+)
+
+
+def _first(doc: dict[str, Any], keys: tuple[str, ...]) -> Any:
+    return next((doc[k] for k in keys if k in doc), None)
+
+
 async def _hydrate(live: Live, emit: Emit) -> None:
+    """The real schema comes back (seed 000 §4.1), under input_schema or inputSchema, and an
+    upstream outputSchema is kept (seed 002); at --level spec, exactly HydrateResult."""
     ids = await live.fixture_ids()
-    for tool in FIXTURE_TOOLS:
+    for tool in live.fixture:
         if tool.expect != "admit":
             continue
         tool_id = ids[tool.name]
         call = await live.call("tool_hydrate", {"tool_id": tool_id})
-        problem = _shape_problem("tool_hydrate", call)
-        got = _envelope(call)
+        got, findings = judge_success(call, "tool_hydrate")
         want = {
             "tool_id": tool_id,
             "name": tool.name,
@@ -545,44 +737,48 @@ async def _hydrate(live: Live, emit: Emit) -> None:
             "input_schema": tool.input_schema,
             "output_schema": tool.output_schema,
         }
-        if problem is None:
+        if got:
+            if not same_json(_first(got, _SCHEMA_KEYS), tool.input_schema):
+                findings.append(Finding(_HYDRATED, "", _first(got, _SCHEMA_KEYS)))
+            if tool.output_schema and not same_json(_first(got, _OUTPUT_KEYS), tool.output_schema):
+                findings.append(Finding(_OUTPUT_KEPT, "", _first(got, _OUTPUT_KEYS)))
             differs = [k for k, v in want.items() if not same_json(got.get(k), v)]
             if differs:
-                problem = f"differs from the fixture's tool in {differs}"
+                findings.append(Finding(_HYDRATE_FIELDS, f"in {differs}", got))
         emit.judge(
-            tool.name, problem, input={"tool_id": tool_id}, expected=want, got=got or call.shown()
+            tool.name, findings, input={"tool_id": tool_id}, expected=want, got=got or call.shown()
         )
 
 
 async def _hydrate_annotations(live: Live, emit: Emit) -> None:
     ids = await live.fixture_ids()
-    for tool in FIXTURE_TOOLS:
+    for tool in live.fixture:
         if tool.expect != "admit" or (tool.annotations is None and tool.name != ECHO):
             continue
         call = await live.call("tool_hydrate", {"tool_id": ids[tool.name]})
-        problem = expect_success(call) or annotation_problem(tool.annotations, _envelope(call))
-        emit.judge(tool.name, problem, input={"annotations": tool.annotations}, got=call.shown())
+        got, findings = judge_success(call, "tool_hydrate")
+        if got:
+            findings += annotation_findings(tool.annotations, got)
+        emit.judge(tool.name, findings, input={"annotations": tool.annotations}, got=call.shown())
 
 
 async def _hydrate_by_wire(live: Live, emit: Emit) -> None:
     tool_id, wire = (await live.fixture_ids())[ECHO], await live.wire_name(ECHO)
     call = await live.call("tool_hydrate", {"tool_id": wire})
-    problem = _shape_problem("tool_hydrate", call)
-    if problem is None and _envelope(call).get("tool_id") != tool_id:
+    got, findings = judge_success(call, "tool_hydrate")
+    problem: Any = findings
+    if not findings and got.get("tool_id") != tool_id:
         problem = "hydrating by wire name names another tool"
-    emit.judge(
-        "",
-        problem,
-        input={"tool_id": wire},
-        expected=tool_id,
-        got=call.shown(),
-    )
+    emit.judge("", problem, input={"tool_id": wire}, expected=tool_id, got=call.shown())
 
 
 async def _hydrate_unknown(live: Live, emit: Emit) -> None:
     missing = parsers.make_tool_id(await live.namespace(), _MISSING_TOOL, {})
     call = await live.call("tool_hydrate", {"tool_id": missing})
-    emit.judge("", expect_error(call, {_NOT_FOUND}), input={"tool_id": missing}, got=call.shown())
+    codes = _UNKNOWN_CODES[live.level]
+    findings = expect_error(call, codes)
+    basis = _unknown_basis(call)
+    emit.judge("", findings, input={"tool_id": missing}, got=call.shown(), spec_only=basis)
 
 
 async def _list_changed(live: Live, emit: Emit) -> None:
@@ -591,16 +787,14 @@ async def _list_changed(live: Live, emit: Emit) -> None:
     call, missing = await session.expect_list_changed(
         lambda: live.fixture_call(ADD_TOOL, {}), live.options.list_changed_timeout
     )
-    problem = expect_success(call) or missing
+    problem: Any = expect_success(call) or missing
     new: list[str] = []
-    if problem is None:
+    if not problem:
         after = {t.name for t in await session.list_tools(live.options.timeout)}
         for name in sorted(after - before):
-            try:
-                if parsers.parse_tool_id(parsers.decode_wire_name(name)).name.startswith("added_"):
-                    new.append(name)
-            except GatewayError:
-                continue
+            tool_id = listed_tool_id(name)
+            if tool_id and parsers.parse_tool_id(tool_id).name.startswith("added_"):
+                new.append(name)
         if not new:
             problem = "tools/list does not show the added tool"
     emit.judge("", problem, input={"tool": ADD_TOOL}, got={"call": call.shown(), "new": new})
@@ -610,29 +804,37 @@ async def _list_changed(live: Live, emit: Emit) -> None:
 
 
 async def _payloads(live: Live, emit: Emit) -> None:
+    """Every error result of the run, grouped by meta-tool and code: the §3.4 payload, read
+    from either carrier, with the code set the level allows."""
     groups: dict[str, list[CallResult]] = {}
     for tool, call in live.errors:
         if tool not in live.meta_tools or (call.result is None and "no answer" in str(call.error)):
             continue  # direct calls of stripped entries and hangs are judged elsewhere
-        payload, _ = call.payload()
-        code = (
-            payload["error"]
-            if payload
+        if call.rpc_error:
+            continue  # refused by the IUT's MCP SDK: judged by the check that sent it
+        payload, _ = payload_of(call)
+        code = payload.get("error") if payload else None
+        key = (
+            code
+            if isinstance(code, str)
             else ("protocol-error" if call.result is None else "malformed")
         )
-        groups.setdefault(f"{tool}/{code}", []).append(call)
+        groups.setdefault(f"{tool}/{key}", []).append(call)
     for key, calls in sorted(groups.items()):
-        bad = next(((c, p) for c in calls if (p := c.payload()[1]) is not None), None)
-        if bad is None:
-            emit.judge(key, None)
-        else:
-            call, problem = bad
-            emit.judge(
-                key,
-                f"{problem} ({len(calls)} such results)",
-                input={call.name: call.arguments},
-                got=call.shown(),
-            )
+        found = [(c, f) for c in calls if (f := _shape(c))]
+        call, findings = found[0] if found else (calls[0], [])
+        emit.judge(
+            key,
+            findings,
+            input={call.name: call.arguments, "results": len(calls)},
+            got=call.shown(),
+        )
+
+
+def _shape(call: CallResult) -> list[Finding]:
+    payload, _ = payload_of(call)
+    code = payload.get("error") if payload else None
+    return expect_error(call, {code} if isinstance(code, str) else set())
 
 
 # ------------------------------------------------------------------ registry
@@ -647,6 +849,9 @@ _VALIDATE: Final = (
     "ERROR-META-TOOL-RESULT",
 )
 _SHAPE: Final = ("ERROR-META-TOOL-RESULT", "ERROR-NEVER-RAISE")
+_SELECTORS: Final = "tool_view's selectors are gatespec's (seed 000 §4.2 defers tool_view to #34)"
+_SELECTOR_AMENDMENT: Final = recorded("AM-VIEW-SELECTOR")
+_WIRE: Final = "AM-WIRE-NAME: wire names exist by the amendment"
 
 
 def _family(key: str, run: Any, profiles: tuple[str, ...] = _BOTH, **kw: Any) -> Family:
@@ -708,12 +913,15 @@ FAMILIES: Final[list[Family]] = [
         "hydrate/wire-name",
         _hydrate_by_wire,
         _TRANSPARENT,
+        amended_by=("AM-WIRE-NAME",),
+        seed=_WIRE,
         via_requirements=("EXPOSE-TRANSPARENT-NAME-IS-TOOLID", "TOOLID-SOLE-KEY"),
     ),
     _family(
         "hydrate/annotations",
         _hydrate_annotations,
         _TRANSPARENT,
+        seed="the seeds do not say what tool_hydrate returns besides the schema",
         via_requirements=("ANNOT-READ-ONLY", "ANNOT-DESTRUCTIVE-TAG", "ANNOT-COST-HINT"),
     ),
     _family("hydrate/unknown", _hydrate_unknown, _TRANSPARENT, via_requirements=_SHAPE),
@@ -737,6 +945,8 @@ FAMILIES: Final[list[Family]] = [
     _family(
         "execute/wire-name",
         _wire_name,
+        amended_by=("AM-WIRE-NAME",),
+        seed=_WIRE,
         via_requirements=("EXPOSE-TRANSPARENT-NAME-IS-TOOLID", "TOOLID-SOLE-KEY"),
     ),
     _family(
@@ -774,18 +984,43 @@ FAMILIES: Final[list[Family]] = [
         ),
     ),
     _family("execute/image", _image, via_requirements=("ENVELOPE-BINARY-ARTIFACTS",)),
-    _family("view/text", _view_text, _GATEWAY, via_requirements=("VIEW-DRILLDOWN",)),
+    _family(
+        "view/handles",
+        _view_handles,
+        _GATEWAY,
+        via_requirements=("VIEW-DRILLDOWN",),
+        summary="every artifact handle tool_execute returned works with tool_view",
+    ),
+    _family(
+        "view/text",
+        _view_text,
+        _GATEWAY,
+        via_requirements=("VIEW-DRILLDOWN",),
+        seed=_SELECTORS,
+        amended_by=_SELECTOR_AMENDMENT,
+    ),
     _family(
         "view/json-pointer",
         _view_json,
         _GATEWAY,
+        seed=_SELECTORS,
+        amended_by=_SELECTOR_AMENDMENT,
         via_requirements=("VIEW-DRILLDOWN", "ENVELOPE-STRUCTURED-CONTENT-ARTIFACT"),
     ),
-    _family("view/misses", _view_missing, _GATEWAY, via_requirements=("VIEW-DRILLDOWN", *_SHAPE)),
+    _family(
+        "view/misses",
+        _view_missing,
+        _GATEWAY,
+        via_requirements=("VIEW-DRILLDOWN", *_SHAPE),
+        seed=_SELECTORS,
+        amended_by=_SELECTOR_AMENDMENT,
+    ),
     _family(
         "view/selector-invalid",
         _selector_invalid,
         _GATEWAY,
+        seed=_SELECTORS,
+        amended_by=_SELECTOR_AMENDMENT,
         via_checks=("grammar.view_selector.invalid",),
         via_requirements=_SHAPE,
         draw=_draw_selectors,
@@ -797,7 +1032,8 @@ FAMILIES: Final[list[Family]] = [
         via_requirements=_SHAPE,
         draw=_draw_meta("tool_view"),
     ),
-    _family("execute/timeout", _timeout, via_requirements=("ROUTE-TIMEOUT", *_SHAPE)),
+    # The timeout's error result is judged with every other one by errors/payload.
+    _family("execute/timeout", _timeout, via_requirements=("ROUTE-TIMEOUT",)),
     _family("execute/after-timeout", _after_timeout, via_requirements=("ROUTE-TIMEOUT",)),
     _family(
         "errors/payload",
@@ -808,6 +1044,6 @@ FAMILIES: Final[list[Family]] = [
         "list-changed/propagation",
         _list_changed,
         _TRANSPARENT,
-        via_requirements=("TRANSPORT-LIST-CHANGED-NOTIFY", "EXPOSE-TRANSPARENT-FULL-CATALOG"),
+        via_requirements=("TRANSPORT-LIST-CHANGED-NOTIFY",),
     ),
 ]

@@ -5,7 +5,7 @@ Cases come from two places, both owned by the generated package:
 * every case of every shipped vector file (`gatespec_surface.vectors.load_cases`);
 * cases drawn from the generated hypothesis strategies (`gatespec_surface.strategies`), one
   *family* per emitted check id that a pure function can evidence, with the expected answer
-  computed by gatespec itself (`adapter.reference_answer`).
+  worked out by the kit itself (families.py, oracle/), never by gatespec.
 
 Reproducibility. Each family is drawn by a hypothesis `@given` run pinned with `@seed`
 (a per-family seed derived from `--seed` and the family's name), `derandomize=False`,
@@ -31,12 +31,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gatespec.conformance import DEFAULT_MAX_EXAMPLES
-from gatespec.conformance.adapter import all_functions
-from gatespec.conformance.cases import SUITE, Case, build_cases, generated_cases, vector_cases
-from gatespec.conformance.export import describe_functions, export_vectors
-from gatespec.conformance.process import AdapterFailure, AdapterProcess
-from gatespec.conformance.report import (
+from gatespec_conformance import DEFAULT_MAX_EXAMPLES
+from gatespec_conformance.cases import SUITE, Case, build_cases, generated_cases, vector_cases
+from gatespec_conformance.export import describe_functions, export_vectors
+from gatespec_conformance.process import AdapterFailure, AdapterProcess
+from gatespec_conformance.protocol import all_functions
+from gatespec_conformance.report import (
     CheckResult,
     Outcome,
     Progress,
@@ -87,6 +87,15 @@ def judge(case: Case, reply: dict[str, Any], duration: float = 0.0) -> CheckResu
     if ("ok" in reply) == ("error" in reply):
         return result(
             Outcome.FAIL, "protocol: an answer has exactly one of ok, error, unsupported", reply
+        )
+    if case.prop is not None:
+        if "error" in reply:
+            return result(Outcome.FAIL, f"expected success, got error {reply['error']}", answer)
+        problem = case.prop.judge(reply["ok"])
+        if problem is None:
+            return result(Outcome.PASS)
+        return case.result(
+            Outcome.FAIL, problem, answer, duration, "the answer breaks the property"
         )
     if "ok" in case.expect:
         if "error" in reply:
@@ -169,7 +178,9 @@ def run_cases(
     results: list[CheckResult] = []
     try:
         for n, case in enumerate(cases, start=1):
-            if dead is not None:
+            if case.skip:
+                res = case.result(Outcome.SKIP, case.skip)
+            elif dead is not None:
                 res = case.result(Outcome.FAIL, f"not run: {dead}")
             else:
                 began = time.monotonic()

@@ -2,33 +2,40 @@
 query results, and every card and response seen, measured on the exact text received.
 
 Cards are judged with the generated validators (`choice_card_violations`), renderer
-(`render_card`) and budgets, and with gatespec.tokens' exact cl100k_base counts.
+(`render_card`) and budgets, and with the kit's own exact cl100k_base counts (tokens.py).
 """
 
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Final
 
-from gatespec.conformance.fixture_upstream import FIXTURE_TOOLS
-from gatespec.conformance.functions import same_json
-from gatespec.conformance.server_checks import (
+from gatespec_conformance.card_rules import RULES as CARD_RULES
+from gatespec_conformance.card_rules import card_findings
+from gatespec_conformance.functions import same_json
+from gatespec_conformance.oracle.answers import annotation_answer
+from gatespec_conformance.oracle.render import render_line
+from gatespec_conformance.payloads import judge_rejection
+from gatespec_conformance.rules import SPEC, Finding, Rule, recorded
+from gatespec_conformance.server_checks import (
     Drawn,
     Emit,
     Family,
     allowed_codes,
     expect_error,
 )
-from gatespec.conformance.server_draws import (
+from gatespec_conformance.server_draws import (
     draw_cases,
     grammar_values,
     meta_args,
     vector_errors,
 )
-from gatespec.conformance.server_facts import QUERIES, BrowseObs, Live, NoFact
-from gatespec.tokens import count_tokens
+from gatespec_conformance.server_facts import QUERIES, BrowseObs, Live, NoFact
+from gatespec_conformance.tokens import count_tokens
+from gatespec_conformance.truncation_judge import truncation_findings
 from gatespec_surface import parsers
 from gatespec_surface.budgets import (
     BROWSE_DEFAULT_TOP_K,
@@ -39,18 +46,19 @@ from gatespec_surface.budgets import (
     CARD_TARGET_TOKENS,
     CLUSTER_THRESHOLD,
     DEFAULT_ORDER,
-    ELLIPSIS,
     QUERY_MAX_CHARS,
-    SENTENCE_TERMINATORS,
-    TERMINATORS_NEEDING_SPACE,
     browse_cap_tokens,
 )
 from gatespec_surface.errors import ErrorCode, GatewayError
-from gatespec_surface.grammars import is_namespace, is_path, is_path_segment
-from gatespec_surface.render import render_card
-from gatespec_surface.validators import LINE_BREAKS, choice_card_violations
+from gatespec_surface.grammars import (
+    NAMESPACE_PATTERN,
+    PATH_SEGMENT_PATTERN,
+    is_namespace,
+    is_path,
+    is_path_segment,
+)
 
-__all__ = ["FAMILIES", "truncation_problem"]
+__all__ = ["FAMILIES", "seed_path_valid"]
 
 _PATH_INVALID: Final = ErrorCode.PATH_INVALID.value
 _PATH_NOT_FOUND: Final = ErrorCode.PATH_NOT_FOUND.value
@@ -81,45 +89,6 @@ def _sort_value(key: str, card: dict[str, Any]) -> tuple[int, Any]:
     return (0, 0) if value is None else (1, value)
 
 
-def _sentence_ends(text: str) -> Iterator[int]:
-    """Lengths of the prefixes of `text` that end a sentence (AM-SENTENCE-ENDS)."""
-    for i, ch in enumerate(text, start=1):
-        if ch in SENTENCE_TERMINATORS and (
-            ch not in TERMINATORS_NEEDING_SPACE or i == len(text) or text[i].isspace()
-        ):
-            yield i
-
-
-def truncation_problem(full: str | None, shown: Any) -> str | None:
-    """Whether `shown` is `full` truncated per §2.4: verbatim, its longest fitting sentence
-    prefix, or a hard cut ending in the ellipsis when no sentence prefix fits. White space
-    is compared collapsed (budgets.COLLAPSE_WHITESPACE)."""
-    if not isinstance(shown, str):
-        return f"the description is {type(shown).__name__}, not a string"
-    if any(b in shown for b in LINE_BREAKS):
-        return "the description holds a line break"
-    text = " ".join((full or "").split())
-    got = " ".join(shown.split())
-    if got == text:
-        return None
-    if not got and text:
-        return "the description was dropped entirely"
-    tokens = count_tokens(got)
-    if got.endswith(ELLIPSIS) and text.startswith(got[: -len(ELLIPSIS)].rstrip()):
-        fits = [i for i in _sentence_ends(text) if count_tokens(text[:i]) <= tokens]
-        if fits:
-            return f"hard cut although the sentence prefix {text[: max(fits)]!r} fits"
-        return None
-    if text.startswith(got) and len(got) in set(_sentence_ends(text)):
-        longer = [
-            i for i in _sentence_ends(text) if i > len(got) and count_tokens(text[:i]) <= tokens
-        ]
-        if longer:
-            return f"a longer sentence prefix fits: {text[: max(longer)]!r}"
-        return None
-    return "neither verbatim, a sentence prefix, nor a hard cut ending in " + repr(ELLIPSIS)
-
-
 def _unique_labels(browses: list[BrowseObs]) -> Iterator[tuple[str, BrowseObs]]:
     seen: dict[str, int] = {}
     for obs in browses:
@@ -137,20 +106,20 @@ async def _all_browses(live: Live) -> list[BrowseObs]:
 @dataclass
 class _Sighting:
     card: dict[str, Any]
-    line: str | None  # the text line rendering it, when the text lines up with the cards
+    line: str | None  # the card as the answer carries it (prompt line, else JSON text)
     label: str
     tokens: int  # the most tokens any of its lines took
 
 
 async def _sightings(live: Live) -> dict[str, _Sighting]:
-    """Each card (by id, first sighting) with its worst line across every browse."""
+    """Each card (by id, first sighting) with the most tokens it took as sent, across every
+    browse: its line of the prompt text, or its JSON text when the answer has no such line."""
     out: dict[str, _Sighting] = {}
     for label, obs in _unique_labels(await _all_browses(live)):
         cards = obs.cards or []
-        lines = obs.lines[1:] if len(obs.lines) == len(cards) + 1 else None
         for i, card in enumerate(cards):
             key = str(card.get("id"))
-            line = lines[i] if lines is not None else None
+            line = obs.card_texts[i] if i < len(obs.card_texts) else None
             tokens = count_tokens(line) if line is not None else 0
             seen = out.get(key)
             if seen is None:
@@ -189,7 +158,8 @@ async def _root(live: Live, emit: Emit) -> None:
 async def _walk(live: Live, emit: Emit) -> None:
     walk = await live.walk()
     for path, obs in walk.nodes.items():
-        emit.judge(path, obs.problem, input=_call_input(obs), got=obs.call.shown())
+        problem = obs.problem or list(obs.findings)
+        emit.judge(path, problem, input=_call_input(obs), got=obs.call.shown())
     if walk.truncated:
         emit.judge("limit", f"the tree has more than {len(walk.nodes)} nodes; walk stopped")
 
@@ -198,13 +168,13 @@ async def _clusters(live: Live, emit: Emit) -> None:
     walk = await live.walk()
     namespace = await live.namespace()
     node = walk.nodes.get(f"/{namespace}")
-    admitted = sum(t.expect == "admit" for t in FIXTURE_TOOLS)
+    admitted = sum(t.expect == "admit" for t in live.fixture)
     if node is None or node.cards is None:
         emit.judge("", f"/{namespace} was not browsable", got=node and node.call.shown())
         return
     tools = [c.get("id") for c in node.cards if c.get("kind") != "internal"]
     problem = None
-    if tools:
+    if tools and admitted > CLUSTER_THRESHOLD:
         problem = (
             f"/{namespace} holds over {CLUSTER_THRESHOLD} tools ({admitted} from the fixture) "
             f"but lists tool cards instead of clusters: {tools[:5]}"
@@ -253,13 +223,12 @@ async def _leaves(live: Live, emit: Emit) -> None:
         if not is_path(path):
             continue
         obs = await live.browse({"path": path}, f"path={path}")
+        problem: Any = None
         if obs.cards is not None:
             ok = len(obs.cards) == 1 and obs.cards[0].get("id") == tool_id
             problem = None if ok else f"a leaf lists {len(obs.cards)} cards, not just {tool_id}"
-        else:
+        else:  # not the single card: then PATH_NOT_FOUND (leaf names are the IUT's choice)
             problem = expect_error(obs.call, {_PATH_NOT_FOUND})
-            if problem:
-                problem = f"neither the single card nor PATH_NOT_FOUND: {problem}"
         emit.judge(name, problem, input={"path": path}, expected=tool_id, got=obs.call.shown())
 
 
@@ -273,10 +242,33 @@ def _draw_invalid_paths(seed: int, n: int) -> list[Drawn]:
     return vectors + draw_cases("browse/path-invalid", grammar_values("path", False), seed, n)
 
 
+_SEGMENT = re.compile(PATH_SEGMENT_PATTERN)
+_ROOT = re.compile(NAMESPACE_PATTERN)
+
+
+def seed_path_valid(path: str) -> bool:
+    """§3.2 as written: "/" or "/" segments joined by "/", each [a-z0-9][a-z0-9_-]{0,63} or
+    "*", the first also a namespace; no depth or length bound, "*" anywhere."""
+    if path == "/":
+        return True
+    if not path.startswith("/"):
+        return False
+    segments = path[1:].split("/")
+    for depth, seg in enumerate(segments):
+        pattern = _ROOT if depth == 0 else _SEGMENT
+        if seg != "*" and pattern.fullmatch(seg) is None:
+            return False
+    return True
+
+
 async def _path_invalid(live: Live, emit: Emit) -> None:
     for case in _draw_invalid_paths(live.options.seed, live.options.max_examples):
         path = case.input["value"]
+        if live.level == "seed" and isinstance(path, str) and seed_path_valid(path):
+            emit.skip(case.case, "the seed's path grammar accepts it (AM-PATH-BOUNDS)")
+            continue
         obs = await live.browse({"path": path}, f"path={path!r}")
+        seed_valid = isinstance(path, str) and seed_path_valid(path)
         emit.judge(
             case.case,
             expect_error(obs.call, {_PATH_INVALID}),
@@ -284,6 +276,7 @@ async def _path_invalid(live: Live, emit: Emit) -> None:
             expected={"error": _PATH_INVALID},
             got=obs.call.shown(),
             duration=obs.call.duration,
+            amended=("AM-PATH-BOUNDS",) if seed_valid else (),
         )
 
 
@@ -345,18 +338,56 @@ def _browse_codes(case: Drawn) -> set[str]:
     return {_ARGS_INVALID}
 
 
+_SPEC_ARGS: Final = (
+    "the meta-tools' argument rules of profiles.yaml (bounds, no other properties); the seeds "
+    "name the arguments only"
+)
+
+
+def _seed_states(case: Drawn) -> bool:
+    """Whether seed 000 makes these arguments invalid by itself: both or neither of query and
+    path (§3.1), or a path string §3.2 rejects."""
+    if case.label in ("both", "neither") or case.case in ("both", "neither"):
+        return True
+    path = case.input.get("path")
+    return case.label == "invalid_value" and isinstance(path, str) and not seed_path_valid(path)
+
+
 async def _args_invalid(live: Live, emit: Emit) -> None:
     for case in _draw_browse_args(live.options.seed, live.options.max_examples):
         codes = _browse_codes(case)
+        breaks = await live.breaks_declared("tool_browse", case.input)
+        if live.level == "seed" and not _seed_states(case) and not breaks:
+            emit.skip(case.case, "the seeds do not make these arguments invalid")
+            continue
         obs = await live.browse(dict(case.input), f"args={case.case}")
         emit.judge(
             case.case,
-            expect_error(obs.call, codes),
+            judge_rejection(obs.call, codes, breaks and not _seed_states(case), live.level),
             input=case.input,
             expected={"error": sorted(codes)},
             got=obs.call.shown(),
             duration=obs.call.duration,
+            spec_only="" if _seed_states(case) else _SPEC_ARGS,
         )
+
+
+_MATCH: Final = Rule("the tool the query names is not among the matches", ())
+_TOP_K: Final = Rule(
+    f"more cards than the default top-k {BROWSE_DEFAULT_TOP_K}",
+    levels=SPEC,
+    spec_only="budgets.yaml browse.default_top_k; seed 000 §3.1 says only 'top-k'",
+)
+_QUERY_NODES: Final = Rule(
+    "a query lists browse nodes",
+    levels=SPEC,
+    spec_only="gatespec's queries rank tools only; seed 000 §3.1 says 'the top-k cards'",
+)
+_UNSCORED: Final = Rule(
+    "a query card without a score",
+    levels=SPEC,
+    spec_only="gatespec scores every query card; seed 000 §2.1 makes score optional",
+)
 
 
 async def _queries(live: Live, emit: Emit) -> None:
@@ -364,7 +395,7 @@ async def _queries(live: Live, emit: Emit) -> None:
     for (query, wanted), obs in zip(QUERIES, await live.queries(), strict=True):
         cards = obs.cards or []
         want = ids.get(wanted)
-        problem = obs.problem
+        problem: Any = obs.problem
         if problem is None:
             internal = [c.get("id") for c in cards if c.get("kind") == "internal"]
             # Under cache_stable a card first seen in a path browse (no score) stays frozen
@@ -374,14 +405,15 @@ async def _queries(live: Live, emit: Emit) -> None:
                 for c in cards
                 if not isinstance(c.get("score"), int | float) and not live.options.cache_stable
             ]
+            problem = []
             if len(cards) > BROWSE_DEFAULT_TOP_K:
-                problem = f"{len(cards)} cards, more than the default top-k {BROWSE_DEFAULT_TOP_K}"
-            elif internal:
-                problem = f"a query lists browse nodes: {internal[:3]}"
-            elif unscored:
-                problem = f"cards without a score: {unscored[:3]}"
-            elif want not in _ids(cards):
-                problem = f"{want} ({wanted}) is not among the matches"
+                problem.append(Finding(_TOP_K, f"{len(cards)} cards", len(cards)))
+            if internal:
+                problem.append(Finding(_QUERY_NODES, "", internal[:3]))
+            if unscored:
+                problem.append(Finding(_UNSCORED, "", unscored[:3]))
+            if want not in _ids(cards):
+                problem.append(Finding(_MATCH, f"{want} ({wanted})", _ids(cards)))
         emit.judge(query, problem, input={"query": query}, expected=want, got=_ids(cards))
 
 
@@ -392,9 +424,9 @@ async def _text(live: Live, emit: Emit) -> None:
     for label, obs in _unique_labels(await _all_browses(live)):
         cards = obs.cards or []
         problem = obs.problem
-        want = [render_card(c) for c in cards] if problem is None else []
+        want = [render_line(c) for c in cards] if problem is None else []
         if problem is None and obs.lines[1:] != want:
-            problem = "the text is not the preamble line then render_card(card) per card"
+            problem = "the text is not the preamble line then the card line per card"
         emit.judge(
             label,
             problem,
@@ -405,11 +437,15 @@ async def _text(live: Live, emit: Emit) -> None:
 
 
 async def _budget(live: Live, emit: Emit) -> None:
+    """The whole response as the client reads it: its prompt text (one line per card), or
+    the text content as sent when it has none."""
     for label, obs in _unique_labels(await _all_browses(live)):
         n = len(obs.cards or [])
-        tokens = count_tokens(obs.text)
+        sent = obs.prompt if obs.prompt is not None else obs.text
+        tokens = count_tokens(sent)
         cap = browse_cap_tokens(n)
-        preamble = count_tokens(obs.lines[0]) if obs.lines else 0
+        lines = sent.split("\n")
+        preamble = count_tokens(lines[0]) if obs.prompt is not None and len(lines) > n else 0
         problem = None
         if tokens > cap:
             problem = f"{tokens} tokens for {n} cards; the cap is {cap}"
@@ -422,7 +458,7 @@ async def _budget(live: Live, emit: Emit) -> None:
             problem,
             input=_call_input(obs),
             expected={"max_tokens": cap},
-            got={"tokens": tokens, "cards": n, "text": obs.text[:400]},
+            got={"tokens": tokens, "cards": n, "text": sent[:400]},
         )
 
 
@@ -445,23 +481,32 @@ async def _order(live: Live, emit: Emit) -> None:
 
 # ------------------------------------------------------------------ cards
 
+_BANNED_REQUIREMENTS: Final = frozenset(
+    {
+        "CARD-NO-SCHEMAS",
+        "CARD-NO-EXAMPLES",
+        "CARD-NO-METADATA-MAPS",
+        "CARD-NO-TRANSPORT-IDENTIFIERS",
+    }
+)
 
-def _split(card: dict[str, Any]) -> tuple[list[str], list[str]]:
-    problems = choice_card_violations(card)
-    banned = [p for p in problems if p.startswith("no_banned_content")]
-    return [p for p in problems if p not in banned], banned
+
+def _banned(finding: Finding) -> bool:
+    return bool(set(finding.rule.requirements) & _BANNED_REQUIREMENTS) and (
+        finding.rule is not CARD_RULES["has_schema"]
+    )
 
 
 async def _card_fields(live: Live, emit: Emit) -> None:
     for key, seen in (await _sightings(live)).items():
-        fields, _ = _split(seen.card)
-        emit.judge(key, "; ".join(fields) or None, input=seen.label, got=seen.card)
+        found = [f for f in card_findings(seen.card) if not _banned(f)]
+        emit.judge(key, found, input=seen.label, got=seen.card)
 
 
 async def _card_banned(live: Live, emit: Emit) -> None:
     for key, seen in (await _sightings(live)).items():
-        _, banned = _split(seen.card)
-        emit.judge(key, "; ".join(banned) or None, input=seen.label, got=seen.card)
+        found = [f for f in card_findings(seen.card) if _banned(f)]
+        emit.judge(key, found, input=seen.label, got=seen.card)
 
 
 def _id_problem(card: dict[str, Any]) -> str | None:
@@ -486,59 +531,75 @@ async def _card_ids(live: Live, emit: Emit) -> None:
 
 
 async def _card_budget(live: Live, emit: Emit) -> None:
+    """Each card on what the client received for it: its line of the prompt text, or its
+    JSON text as sent when the answer has no line per card (AM-BUDGET-TEXT)."""
     for key, seen in (await _sightings(live)).items():
-        if seen.line is None:
-            emit.skip(key, "the browse text does not line up with its cards (browse/text)")
-            continue
         problem = None
         if seen.tokens > CARD_HARD_CAP_TOKENS:
-            problem = f"its line is {seen.tokens} tokens; the hard cap is {CARD_HARD_CAP_TOKENS}"
+            problem = f"as sent it is {seen.tokens} tokens; the hard cap is {CARD_HARD_CAP_TOKENS}"
         emit.judge(key, problem, input=seen.label, expected=CARD_HARD_CAP_TOKENS, got=seen.line)
 
 
 async def _card_target(live: Live, emit: Emit) -> None:
     for key, seen in (await _sightings(live)).items():
-        if seen.line is None:
-            continue
         problem = None
         if seen.tokens > CARD_TARGET_TOKENS:
-            problem = f"its line is {seen.tokens} tokens; the target is {CARD_TARGET_TOKENS}"
+            problem = f"as sent it is {seen.tokens} tokens; the target is {CARD_TARGET_TOKENS}"
         emit.judge(key, problem, input=seen.label, expected=CARD_TARGET_TOKENS, got=seen.line)
 
 
 async def _card_truncation(live: Live, emit: Emit) -> None:
     ids = await live.fixture_ids()
-    by_id = {ids[t.name]: t for t in FIXTURE_TOOLS if t.name in ids}
+    by_id = {ids[t.name]: t for t in live.fixture if t.name in ids}
     for key, seen in (await _sightings(live)).items():
         tool = by_id.get(key)
         if tool is None:
             continue
         shown = seen.card.get("description")
+        room = CARD_TARGET_TOKENS - seen.tokens if seen.line is not None else None
         emit.judge(
             key,
-            truncation_problem(tool.description, shown),
+            truncation_findings(tool.description, shown, live.level, room),
             input={"upstream_description": tool.description},
             got=shown,
         )
 
 
-def annotation_problem(annotations: Any, got: dict[str, Any]) -> str | None:
-    """Whether side_effects, tags and cost_hint follow the generated annotation mapping."""
-    side_effects, tags, cost = parsers.annotation_fields(annotations)
-    if got.get("side_effects", False) is not side_effects:
-        return f"side_effects is {got.get('side_effects')!r}, expected {side_effects}"
-    missing = [t for t in tags if t not in (got.get("tags") or [])]
+_ANNOTATION_RULES: Final = {
+    "read-only": Rule("readOnlyHint true is not side_effects false", ("ANNOT-READ-ONLY",)),
+    "default": Rule(
+        "a tool without readOnlyHint true does not have side_effects true",
+        ("ANNOT-READ-ONLY",),
+        SPEC,
+        amended_by=("AM-SIDE-EFFECTS-DEFAULT",),
+    ),
+    "tags": Rule("a hint's tag is missing", ("ANNOT-READ-ONLY", "ANNOT-DESTRUCTIVE-TAG")),
+    "cost": Rule("cost_hint is not the costHint", ("ANNOT-COST-HINT",)),
+}
+
+
+def annotation_findings(annotations: Any, got: dict[str, Any]) -> list[Finding]:
+    """Seed 002's annotation table on a card or a hydration (oracle.answers)."""
+    want = annotation_answer(annotations if isinstance(annotations, dict) else {})
+    out = []
+    if got.get("side_effects", False) is not want["side_effects"]:
+        key = "read-only" if not want["side_effects"] else "default"
+        out.append(
+            Finding(_ANNOTATION_RULES[key], f"{got.get('side_effects')!r}", got.get("side_effects"))
+        )
+    missing = [t for t in want["tags"] if t not in (got.get("tags") or [])]
     if missing:
-        return f"tags lack {missing}"
-    if float(got.get("cost_hint") or 0) != cost:
-        return f"cost_hint is {got.get('cost_hint')!r}, expected {cost:g}"
-    return None
+        out.append(Finding(_ANNOTATION_RULES["tags"], f"{missing}", got.get("tags")))
+    if float(got.get("cost_hint") or 0) != want["cost_hint"]:
+        detail = f"{got.get('cost_hint')!r}, expected {want['cost_hint']:g}"
+        out.append(Finding(_ANNOTATION_RULES["cost"], detail, got.get("cost_hint")))
+    return out
 
 
 async def _card_annotations(live: Live, emit: Emit) -> None:
     ids = await live.fixture_ids()
     cards = (await live.walk()).tool_cards
-    for tool in FIXTURE_TOOLS:
+    for tool in live.fixture:
         tool_id = ids.get(tool.name)
         if tool.expect != "admit" or tool_id is None:
             continue
@@ -550,15 +611,9 @@ async def _card_annotations(live: Live, emit: Emit) -> None:
             continue
         emit.judge(
             tool.name,
-            annotation_problem(tool.annotations, card),
+            annotation_findings(tool.annotations, card),
             input={"annotations": tool.annotations},
-            expected=dict(
-                zip(
-                    ("side_effects", "tags", "cost_hint"),
-                    parsers.annotation_fields(tool.annotations),
-                    strict=True,
-                )
-            ),
+            expected=annotation_answer(tool.annotations or {}),
             got=card,
         )
 
@@ -644,7 +699,7 @@ async def _cache_mixed(live: Live, emit: Emit) -> None:
     marks = _markers(cards)
     if problem is None:
         marker = cards[marks[0]]
-        violations = choice_card_violations(marker)
+        violations = [f.rule.cause for f in card_findings(marker) if live.level in f.rule.levels]
         if marker.get("kind") != CACHE_MARKER_KIND or violations:
             problem = f"the marker is not a valid {CACHE_MARKER_KIND} card: {violations}"
     emit.judge("", problem, input=steps["mixed"].args, expected=want, got=_ids(cards))
@@ -698,9 +753,16 @@ def _family(key: str, run: Any, **kw: Any) -> Family:
 
 
 FAMILIES: Final[list[Family]] = [
-    _family("browse/root", _root, via_requirements=("BROWSE-ROOT-ONE-PER-NAMESPACE",)),
-    _family("browse/walk", _walk, via_requirements=("BROWSE-PATH-CHILDREN",)),
-    _family("browse/clusters", _clusters, summary="budgets.CLUSTER_THRESHOLD (no requirement)"),
+    _family("browse/root", _root, via_requirements=("BROWSE-ROOT-ONE-PER-NAMESPACE",), sized=True),
+    _family("browse/walk", _walk, via_requirements=("BROWSE-PATH-CHILDREN",), sized=True),
+    _family(
+        "browse/clusters",
+        _clusters,
+        sized=True,
+        summary="budgets.CLUSTER_THRESHOLD (no requirement)",
+        seed="clusters are gatespec's (budgets.CLUSTER_THRESHOLD); no seed states them",
+        amended_by=recorded("AM-BROWSE-TREE"),
+    ),
     _family("browse/star", _star, via_requirements=("PATH-STAR-LISTS-ALL",)),
     _family("browse/leaf", _leaves, via_requirements=("BROWSE-LEAF-SINGLE-CARD",)),
     _family(
@@ -735,6 +797,8 @@ FAMILIES: Final[list[Family]] = [
         _text,
         via_checks=("model.ChoiceCard.render",),
         via_requirements=("BUDGET-PROMPT-FORM",),
+        amended_by=("AM-CARD-RENDER",),
+        seed="AM-CARD-RENDER: the seeds fix no prompt format",
     ),
     _family(
         "browse/budget",

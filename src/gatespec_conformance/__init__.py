@@ -2,7 +2,7 @@
 
 Layer 1 (`functions`): the surface's pure functions, answered by an adapter program over JSON
 lines (`gatespec conformance functions -- COMMAND`). Layer 2 (`server`): live MCP checks of a
-running gateway. Both report through `gatespec.conformance.report`. See docs/conformance.md.
+running gateway. Both report through `gatespec_conformance.report`. See docs/conformance.md.
 
 This module stays import-light: `gatespec --help` builds the parsers without loading hypothesis.
 """
@@ -11,8 +11,11 @@ from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["DEFAULT_MAX_EXAMPLES"]
+__all__ = ["DEFAULT_MAX_EXAMPLES", "DEFAULT_SIZES"]
 
 # Drawn cases per family in a default run (hypothesis' own default of 100 doubles the run time
 # for little more coverage; CI can raise it with --max-examples).
 DEFAULT_MAX_EXAMPLES: Final = 50
+# Catalog sizes the size-dependent layer-2 families also run at: around the small-catalog edge
+# (a root of one tool), the cluster threshold (24) and a large catalog.
+DEFAULT_SIZES: Final = (1, 5, 20, 21, 100, 500)

@@ -1,6 +1,6 @@
 """The reference adapter: gatespec itself, speaking the layer-1 protocol on stdin/stdout.
 
-    python -m gatespec.conformance.adapter
+    python -m gatespec.adapter
 
 One JSON request per line in, one JSON answer per line out (docs/conformance.md). The runner
 also computes its expected answers with `reference_answer`, so the kit and this adapter can

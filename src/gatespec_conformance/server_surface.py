@@ -7,10 +7,10 @@ import re
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
-from gatespec.conformance.fixture_upstream import FIXTURE_TOOLS
-from gatespec.conformance.functions import same_json
-from gatespec.conformance.server_checks import Emit, Family
-from gatespec.conformance.server_facts import Live
+from gatespec_conformance.functions import same_json
+from gatespec_conformance.rules import SEED, SPEC, Finding, Rule, seed_value
+from gatespec_conformance.server_checks import Emit, Family
+from gatespec_conformance.server_facts import NAME_MAPPING, Live, admitted
 from gatespec_surface import parsers
 from gatespec_surface.budgets import CACHE_MARKER_ID
 from gatespec_surface.descriptors import (
@@ -61,9 +61,18 @@ async def _handshake(live: Live, emit: Emit) -> None:
     )
 
 
+# Seed 000 §4.2: "exactly three meta-tools"; §4.1: tool_hydrate and tool_execute.
+_SEED_META_TOOLS: Final = {
+    "gateway": ("S000-GATEWAY-META-TOOLS",),
+    "transparent": ("S000-TRANSPARENT-META-TOOLS",),
+}
+
+
 async def _meta_tools(live: Live, emit: Emit) -> None:
     names = [t.name for t in await live.tools()]
     want = list(PROFILES[live.profile].meta_tools)
+    if live.level == "seed":
+        want = list(seed_value(_SEED_META_TOOLS[live.profile], want))
     missing = [n for n in want if n not in names]
     foreign = [n for n in names if n in META_TOOL_DESCRIPTIONS and n not in want]
     repeated = sorted({n for n in names if names.count(n) > 1})
@@ -80,6 +89,26 @@ async def _meta_tools(live: Live, emit: Emit) -> None:
     emit.judge("", problem, input="tools/list", expected=want, got=names[:60])
 
 
+# The meta-tools' parameters are the seeds' (§3.1, §4.1, §4.2); their exact schemas are the
+# spec's: tool_browse's "exactly one" by property counts (AM-BROWSE-ONEOF), the rest
+# profiles.yaml's own bounds.
+_PARAMETERS: Final = Rule(
+    "the input schema does not declare the seed's parameters",
+    ("EXPOSE-GATEWAY-THREE-META-TOOLS", "EXPOSE-TRANSPARENT-META-TOOLS"),
+    SEED,
+)
+_BROWSE_SCHEMA: Final = Rule(
+    "the input schema differs from the spec's (annotations aside)",
+    levels=SPEC,
+    amended_by=("AM-BROWSE-ONEOF",),
+)
+_SCHEMA: Final = Rule(
+    "the input schema differs from the spec's (annotations aside)",
+    levels=SPEC,
+    spec_only="profiles.yaml's meta-tool input schemas (types, bounds, additionalProperties)",
+)
+
+
 async def _input_schemas(live: Live, emit: Emit) -> None:
     listed = {t.name: t for t in await live.tools()}
     for want in tools_for_profile(live.profile):
@@ -87,13 +116,16 @@ async def _input_schemas(live: Live, emit: Emit) -> None:
         if got is None:
             emit.judge(want.name, "not listed", expected=want.input_schema)
             continue
-        same = same_json(semantic_schema(got.input_schema), semantic_schema(want.input_schema))
+        findings = []
+        params = set(want.input_schema.get("properties", {}))
+        declared = set((got.input_schema or {}).get("properties") or {})
+        if not params <= declared:
+            findings.append(Finding(_PARAMETERS, f"missing {sorted(params - declared)}", declared))
+        if not same_json(semantic_schema(got.input_schema), semantic_schema(want.input_schema)):
+            rule = _BROWSE_SCHEMA if want.name == "tool_browse" else _SCHEMA
+            findings.append(Finding(rule, "", got.input_schema))
         emit.judge(
-            want.name,
-            None if same else "the input schema differs from the spec's (annotations aside)",
-            input=want.name,
-            expected=want.input_schema,
-            got=got.input_schema,
+            want.name, findings, input=want.name, expected=want.input_schema, got=got.input_schema
         )
 
 
@@ -123,15 +155,15 @@ def _squash(name: str) -> str:
     return re.sub(r"[^a-z0-9]", "", name.lower())
 
 
-def _names_in(namespace: str, ids: Any) -> dict[str, list[str]]:
-    """upstream name -> listed tool ids of the namespace with that name part."""
+def _names_in(namespace: str | None, ids: Any) -> dict[str, list[str]]:
+    """name part -> listed tool ids with that name part (of `namespace`, or of any)."""
     out: dict[str, list[str]] = {}
     for tool_id in ids:
         try:
             parts = parsers.parse_tool_id(tool_id)
         except GatewayError:
             continue
-        if parts.namespace == namespace:
+        if namespace is None or parts.namespace == namespace:
             out.setdefault(parts.name, []).append(tool_id)
     return out
 
@@ -139,14 +171,14 @@ def _names_in(namespace: str, ids: Any) -> dict[str, list[str]]:
 async def _tool_ids(live: Live, emit: Emit) -> None:
     expected = await live.expected()
     listed = await live.listed_ids()
-    by_name = _names_in(expected.namespace, listed)
-    for tool in FIXTURE_TOOLS:
-        if tool.expect != "admit":
+    by_name = _names_in(None if live.level == "seed" else expected.namespace, listed)
+    for tool in live.fixture:
+        if not admitted(tool, live.level):
             continue
-        want = expected.ids[tool.name]
+        allowed = expected.allowed(tool.name)
         problem = None
-        if want not in listed:
-            problem = f"{want} is not listed"
+        if not allowed & set(listed):
+            problem = f"{' or '.join(sorted(allowed))} is not listed"
             if tool.name in by_name:
                 problem += f" (listed under {by_name[tool.name]})"
         emit.judge(
@@ -158,7 +190,7 @@ async def _tool_ids(live: Live, emit: Emit) -> None:
                 "input_schema": tool.input_schema,
                 "version": tool.version,
             },
-            expected=want,
+            expected=sorted(allowed),
             got=by_name.get(tool.name, []),
         )
 
@@ -170,28 +202,41 @@ def _excluded(by_grammar: bool) -> Callable[[Live, Emit], Awaitable[None]]:
     async def run(live: Live, emit: Emit) -> None:
         expected = await live.expected()
         listed = await live.listed_ids()
-        by_name = _names_in(expected.namespace, listed)
-        for tool in FIXTURE_TOOLS:
+        by_name = _names_in(None if live.level == "seed" else expected.namespace, listed)
+        for tool in live.fixture:
             if tool.expect != "exclude" or is_name(tool.name) == by_grammar:
                 continue
             shown = tool.name if len(tool.name) <= 40 else tool.name[:37] + "..."
-            hits = [i for i in (expected.ids.get(tool.name),) if i is not None and i in listed]
+            hits = [i for i in expected.candidates.get(tool.name, ()) if i in listed]
+            hits += [i for i in (expected.ids.get(tool.name),) if i is not None and i in listed]
             hits += [
                 i for n, ids in by_name.items() if _squash(n) == _squash(tool.name) for i in ids
             ]
+            mapped = by_grammar and NAME_MAPPING
+            if mapped and live.level == "spec":
+                emit.skip(shown, "AM-NAME-MAPPING lists it under a mapped id (catalog/tool-id)")
+                continue
             problem = f"listed although it must be excluded ({tool.why})" if hits else None
-            emit.judge(shown, problem, input={"upstream_name": tool.name}, expected=[], got=hits)
+            emit.judge(
+                shown,
+                problem,
+                input={"upstream_name": tool.name},
+                expected=[],
+                got=hits,
+                amended=("AM-NAME-MAPPING",) if mapped else (),
+            )
 
     return run
 
 
 async def _unexpected(live: Live, emit: Emit) -> None:
     expected = await live.expected()
-    known = set(expected.ids.values())
+    known = set(expected.ids.values()) | {i for c in expected.candidates.values() for i in c}
     listed = await live.listed_ids()
+    namespace = None if live.level == "seed" else expected.namespace
     odd = []
     for tool_id in listed:
-        name = _names_in(expected.namespace, [tool_id])
+        name = _names_in(namespace, [tool_id])
         if not name:
             continue  # another namespace, or not a tool id (reported elsewhere)
         if tool_id not in known and not next(iter(name)).startswith("added_"):
@@ -234,6 +279,8 @@ FAMILIES: Final[list[Family]] = [
         _output_schemas,
         summary="outputSchema is advertised exactly as profiles.yaml says (AM-OUTPUT-SCHEMA-"
         "OFF-WIRE)",
+        amended_by=("AM-OUTPUT-SCHEMA-OFF-WIRE",),
+        seed="AM-OUTPUT-SCHEMA-OFF-WIRE",
     ),
     Family(
         "surface/marker-not-listed",
@@ -256,7 +303,9 @@ FAMILIES: Final[list[Family]] = [
             "EXPOSE-TRANSPARENT-FULL-CATALOG",
             "EXPOSE-TRANSPARENT-NAME-IS-TOOLID",
         ),
-        summary="every well-formed fixture tool is listed under the id make_tool_id gives",
+        summary="every well-formed fixture tool is listed under the id make_tool_id gives "
+        "(--level seed: under an id seed 000 §1.2-§1.4 allows)",
+        amended_by=("AM-NAMESPACE-FROM-CONFIG",),
     ),
     Family(
         "catalog/excluded",

@@ -29,8 +29,6 @@ from mcp_types.jsonrpc import CONNECTION_CLOSED
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
-from gatespec_surface.models import ErrorPayload
-
 __all__ = ["CallLog", "CallResult", "IUTGone", "LiveSession", "Target"]
 
 PROTOCOLS: Final = ("auto", "legacy", *MODERN_PROTOCOL_VERSIONS)
@@ -65,6 +63,7 @@ class CallResult:
     result: types.CallToolResult | None
     error: str | None  # JSON-RPC error, timeout or lost connection, worded
     duration: float
+    rpc_code: int | None = None  # the JSON-RPC error code, when the call got one
 
     @property
     def is_error(self) -> bool:
@@ -81,28 +80,26 @@ class CallResult:
     def structured(self) -> Any:
         return None if self.result is None else self.result.structured_content
 
-    def payload(self) -> tuple[dict[str, Any] | None, str | None]:
-        """(the §3.4 error payload, None) of an error result, or (None, why there is none).
-
-        The payload is carried as the JSON text content (and, when present, as identical
-        structuredContent); it must validate against models.ErrorPayload."""
+    def document(self) -> tuple[Any, str]:
+        """(the meta-tool's answer as JSON, where it was found): structuredContent when there
+        is any ("structured"), else the text content parsed as JSON ("text"), else (None, "").
+        The seeds fix the answer, not its carrier: both are read."""
         if self.result is None:
-            return None, f"no tools/call result: {self.error}"
-        if self.result.is_error is not True:
-            return None, "the result is not an error (isError is not true)"
+            return None, ""
+        if self.structured is not None:
+            return self.structured, "structured"
         try:
-            payload = json.loads(self.text)
+            return json.loads(self.text), "text"
         except ValueError:
-            payload = self.structured
-            if not isinstance(payload, dict):
-                return None, "the text content is not the JSON error payload"
-        try:
-            ErrorPayload.model_validate(payload)
-        except ValidationError as exc:
-            return None, f"the payload breaks ErrorPayload: {_first_error(exc)}"
-        if self.structured is not None and self.structured != payload:
-            return None, "structuredContent differs from the payload in the text content"
-        return payload, None
+            return None, ""
+
+    @property
+    def rpc_error(self) -> bool:
+        """The call was refused at the protocol level (a JSON-RPC error, not a timeout or a
+        lost connection)."""
+        return (
+            self.result is None and self.rpc_code is not None and self.rpc_code != CONNECTION_CLOSED
+        )
 
     def shown(self) -> dict[str, Any]:
         """A compact account of what came back, for a report's "got"."""
@@ -150,8 +147,9 @@ class LiveSession:
         self._tg.start_soon(self._run)
         await self._ready.wait()  # the handshake is bounded by the client's read timeout
         if self.client is None:
-            await self.__aexit__(None, None, None)
+            await self._shutdown()  # the IUT has exited: its stderr is complete
             tail = self.stderr_tail()
+            self._close_log()
             raise IUTGone(
                 f"cannot connect to {self.target.describe()}: {_worded(self._failure)}"
                 + (f"; its stderr ends: {tail}" if tail else "")
@@ -173,14 +171,22 @@ class LiveSession:
             self._finished.set()
 
     async def __aexit__(self, *exc: object) -> None:
+        await self._shutdown()
+        self._close_log()
+
+    async def _shutdown(self) -> None:
         self._stop.set()
         with anyio.move_on_after(15, shield=True):
             await self._finished.wait()
         if self._tg is not None:  # exited directly: a wrapping scope would break its nesting
             self._tg.cancel_scope.cancel()
             await self._tg.__aexit__(None, None, None)
+            self._tg = None
+
+    def _close_log(self) -> None:
         if self._errlog is not None:
             self._errlog.close()
+            self._errlog = None
 
     def _client(self) -> Client:
         options: dict[str, Any] = {
@@ -265,6 +271,7 @@ class LiveSession:
         start = time.monotonic()
         result: types.CallToolResult | None = None
         error: str | None = None
+        rpc_code: int | None = None
         try:
             with anyio.fail_after(timeout + _GRACE):
                 result = await client.call_tool(name, arguments, read_timeout_seconds=timeout)
@@ -272,6 +279,7 @@ class LiveSession:
             error = f"no answer within {timeout:g}s"
         except MCPError as exc:
             error = f"JSON-RPC error {exc.code}: {exc}"
+            rpc_code = exc.code
             if exc.code == CONNECTION_CLOSED:
                 self._lost(f"the connection closed during tools/call {name}")
         except ValidationError as exc:
@@ -279,7 +287,7 @@ class LiveSession:
         except Exception as exc:  # a transport failure: the connection is unusable
             error = _worded(exc)
             self._lost(f"tools/call {name} failed: {error}")
-        return CallResult(name, arguments, result, error, time.monotonic() - start)
+        return CallResult(name, arguments, result, error, time.monotonic() - start, rpc_code)
 
     async def expect_list_changed(
         self, trigger: Callable[[], Awaitable[CallResult]], timeout: float

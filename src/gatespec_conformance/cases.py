@@ -1,5 +1,11 @@
 """The cases layer 1 sends: every shipped vector case, plus reproducibly drawn cases from the
-families (see functions.py for the reproducibility rules)."""
+families (see functions.py for the reproducibility rules), and what each case is at a level.
+
+At ``--level spec`` a case expects the spec's answer. At ``--level seed`` a case whose expected
+answer rests on an amendment expects the seed's own answer when one is recorded (a vector's
+``seed_expect``), and is skipped naming the amendment otherwise; a case about something no seed
+states (a gatespec extension) is skipped saying so.
+"""
 
 from __future__ import annotations
 
@@ -8,27 +14,37 @@ import hashlib
 import json
 from collections import deque
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from typing import Any, Final
 
 from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as hypothesis_seed
 
-from gatespec.conformance import DEFAULT_MAX_EXAMPLES
-from gatespec.conformance.adapter import reference_answer
-from gatespec.conformance.families import Draw, families
-from gatespec.conformance.report import (
+from gatespec_conformance import DEFAULT_MAX_EXAMPLES
+from gatespec_conformance.families import (
+    Draw,
+    Family,
+    Property,
+    families,
+    grammar_amendments,
+    grammar_extension,
+)
+from gatespec_conformance.report import (
     CheckResult,
     Example,
     Outcome,
     RequirementRef,
+    RuleFailure,
+    amendments,
+    refs_for_ids,
     requirements_for,
 )
 from gatespec_surface import strategies as s
 from gatespec_surface import vectors as v
 
 SUITE: Final = "functions"
+LEVELS: Final = ("spec", "seed")
 
 
 @dataclass(frozen=True)
@@ -36,14 +52,38 @@ class Case:
     name: str
     function: str
     input: dict[str, Any]
-    expect: dict[str, Any]  # {"ok": value} | {"error": CODE}
+    expect: dict[str, Any]  # {"ok": value} | {"error": CODE} | {"property": what it says}
     check_ids: tuple[str, ...]
     requirements: tuple[RequirementRef, ...] = field(default=())
     group: str = ""  # failures are summarised per group ("": the name's parent)
+    prop: Property | None = None  # the ok answer must have this property
+    label: str = ""  # how a drawn input was made (a failure cause names it)
+    expect_amended: tuple[str, ...] = ()  # amendments the expected answer rests on
+    seed_expect: dict[str, Any] | None = None  # the seed's own answer, when recorded
+    extension: str = ""  # why no seed states what this case checks ("" when one does)
+    skip: str = ""  # set at a level where this case is not judged: why
+    description: str = ""
 
     @property
     def requirement_ids(self) -> tuple[str, ...]:
         return tuple(r.id for r in self.requirements)
+
+    @property
+    def amended_by(self) -> tuple[str, ...]:
+        return amendments(self.requirements, self.expect_amended)
+
+    def at_level(self, level: str) -> Case:
+        """This case as `level` judges it (see the module docstring)."""
+        if level == "spec":
+            return self
+        if self.extension:
+            return replace(self, skip=f"not a seed statement: {self.extension}")
+        if self.expect_amended:
+            if self.seed_expect is not None:
+                return replace(self, expect=self.seed_expect, prop=None)
+            shown = ", ".join(self.expect_amended)
+            return replace(self, skip=f"amended by {shown}; the seed's own answer is not stated")
+        return self
 
     def result(
         self,
@@ -51,9 +91,22 @@ class Case:
         reason: str = "",
         got: Any = None,
         duration: float = 0.0,
+        cause: str = "",
     ) -> CheckResult:
-        """This case's CheckResult; a failure carries (input, expected, got)."""
+        """This case's CheckResult; a failure carries (input, expected, got), charged to the
+        case's own requirements under a cause that names how its input was made."""
         example = Example(self.input, self.expect, got) if outcome is Outcome.FAIL else None
+        failures: tuple[RuleFailure, ...] = ()
+        if outcome is Outcome.FAIL:
+            cause = cause or reason
+            failures = (
+                RuleFailure(
+                    self.requirements,
+                    f"{self.label}: {cause}" if self.label else cause,
+                    reason,
+                    example,
+                ),
+            )
         return CheckResult(
             self.name,
             outcome,
@@ -63,18 +116,9 @@ class Case:
             example,
             duration,
             self.group,
+            self.amended_by,
+            failures,
         )
-
-
-def _case(
-    name: str,
-    function: str,
-    inp: dict[str, Any],
-    expect: dict[str, Any],
-    ids: Sequence[str],
-    group: str = "",
-) -> Case:
-    return Case(name, function, inp, expect, tuple(ids), requirements_for(ids), group)
 
 
 # ------------------------------------------------------------------ vector cases
@@ -96,8 +140,28 @@ def _vector_check_ids(stem: str, case: dict[str, Any]) -> list[str]:
     return ids
 
 
+def _vector_amendments(
+    case: dict[str, Any], requirements: tuple[RequirementRef, ...]
+) -> tuple[tuple[str, ...], str]:
+    """(amendments the vector's expected answer rests on, why no seed states it). A vector
+    that records its own `amended_by` is taken at its word; otherwise a grammar vector is
+    judged like the drawn cases of its grammar, and any other one rests on every amendment
+    of its requirements (at --level seed it is skipped rather than judged unfairly)."""
+    extension = ""
+    if case["function"] == "grammar_match":
+        g = case["input"]["grammar"]
+        kind = "valid" if "ok" in case["expect"] else "invalid"
+        extension = grammar_extension(g, kind)
+        if "amended_by" not in case:
+            return grammar_amendments(g, kind), extension
+    if "amended_by" in case:
+        return tuple(case["amended_by"]), extension
+    return tuple(dict.fromkeys(r.amended_by for r in requirements if r.amended_by)), extension
+
+
 def vector_cases() -> list[Case]:
-    """Every shipped vector case, in file order, with a unique hierarchical name."""
+    """Every shipped vector case, in file order, with a unique hierarchical name. A case that
+    lists its own `requirements` is charged to them; otherwise to those of its file's checks."""
     out: list[Case] = []
     seen: set[str] = set()
     for filename, doc in _vector_docs():
@@ -110,8 +174,24 @@ def vector_cases() -> list[Case]:
                 name = f"{base}~{n}"
             seen.add(name)
             ids = _vector_check_ids(stem, case)
-            group = f"{SUITE}/{case['function']}/vectors/{stem}"
-            out.append(_case(name, case["function"], case["input"], case["expect"], ids, group))
+            listed = case.get("requirements")
+            refs = refs_for_ids(listed) if listed is not None else requirements_for(ids)
+            amended, extension = _vector_amendments(case, refs)
+            out.append(
+                Case(
+                    name,
+                    case["function"],
+                    case["input"],
+                    case["expect"],
+                    tuple(ids),
+                    refs,
+                    f"{SUITE}/{case['function']}/vectors/{stem}",
+                    expect_amended=amended,
+                    seed_expect=case.get("seed_expect"),
+                    extension=extension,
+                    description=str(case.get("description", "")),
+                )
+            )
     return out
 
 
@@ -201,9 +281,29 @@ def balanced(
     return [drawn[i] for i in sorted(keep)]
 
 
+def _drawn_case(fam: Family, n: int, label: str, inp: dict[str, Any]) -> Case:
+    expected = fam.expect(inp)
+    ids = fam.requirements(label, inp) if fam.requirements else None
+    refs = refs_for_ids(ids) if ids is not None else requirements_for(fam.check_ids)
+    extension = fam.extension or (fam.case_extension(label, inp) if fam.case_extension else "")
+    prop = expected if isinstance(expected, Property) else None
+    return Case(
+        f"{SUITE}/{fam.path}/{label + '/' if label else ''}{n:04d}",
+        fam.function,
+        inp,
+        expected if isinstance(expected, dict) else {"property": expected.says},
+        fam.check_ids,
+        refs,
+        prop=prop,
+        label=label,
+        expect_amended=fam.amended_by,
+        extension=extension,
+    )
+
+
 def generated_cases(seed: int, max_examples: int, notes: list[str] | None = None) -> list[Case]:
-    """Drawn cases of every family (at most max_examples each). A reference crash on a drawn
-    input (a gatespec bug) drops the input and adds a note."""
+    """Drawn cases of every family (at most max_examples each). An input the kit's own oracle
+    cannot answer (a kit bug) is dropped, with a note."""
     out: list[Case] = []
     if max_examples <= 0:
         return out
@@ -212,15 +312,12 @@ def generated_cases(seed: int, max_examples: int, notes: list[str] | None = None
         crashed = 0
         for n, (label, inp) in enumerate(balanced(unique_inputs(drawn), max_examples), start=1):
             try:
-                expect = fam.expect(inp) if fam.expect else reference_answer(fam.function, inp)
+                out.append(_drawn_case(fam, n, label, inp))
             except Exception:
                 crashed += 1
-                continue
-            name = f"{SUITE}/{fam.path}/{label + '/' if label else ''}{n:04d}"
-            out.append(_case(name, fam.function, inp, expect, fam.check_ids))
         if crashed and notes is not None:
             notes.append(
-                f"gatespec's reference raised on {crashed} drawn inputs of {fam.path} (dropped)"
+                f"the kit's oracle raised on {crashed} drawn inputs of {fam.path} (dropped)"
             )
     return out
 

@@ -1,0 +1,7 @@
+"""``python -m gatespec_conformance``: the ``gatespec-conformance`` command."""
+
+import sys
+
+from gatespec_conformance.cli import main
+
+sys.exit(main())
