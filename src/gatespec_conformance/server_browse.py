@@ -46,7 +46,6 @@ from gatespec_surface.budgets import (
     CARD_TARGET_TOKENS,
     CLUSTER_THRESHOLD,
     DEFAULT_ORDER,
-    QUERY_MAX_CHARS,
     browse_cap_tokens,
 )
 from gatespec_surface.errors import ErrorCode, GatewayError
@@ -57,6 +56,7 @@ from gatespec_surface.grammars import (
     is_path,
     is_path_segment,
 )
+from gatespec_surface.schemas import META_TOOL_INPUT_SCHEMAS
 
 __all__ = ["FAMILIES", "seed_path_valid"]
 
@@ -320,13 +320,19 @@ async def _path_not_found(live: Live, emit: Emit) -> None:
         )
 
 
+_QUERY_SCHEMA_MAX: Final[int] = META_TOOL_INPUT_SCHEMAS["tool_browse"]["properties"]["query"][
+    "maxLength"
+]
+
+
 @functools.cache  # drawn once per run, though run and named separately
 def _draw_browse_args(seed: int, n: int) -> list[Drawn]:
     fixed = [
         Drawn("both", {"query": "file", "path": "/"}),
         Drawn("neither", {}),
         Drawn("query-empty", {"query": ""}),
-        Drawn("query-too-long", {"query": "x" * (QUERY_MAX_CHARS + 1)}),
+        # past the input schema's maxLength (a longer query under it is cut, not refused)
+        Drawn("query-too-long", {"query": "x" * (_QUERY_SCHEMA_MAX + 1)}),
     ]
     return fixed + draw_cases("browse/args-invalid", meta_args("tool_browse"), seed, n)
 
