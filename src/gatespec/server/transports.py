@@ -177,7 +177,10 @@ async def serve_http(
 def bind_http(host: str, port: int) -> socket.socket:
     """A listening-ready TCP socket for serve_http, or ServeError saying why not."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP, not the default 0: asyncio sets TCP_NODELAY on accepted connections only
+    # when the listening socket says it is TCP. Without it Nagle holds back the second write
+    # of a response until the client's delayed ACK (~40 ms per Streamable HTTP request).
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host, port))
