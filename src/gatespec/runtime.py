@@ -216,9 +216,9 @@ class ProxyRuntime:
     async def execute(self, session: str, tool_id: str, args: dict[str, Any]) -> Reply:
         catalog = self.catalog
         item = catalog.resolve(tool_id)
-        hydrated = catalog.hydrate(item.id)
-        # §4.4: arguments are checked against the hydrated schema before any upstream call.
-        self.validator.validate(item.id, hydrated["input_schema"], args)
+        # §4.4: arguments are checked against the hydrated schema before any upstream call
+        # (the item's own schema: what hydrate copies out; the validator only reads it).
+        self.validator.validate(item.id, item.input_schema, args)
         server = item.metadata["server"]
         upstream_name = item.metadata["upstream_name"]
         try:
