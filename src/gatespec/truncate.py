@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from gatespec.tokens import count_tokens, encoder
+from gatespec.tokens import count_tokens, encode, encoder
 from gatespec_surface.budgets import (
     COLLAPSE_WHITESPACE,
     ELLIPSIS,
@@ -56,10 +56,10 @@ def truncate_description(text: str, budget_tokens: int) -> str:
         return ""
     # Encode a probe first: a long description needs only its first budget + _SLACK tokens.
     probe = text[: PROBE_CHARS_PER_TOKEN * (budget_tokens + _SLACK)]
-    tokens = encoder().encode(probe, disallowed_special=())
+    tokens = encode(probe)
     whole = len(probe) == len(text)
     if not whole and len(tokens) <= budget_tokens + _SLACK:
-        tokens = encoder().encode(text, disallowed_special=())  # unusually long tokens
+        tokens = encode(text)  # unusually long tokens
         whole = True
     if whole and len(tokens) <= budget_tokens:
         return text
