@@ -38,6 +38,7 @@ from mcp_types import CallToolResult, ListToolsResult, TextContent, Tool
 from gatespec.server.arguments import ArgumentChecker
 from gatespec.server.notify import ListChangedNotifier
 from gatespec.server.sessions import session_key
+from gatespec.serving import SERVED_PROFILES
 from gatespec.validation import fast_accepts, fast_validator
 from gatespec_surface.descriptors import (
     META_TOOL_DESCRIPTIONS,
@@ -50,7 +51,6 @@ from gatespec_surface.schemas import META_TOOL_INPUT_SCHEMAS, STRIPPED_INPUT_SCH
 
 logger = logging.getLogger(__name__)
 
-SERVED_PROFILES: Final = ("gateway", "transparent")
 MESSAGE_MAX: Final = 2000  # ErrorPayload.message maxLength (models.yaml)
 
 

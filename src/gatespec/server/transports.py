@@ -30,6 +30,7 @@ from starlette.types import Receive, Scope, Send
 
 from gatespec.server.stdio import pipe_stdio
 from gatespec.server.surface import GatewayServer
+from gatespec.serving import ServeError
 
 logger = logging.getLogger(__name__)
 
@@ -38,10 +39,6 @@ SSE_PATH: Final = "/sse"
 MESSAGES_PATH: Final = "/messages"
 LOOPBACK_HOSTS: Final = ("127.0.0.1", "localhost", "::1")
 SHUTDOWN_GRACE: Final = 3  # seconds open streams (SSE, GET) get before uvicorn drops them
-
-
-class ServeError(RuntimeError):
-    """Serving could not start (address in use, uvicorn missing): a user-facing message."""
 
 
 def loopback_security(host: str) -> TransportSecuritySettings | None:
