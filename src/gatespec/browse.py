@@ -47,7 +47,7 @@ from gatespec_surface.parsers import parse_path
 from gatespec_surface.render import render_preamble
 from gatespec_surface.schemas import META_TOOL_INPUT_SCHEMAS
 
-__all__ = ["OTHER_CLUSTER", "BrowseResponse", "BrowseTree", "Browser", "leaf_slug"]
+__all__ = ["OTHER_CLUSTER", "BrowseResponse", "BrowseTree", "Browser", "build_index", "leaf_slug"]
 
 _BROWSE_ARGS: Final = META_TOOL_INPUT_SCHEMAS["tool_browse"]["properties"]
 _QUERY_MIN_CHARS: Final[int] = _BROWSE_ARGS["query"]["minLength"]
@@ -215,6 +215,22 @@ class BrowseTree:
 # ---------------------------------------------------------------------- browsing
 
 
+def build_index(catalog: Catalog) -> Bm25Index:
+    """The ranking index over every catalog item."""
+    return Bm25Index(
+        [
+            Document(
+                id=item.id,
+                name=item.name,
+                description=item.description,
+                fields=schema_fields(item.input_schema),
+                namespace=item.namespace,
+            )
+            for item in catalog.items()
+        ]
+    )
+
+
 class Browser:
     """tool_browse over one catalog snapshot: the cards, the ranking index and the tree are
     built once here and shared by every browse."""
@@ -222,18 +238,7 @@ class Browser:
     def __init__(self, catalog: Catalog, cards: Mapping[str, Card] | None = None) -> None:
         self.catalog = catalog
         self.cards = cards if cards is not None else build_cards(catalog)
-        self.index = Bm25Index(
-            [
-                Document(
-                    id=item.id,
-                    name=item.name,
-                    description=item.description,
-                    fields=schema_fields(item.input_schema),
-                    namespace=item.namespace,
-                )
-                for item in catalog.items()
-            ]
-        )
+        self.index = build_index(catalog)
         self.tree = BrowseTree(catalog, self.cards)
 
     def browse_args(
