@@ -5,8 +5,8 @@ HTTP routes (AM-SSE-AND-STREAMABLE):
   session (``Mcp-Session-Id``, so list_changed can reach them on their GET stream); 2026-07-28
   clients are served per request by the SDK (routed on ``MCP-Protocol-Version``). A POST is
   answered with one JSON body, not an SSE stream: the gateway sends nothing else in a request's
-  scope (no progress, no server-to-client requests), and the SSE framing cost ~0.2-0.5 ms of
-  server CPU per call. subscriptions/listen is a stream whatever this setting (the SDK's rule).
+  scope (no progress, no server-to-client requests), and the SSE framing cost 0.1-0.7 ms of
+  server CPU per call in (noisy) measurements here. subscriptions/listen is a stream whatever this setting (the SDK's rule).
 - ``/sse`` + ``/messages?session_id=``: the 2024-11-05 SSE transport. The SDK advertises
   ``session_id``; seed 001's spelling ``sessionId`` is accepted too.
 
