@@ -103,18 +103,26 @@ def _clusters(items: Sequence[Item]) -> list[tuple[str, list[Item]]]:
     the alphabetically first stem.
     """
     words = {item.id: _words(item.name) for item in items}
-    stems = {item.id: [stem(w) for w in words[item.id]] for item in items}
+    stem_of: dict[str, str] = {}  # names share few distinct words: stem each once
+    stems = {
+        i: [stem_of[w] if w in stem_of else stem_of.setdefault(w, stem(w)) for w in ws]
+        for i, ws in words.items()
+    }
+    distinct = {i: set(s) for i, s in stems.items()}
     leads: Counter[str] = Counter()
     occurs: Counter[str] = Counter()
+    holders: dict[str, list[str]] = {}  # stem -> ids of the tools whose names have it
     for item in items:
         for s in dict.fromkeys(stems[item.id]):
             occurs[s] += 1
             leads[s] += stems[item.id][0] == s
+            holders.setdefault(s, []).append(item.id)
     unassigned = {item.id: item for item in items}
+    # How many still-unassigned tools have each stem: kept up to date as tools are taken.
+    counts: Counter[str] = Counter(occurs)
     chosen: list[tuple[str, list[Item]]] = []
     used: set[str] = set()
     while len(chosen) < CLUSTER_THRESHOLD - 1 and unassigned:  # room left for OTHER_CLUSTER
-        counts: Counter[str] = Counter(s for i in unassigned for s in set(stems[i]))
         candidates = [
             (2 * leads[s] > occurs[s], -n, s)
             for s, n in counts.items()
@@ -124,7 +132,10 @@ def _clusters(items: Sequence[Item]) -> list[tuple[str, list[Item]]]:
             break
         _, _, best = min(candidates)
         used.add(best)
-        members = [unassigned.pop(i) for i in sorted(i for i in unassigned if best in stems[i])]
+        taken = sorted(i for i in holders[best] if i in unassigned)
+        members = [unassigned.pop(i) for i in taken]
+        for i in taken:
+            counts.subtract(distinct[i])
         surfaces = Counter(
             w for m in members for w, s in zip(words[m.id], stems[m.id], strict=True) if s == best
         )
@@ -132,6 +143,8 @@ def _clusters(items: Sequence[Item]) -> list[tuple[str, list[Item]]]:
         segment = min(surfaces, key=lambda w: (-surfaces[w], len(w), w))[:_SEGMENT_MAX]
         if segment == OTHER_CLUSTER or any(segment == c for c, _ in chosen):
             unassigned.update((m.id, m) for m in members)  # put back; the word stays used
+            for i in taken:
+                counts.update(distinct[i])
             continue
         chosen.append((segment, members))
     if unassigned:
