@@ -377,7 +377,14 @@ class McpUpstream(Upstream):
         else:
             raise UpstreamError(self.key, "protocol", f"tools/list exceeded {MAX_TOOL_PAGES} pages")
         conn = self._conn
-        if conn is not None and conn.client is not None:
+        # Only 2026-07-28 sessions use what a listing teaches them (x-mcp-header -> Mcp-Param-*
+        # headers); handshake-era ones would only parse every tool with pydantic for nothing
+        # (~0.3 s at 10,000 tools).
+        if (
+            conn is not None
+            and conn.client is not None
+            and self.protocol_version in MODERN_PROTOCOL_VERSIONS
+        ):
             _sdk.absorb_tools(conn.client.session, tools, complete=True)
         return tools
 
