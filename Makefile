@@ -31,7 +31,14 @@ lint: install
 test: install
 	$(VENV)/bin/pytest -q
 
-bench: install
+BENCH_STAMP := $(VENV)/.bench-installed
+
+# The bench-only dependencies (FastMCP, the peer proxy) stay out of `make install`.
+$(BENCH_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet -e ".[dev,bench]"
+	touch $(BENCH_STAMP)
+
+bench: install $(BENCH_STAMP)
 	$(PY) bench/run.py
 
 run: install

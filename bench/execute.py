@@ -14,7 +14,9 @@ Each round visits every (transport, era, target) case in a rotated order, so mac
 falls on all of them alike: a fresh client session (stdio: a fresh server process; HTTP: one
 server per target for the whole run), warm-up calls, sequential calls timed one by one, then
 8 calls in flight at a time for throughput. Latency p50/p99 pool every round; the spread is the
-lowest and highest per-round p50 (and throughput).
+lowest and highest per-round p50 (and throughput). Server CPU per call is the CPU time (user +
+system) the server process itself (not its upstream) used over those calls: on a machine other
+people load, it moves much less than wall-clock latency does.
 
 Run: `python bench/execute.py --out bench/results/execute.json` (after `make bench`'s install).
 """
@@ -23,11 +25,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 import time
 from collections.abc import Callable
 from contextlib import ExitStack
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +43,8 @@ from harness import (
     GATESPEC,
     PYTHON,
     Background,
+    child_running,
+    cpu_seconds,
     free_port,
     load_average,
     percentile,
@@ -93,13 +99,16 @@ async def _resolve(client: Client, target: str) -> Call:
 
 
 async def _session(
-    transport: Any, era: str, target: str, calls: int, warmup: int
-) -> tuple[list[float], float]:
-    """(sequential latencies in ms, calls/s with INFLIGHT in flight) over one session."""
+    transport: Any, era: str, target: str, calls: int, warmup: int, server_pid: Callable[[], int]
+) -> tuple[list[float], float, float]:
+    """(sequential latencies in ms, calls/s with INFLIGHT in flight, server CPU ms per call)
+    over one session."""
     async with Client(transport, mode=era, cache=None) as client:
         name, args = await _resolve(client, target)
         for i in range(warmup):
             await client.call_tool(name, args(i))
+        pid = server_pid()
+        cpu_before = cpu_seconds(pid)
         times = []
         for i in range(calls):
             started = time.perf_counter()
@@ -120,7 +129,8 @@ async def _session(
             for w in range(INFLIGHT):
                 tg.start_soon(worker, w)
         throughput = INFLIGHT * per_worker / (time.perf_counter() - started)
-        return times, throughput
+        cpu_ms = (cpu_seconds(pid) - cpu_before) * 1000 / (calls + INFLIGHT * per_worker)
+        return times, throughput, cpu_ms
 
 
 def _cases() -> list[tuple[str, str, str]]:
@@ -138,6 +148,7 @@ async def run(rounds: int, calls: int, warmup: int, log: Any) -> dict[str, Any]:
     samples: dict[str, list[float]] = {}
     round_p50: dict[str, list[float]] = {}
     round_tput: dict[str, list[float]] = {}
+    round_cpu: dict[str, list[float]] = {}
     load = [load_average()]
     with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
         config = write_config(Path(tmp) / "proxy.json", {"everything": [EVERYTHING, "stdio"]})
@@ -159,12 +170,15 @@ async def run(rounds: int, calls: int, warmup: int, log: Any) -> dict[str, Any]:
                     argv = server_argv(target, config, None)
                     params = StdioServerParameters(command=argv[0], args=argv[1:])
                     via: Any = stdio_client(params, errlog=devnull)
+                    pid = partial(child_running, os.getpid(), argv)
                 else:
                     via = f"http://127.0.0.1:{servers[target].port}/mcp"
-                times, tput = await _session(via, era, target, calls, warmup)
+                    pid = partial(int, servers[target].proc.pid)
+                times, tput, cpu = await _session(via, era, target, calls, warmup, pid)
                 samples.setdefault(key, []).extend(times)
                 round_p50.setdefault(key, []).append(percentile(times, 0.5))
                 round_tput.setdefault(key, []).append(tput)
+                round_cpu.setdefault(key, []).append(cpu)
                 print(
                     f"round {r + 1}/{rounds} {key}: p50 {percentile(times, 0.5):.2f} ms, "
                     f"{tput:.0f} calls/s",
@@ -176,6 +190,7 @@ async def run(rounds: int, calls: int, warmup: int, log: Any) -> dict[str, Any]:
         key: {
             "latency_ms": summary(samples[key], round_p50[key]),
             "throughput_per_s": summary(round_tput[key], round_tput[key], digits=0),
+            "server_cpu_ms_per_call": summary(round_cpu[key], round_cpu[key]),
         }
         for key in samples
     }
@@ -192,9 +207,13 @@ async def run(rounds: int, calls: int, warmup: int, log: Any) -> dict[str, Any]:
     }
 
 
-def ratios(results: dict[str, Any]) -> dict[str, dict[str, float]]:
+def _ratio(a: float, b: float) -> float | None:
+    return round(a / b, 2) if b else None
+
+
+def ratios(results: dict[str, Any]) -> dict[str, dict[str, float | None]]:
     """Per transport/era: gatespec against the floor and FastMCP (p50), throughput ratios."""
-    out: dict[str, dict[str, float]] = {}
+    out: dict[str, dict[str, float | None]] = {}
     for transport in TRANSPORTS:
         for era in ERAS:
 
@@ -204,13 +223,18 @@ def ratios(results: dict[str, Any]) -> dict[str, dict[str, float]]:
             def tput(target: str, t: str = transport, e: str = era) -> float:
                 return float(results[f"{t}/{e}/{target}"]["throughput_per_s"]["p50"])
 
-            row = {}
+            def cpu(target: str, t: str = transport, e: str = era) -> float:
+                return float(results[f"{t}/{e}/{target}"]["server_cpu_ms_per_call"]["p50"])
+
+            row: dict[str, float | None] = {}
             for mode in ("gateway", "transparent"):
-                row[f"{mode}_vs_floor"] = round(p50(mode) / p50("floor"), 2)
-                row[f"{mode}_vs_fastmcp"] = round(p50(mode) / p50("fastmcp"), 2)
-                row[f"{mode}_throughput_vs_fastmcp"] = round(tput(mode) / tput("fastmcp"), 2)
+                row[f"{mode}_vs_floor"] = _ratio(p50(mode), p50("floor"))
+                row[f"{mode}_vs_fastmcp"] = _ratio(p50(mode), p50("fastmcp"))
+                row[f"{mode}_throughput_vs_fastmcp"] = _ratio(tput(mode), tput("fastmcp"))
+                row[f"{mode}_cpu_vs_floor"] = _ratio(cpu(mode), cpu("floor"))
+                row[f"{mode}_cpu_vs_fastmcp"] = _ratio(cpu(mode), cpu("fastmcp"))
             if era == "legacy":
-                row["floor_vs_direct"] = round(p50("floor") / p50("direct"), 2)
+                row["floor_vs_direct"] = _ratio(p50("floor"), p50("direct"))
             out[f"{transport}/{era}"] = row
     return out
 
