@@ -186,12 +186,12 @@ class BrowseTree:
         taken: set[str] = set()
         for item in sorted(items, key=lambda i: i.id):
             slug = leaf_slug(item.name)
-            digest = hashlib.sha256(item.id.encode("utf-8")).hexdigest()
-            n = _SUFFIX_HEX
-            while slug in taken:  # a later id whose name slugs alike gets a digest suffix
-                base = leaf_slug(item.name)[: _SEGMENT_MAX - n - 1]
-                slug = f"{base}-{digest[:n]}"
-                n += 1
+            if slug in taken:  # a later id whose name slugs alike gets a digest suffix
+                digest = hashlib.sha256(item.id.encode("utf-8")).hexdigest()
+                n = _SUFFIX_HEX
+                while slug in taken:
+                    slug = f"{leaf_slug(item.name)[: _SEGMENT_MAX - n - 1]}-{digest[:n]}"
+                    n += 1
             assert is_path_segment(slug), slug
             taken.add(slug)
             key = (*parent, slug)
