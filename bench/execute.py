@@ -14,7 +14,8 @@ Each round visits every (transport, era, target) case in a rotated order, so mac
 falls on all of them alike: a fresh client session (stdio: a fresh server process; HTTP: one
 server per target for the whole run), warm-up calls, sequential calls timed one by one, then
 8 calls in flight at a time for throughput. Latency p50/p99 pool every round; the spread is the
-lowest and highest per-round p50 (and throughput). Server CPU per call is the CPU time (user +
+lowest and highest per-round p50 (and throughput). Ratios use the median of the per-round
+figures, which one round slowed by other work on the machine cannot move much. Server CPU per call is the CPU time (user +
 system) the server process itself (not its upstream) used over those calls: on a machine other
 people load, it moves much less than wall-clock latency does.
 
@@ -218,7 +219,7 @@ def ratios(results: dict[str, Any]) -> dict[str, dict[str, float | None]]:
         for era in ERAS:
 
             def p50(target: str, t: str = transport, e: str = era) -> float:
-                return float(results[f"{t}/{e}/{target}"]["latency_ms"]["p50"])
+                return float(results[f"{t}/{e}/{target}"]["latency_ms"]["round_median"])
 
             def tput(target: str, t: str = transport, e: str = era) -> float:
                 return float(results[f"{t}/{e}/{target}"]["throughput_per_s"]["p50"])
@@ -242,7 +243,7 @@ def ratios(results: dict[str, Any]) -> dict[str, dict[str, float | None]]:
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", type=Path, default=BENCH / "results" / "execute.json")
-    parser.add_argument("--rounds", type=int, default=4)
+    parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--calls", type=int, default=100)
     parser.add_argument("--warmup", type=int, default=20)
     args = parser.parse_args()

@@ -32,10 +32,12 @@ def percentile(values: Sequence[float], q: float) -> float:
 def summary(
     samples: Sequence[float], per_round: Sequence[float], digits: int = 3
 ) -> dict[str, Any]:
-    """p50/p99 over every sample; the per-round figures give the spread between rounds."""
+    """p50/p99 over every sample; the per-round figures give the spread between rounds and
+    their median (robust to a round that other work on the machine slowed down)."""
     return {
         "n": len(samples),
         "p50": round(percentile(samples, 0.5), digits),
+        "round_median": round(statistics.median(per_round), digits),
         "p99": round(percentile(samples, 0.99), digits),
         "rounds": [round(v, digits) for v in per_round],
         "spread": [round(min(per_round), digits), round(max(per_round), digits)],
