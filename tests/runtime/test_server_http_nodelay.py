@@ -9,10 +9,8 @@ No timing is asserted: the socket option is the cause, and it is checked directl
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import socket
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -27,16 +25,6 @@ pytestmark = [
     pytest.mark.timeout(30),
     pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc (Linux)"),
 ]
-
-
-def _fake_gateway() -> Any:
-    path = Path(__file__).resolve().parents[1] / "fixtures" / "fake_gateway.py"
-    spec = importlib.util.spec_from_file_location("fake_gateway", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("fake_gateway", module)
-    spec.loader.exec_module(module)
-    return module
 
 
 def accepted_nodelay(port: int) -> list[int]:
@@ -63,9 +51,10 @@ def accepted_nodelay(port: int) -> list[int]:
 
 
 @pytest.mark.parametrize("client_mode", ["2026-07-28", "legacy"])
-async def test_accepted_http_connections_have_nagle_off(client_mode: str) -> None:
-    fake = _fake_gateway()
-    server = build_server(fake.FakeRuntime("gateway", fake.sample_tools()))
+async def test_accepted_http_connections_have_nagle_off(
+    client_mode: str, fake_gateway: Any
+) -> None:
+    server = build_server(fake_gateway.FakeRuntime("gateway", fake_gateway.sample_tools()))
     sock = bind_http("127.0.0.1", 0)
     port = sock.getsockname()[1]
     ready = anyio.Event()
