@@ -22,6 +22,7 @@ check-generated: install
 
 report: install
 	$(PY) -m generator report
+	$(PY) -m generator mutations
 
 lint: install
 	$(VENV)/bin/ruff check src generator generated tests bench

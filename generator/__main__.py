@@ -4,6 +4,8 @@ generate  render spec/ into generated/ (the default command)
 check     render into a temporary folder and fail with a diff when generated/ is stale
           (`--check` is accepted as a synonym)
 report    print requirement coverage: each requirement, its level, and what covers it
+mutations apply the catalogue of seed-breaking spec edits (generator/mutations.py) to copies
+          of spec/ and print how many generation caught
 """
 
 from __future__ import annotations
@@ -108,7 +110,26 @@ def cmd_report(spec_dir: Path, root: Path | None = None) -> int:
     )
     if uncovered:
         print("uncovered: " + ", ".join(uncovered))
+    amended = [r.id for r in rows if r.amended_by]
+    print(f"requirements amended: {len(amended)} of {len(rows)}")
+    changed: dict[str, list[str]] = {}
+    for am_id, am in gen.spec.amendments.items():
+        for fact_id in am.changes:
+            changed.setdefault(fact_id, []).append(am_id)
+    facts = gen.spec.seed_facts
+    print(f"\nseed facts: {len(facts)}, of which the spec departs from {len(changed)}:")
+    for fact_id in sorted(changed):
+        print(f"  {fact_id:34} {', '.join(changed[fact_id])}")
+    extensions = sum(len(v) for v in gen.spec.extensions.values())
+    print(f"extensions (values no seed states, each with its reason): {extensions}")
     return 0
+
+
+def cmd_mutations(spec_dir: Path, root: Path | None = None) -> int:
+    from .mutations import score
+
+    outcomes = score(spec_dir, root or spec_dir.resolve().parent)
+    return 0 if all(o.caught for o in outcomes) else 1
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -116,7 +137,10 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m generator", description=__doc__.splitlines()[0]
     )
     parser.add_argument(
-        "command", nargs="?", default="generate", choices=["generate", "check", "report"]
+        "command",
+        nargs="?",
+        default="generate",
+        choices=["generate", "check", "report", "mutations"],
     )
     parser.add_argument("--check", action="store_true", help="same as the `check` command")
     parser.add_argument("--spec", type=Path, default=ROOT / "spec")
@@ -134,6 +158,8 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_check(args.spec, args.out, args.root)
         if command == "report":
             return cmd_report(args.spec, args.root)
+        if command == "mutations":
+            return cmd_mutations(args.spec, args.root)
         return cmd_generate(args.spec, args.out, args.root)
     except (SpecError, SpecErrors) as exc:
         print(f"spec error:\n{exc}", file=sys.stderr)

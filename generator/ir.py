@@ -22,6 +22,12 @@ _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 SEMVER = re.compile(r"(?:0|[1-9]\d*)\.(?:0|[1-9]\d*)\.(?:0|[1-9]\d*)(?:-[0-9A-Za-z.-]+)?")
 
 
+# JSON-Schema keywords an x-bound may set from a rule file.
+BOUND_KEYWORDS = frozenset(
+    {"maxLength", "minLength", "maxItems", "minItems", "maximum", "minimum", "maxProperties"}
+)
+
+
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -91,15 +97,40 @@ class Group:
 Node = Lit | CharSet | Ref | Opt | Rep | Alt | Group
 
 
+class Example(Strict):
+    """A grammar example whose verdict depends on an amendment (the seed's wording alone would
+    not decide it, or would decide it the other way)."""
+
+    value: str
+    amended_by: list[str]
+
+
 class GrammarSpec(Strict):
     summary: str
     source: Source
     error: str
     syntax: list[Any]
+    # Requirement ids the grammar's examples evidence (exported with each vector case).
+    requirements: list[str]
     max_length: int | None = None
     amendments: list[str] = []
-    valid: list[str] = []
-    invalid: list[str] = []
+    # Amendments every example's verdict depends on (a grammar the seeds do not state).
+    examples_amended_by: list[str] = []
+    valid: list[str | Example] = []
+    invalid: list[str | Example] = []
+
+    @staticmethod
+    def plain(examples: list[str | Example]) -> list[str]:
+        return [e if isinstance(e, str) else e.value for e in examples]
+
+
+class NameMapping(Strict):
+    """AM-NAME-MAPPING: how an upstream tool name outside the name grammar becomes a name."""
+
+    source: Source
+    amendments: list[str]
+    prefix: str
+    replacement: str  # replaces each character outside the name grammar's alphabet
 
 
 @dataclass(frozen=True)
@@ -208,8 +239,7 @@ class CardBudget(Strict):
 
 
 class BrowseBudget(Strict):
-    per_card_target: int
-    per_card_cap: int
+    # The per-card target and cap of a browse response are the card's own (§2.3).
     preamble: int
 
 
@@ -259,6 +289,7 @@ class Truncation(Strict):
     cut_at: Literal["character"]
     amendments: list[str] = []
     collapse_whitespace: bool
+    description_budget: Literal["card_line_target"]
 
 
 class OrderKey(Strict):
@@ -283,6 +314,8 @@ class CacheStable(Strict):
     marker: Marker
     seen_prefix_order: OrderKey
     new_suffix_order: OrderKey
+    seen_by: list[Literal["browse", "hydrate", "execute"]]
+    amendments: list[str] = []
 
 
 class Banned(Strict):
@@ -320,8 +353,55 @@ class Browse(Strict):
     source: Source
     default_top_k: int
     max_top_k: int
-    cluster_threshold: int
     query_max_chars: int
+
+
+class LeafSlug(Strict):
+    keep: str
+    replacement: str
+    strip_leading: str
+    fallback: str
+    digest_hex: int
+
+
+class Tree(Strict):
+    source: Source
+    amendments: list[str] = []
+    cluster_threshold: int
+    other_cluster: str
+    leaf_slug: LeafSlug
+
+
+class BudgetsFile(Strict):
+    tokens: Tokens
+
+
+class CardsFile(Strict):
+    render: Render
+    truncation: Truncation
+    banned: Banned
+    annotations: Annotations
+
+
+class BrowseFile(Strict):
+    browse: Browse
+    tree: Tree
+    ordering: Ordering
+    cache_stable: CacheStable
+
+
+class FirewallFile(Strict):
+    firewall: Firewall
+
+
+# Spec files of rules, each validated on its own; Budgets joins their sections so that a
+# reference such as `browse.query_max_chars` names a section and a key wherever it lives.
+RULE_FILES: dict[str, type[Strict]] = {
+    "budgets.yaml": BudgetsFile,
+    "cards.yaml": CardsFile,
+    "browse.yaml": BrowseFile,
+    "firewall.yaml": FirewallFile,
+}
 
 
 class Budgets(Strict):
@@ -334,6 +414,7 @@ class Budgets(Strict):
     annotations: Annotations
     firewall: Firewall
     browse: Browse
+    tree: Tree
 
 
 # ---------------------------------------------------------------- profiles
@@ -370,7 +451,10 @@ class MetaToolSpec(Strict):
     source: Source
     description: str
     input_schema: dict[str, Any]
+    # The output model its structuredContent matches; with result "upstream" the meta-tool
+    # returns the called tool's own result (content and structuredContent) and has no model.
     output: str | None
+    result: Literal["model", "upstream"] = "model"
     errors: list[str]
 
 
@@ -388,8 +472,64 @@ class Profiles(Strict):
 class Amendment(Strict):
     title: str
     amends: Source
+    # change: the spec departs from what a seed states; clarification: the seed is silent or
+    # ambiguous and the spec decides. `changes` names the seed facts (seed_facts.yaml) the
+    # amendment overrides, each with the value the spec holds instead (null for a fact that is a
+    # statement with no single value). A change must name at least one.
+    kind: Literal["change", "clarification"]
+    changes: dict[str, Any] = {}
     decision: str
     rationale: str
+
+
+# ---------------------------------------------------------------- seed facts, extensions
+
+
+class SeedFact(Strict):
+    """Something a seed states, pinned to where the spec holds it."""
+
+    seed: str
+    section: str
+    statement: str
+    # The value the seed states; absent for a statement with no single checkable value.
+    value: Any = None
+    # Where the spec holds it: "file#key.path" (`[i]` for list items, `{a,b}` for several keys,
+    # whose values are pooled), or a view "regex:GRAMMAR" / "maxlen:GRAMMAR". Several places
+    # must all hold it.
+    at: list[str] = []
+    compare: Literal["equal", "set", "subset", "superset", "keys"] = "equal"
+
+
+class SeedFacts(Strict):
+    facts: dict[str, SeedFact]
+
+
+class Extensions(Strict):
+    """Values the seeds never state: spec file -> key path -> why gatespec has it."""
+
+    extensions: dict[str, dict[str, str]]
+
+
+# ---------------------------------------------------------------- expected answers
+
+
+class VectorCase(Strict):
+    """One expected answer, hand-written from a seed or an amendment."""
+
+    name: str
+    function: str
+    requirements: list[str]
+    description: str
+    input: dict[str, Any]
+    expect: dict[str, Any]
+    # Amendments the expectation depends on; seed_expect, when given, is what the seed's own
+    # wording answers instead (checked at the kit's seed level).
+    amended_by: list[str] = []
+    seed_expect: dict[str, Any] | None = None
+
+
+class Vectors(Strict):
+    cases: dict[str, list[VectorCase]]  # vector file name -> cases
 
 
 class Requirement(Strict):
@@ -418,6 +558,7 @@ class Spec:
     root: Path
     surface: Surface
     grammars: dict[str, Grammar]
+    name_mapping: NameMapping
     error_codes: dict[str, ErrorCodeSpec]
     models: dict[str, ModelSpec]
     budgets: Budgets
@@ -425,9 +566,13 @@ class Spec:
     amendments: dict[str, Amendment]
     requirements: list[Requirement]
     external_checks: dict[str, str]
-    vectors: dict[str, Any]
+    vectors: dict[str, list[VectorCase]]
+    seed_facts: dict[str, SeedFact]
+    extensions: dict[str, dict[str, str]]
     spec_hash: str
     file_hashes: dict[str, str] = field(default_factory=dict)
+    # Each file's YAML as loaded, for checks that address it by key path (seed facts).
+    raw: dict[str, Any] = field(default_factory=dict)
 
 
 def _load_yaml(path: Path) -> Any:
@@ -471,8 +616,9 @@ def load_spec(root: Path) -> Spec:
         if name != "surface.yaml":
             raw[name] = _load_yaml(root / name)
     expected = {
-        "grammars.yaml", "errors.yaml", "models.yaml", "budgets.yaml", "profiles.yaml",
-        "amendments.yaml", "requirements.yaml", "vectors.yaml",
+        "grammars.yaml", "errors.yaml", "models.yaml", *RULE_FILES, "profiles.yaml",
+        "amendments.yaml", "requirements.yaml", "vectors.yaml", "seed_facts.yaml",
+        "extensions.yaml",
     }  # fmt: skip
     missing = expected - set(surface.files)
     if missing:
@@ -491,9 +637,17 @@ def load_spec(root: Path) -> Spec:
 
     grammars: dict[str, Grammar] = {}
     graw = raw["grammars.yaml"]
-    if not isinstance(graw, dict) or set(graw) != {"grammars"}:
-        errors.append(SpecError("grammars.yaml", "", "expected exactly one key, 'grammars'"))
+    name_mapping = None
+    if not isinstance(graw, dict) or set(graw) != {"grammars", "name_mapping"}:
+        errors.append(
+            SpecError(
+                "grammars.yaml", "", "expected exactly the keys 'grammars' and 'name_mapping'"
+            )
+        )
     else:
+        name_mapping = collect(
+            lambda: _validate(NameMapping, graw["name_mapping"], "grammars.yaml", "name_mapping")
+        )
         for gname, gdata in graw["grammars"].items():
             gspec = collect(
                 lambda gd=gdata, gn=gname: _validate(
@@ -528,7 +682,12 @@ def load_spec(root: Path) -> Spec:
             for k, v in section("models.yaml", "models")["models"].items()
         }
     )
-    budgets = collect(lambda: _validate(Budgets, raw["budgets.yaml"], "budgets.yaml"))
+    rule_sections: dict[str, Any] = {}
+    for file, model in RULE_FILES.items():
+        checked = collect(lambda f=file, m=model: _validate(m, raw[f], f))
+        if checked is not None:
+            rule_sections.update({k: getattr(checked, k) for k in type(checked).model_fields})
+    budgets = Budgets(**rule_sections) if len(rule_sections) == len(Budgets.model_fields) else None
     profiles = collect(lambda: _validate(Profiles, raw["profiles.yaml"], "profiles.yaml"))
     amendments = collect(
         lambda: {
@@ -537,7 +696,9 @@ def load_spec(root: Path) -> Spec:
         }
     )
     reqs = collect(lambda: _validate(Requirements, raw["requirements.yaml"], "requirements.yaml"))
-    vectors = raw["vectors.yaml"]
+    vectors = collect(lambda: _validate(Vectors, raw["vectors.yaml"], "vectors.yaml"))
+    facts = collect(lambda: _validate(SeedFacts, raw["seed_facts.yaml"], "seed_facts.yaml"))
+    extensions = collect(lambda: _validate(Extensions, raw["extensions.yaml"], "extensions.yaml"))
     if errors:
         raise SpecErrors(errors)
 
@@ -545,6 +706,7 @@ def load_spec(root: Path) -> Spec:
         root=root,
         surface=surface,
         grammars=grammars,
+        name_mapping=name_mapping,
         error_codes=codes,
         models=models,
         budgets=budgets,
@@ -552,9 +714,12 @@ def load_spec(root: Path) -> Spec:
         amendments=amendments,
         requirements=reqs.requirements,
         external_checks=reqs.external_checks,
-        vectors=vectors,
+        vectors=vectors.cases,
+        seed_facts=facts.facts,
+        extensions=extensions.extensions,
         spec_hash=digest.hexdigest(),
         file_hashes=file_hashes,
+        raw=raw,
     )
     resolve_references(spec)
     return spec
@@ -607,7 +772,10 @@ def resolve_references(spec: Spec) -> None:
         ("grammars.yaml", {f"grammars.{k}": g.spec for k, g in spec.grammars.items()}),
         ("errors.yaml", {f"codes.{k}": v for k, v in spec.error_codes.items()}),
         ("models.yaml", {f"models.{k}": v for k, v in spec.models.items()}),
-        ("budgets.yaml", spec.budgets),
+        *(
+            (file, {k: getattr(spec.budgets, k) for k in model.model_fields})
+            for file, model in RULE_FILES.items()
+        ),
         ("profiles.yaml", spec.profiles),
         ("amendments.yaml", {f"amendments.{k}": v for k, v in spec.amendments.items()}),
         ("requirements.yaml", {f"requirements[{i}]": r for i, r in enumerate(spec.requirements)}),
@@ -627,6 +795,8 @@ def resolve_references(spec: Spec) -> None:
         if name not in spec.error_codes:
             errors.append(SpecError(file, where, f"unknown error code {name!r}"))
 
+    for a in spec.name_mapping.amendments:
+        amendment("grammars.yaml", "name_mapping.amendments", a)
     for gname, g in spec.grammars.items():
         code("grammars.yaml", f"grammars.{gname}.error", g.spec.error)
         for a in g.spec.amendments:
@@ -664,13 +834,20 @@ def resolve_references(spec: Spec) -> None:
             elif key == "x-model":
                 if value not in spec.models:
                     errors.append(SpecError(file, w, f"unknown model {value!r}"))
-            elif key in ("x-bound-max-length", "x-bound-maximum"):
-                section_name, _, attr = str(value).partition(".")
-                sec = getattr(spec.budgets, section_name, None)
-                if sec is None or not isinstance(getattr(sec, attr, None), int):
-                    errors.append(
-                        SpecError(file, w, f"{value!r} is not an integer in budgets.yaml")
-                    )
+            elif key == "x-bound":
+                if not isinstance(value, dict) or not value:
+                    errors.append(SpecError(file, w, "expected {JSON-Schema keyword: rule}"))
+                    continue
+                for keyword, ref in value.items():
+                    if keyword not in BOUND_KEYWORDS:
+                        errors.append(SpecError(file, f"{w}.{keyword}", "not a bound keyword"))
+                    section_name, _, attr = str(ref).partition(".")
+                    sec = getattr(spec.budgets, section_name, None)
+                    bound = getattr(sec, attr, None)
+                    if not isinstance(bound, int) or isinstance(bound, bool):
+                        errors.append(
+                            SpecError(file, f"{w}.{keyword}", f"{ref!r} is not an integer rule")
+                        )
             elif key == "x-exactly-one-of":
                 props = set(_props_of(schema, w, where))
                 if not isinstance(value, list) or len(value) < 2 or not set(value) <= props:
@@ -689,6 +866,14 @@ def resolve_references(spec: Spec) -> None:
             errors.append(
                 SpecError("profiles.yaml", f"{where}.output", f"unknown model {t.output!r}")
             )
+        if (t.result == "upstream") != (t.output is None):
+            errors.append(
+                SpecError(
+                    "profiles.yaml",
+                    f"{where}.output",
+                    "a meta-tool has an output model, or returns the upstream result: not both",
+                )
+            )
         for c in t.errors:
             code("profiles.yaml", f"{where}.errors", c)
     for pname, p in spec.profiles.profiles.items():
@@ -702,13 +887,12 @@ def resolve_references(spec: Spec) -> None:
     for a in spec.profiles.stripped_entry.amendments:
         amendment("profiles.yaml", "stripped_entry.amendments", a)
     b = spec.budgets
-    for sec_name in ("tokens", "render", "truncation"):
-        for a in getattr(b, sec_name).amendments:
-            amendment("budgets.yaml", f"{sec_name}.amendments", a)
+    for file, model in RULE_FILES.items():
+        for sec_name in model.model_fields:
+            for a in getattr(getattr(b, sec_name), "amendments", []):
+                amendment(file, f"{sec_name}.amendments", a)
     if b.cache_stable.marker.id_grammar not in spec.grammars:
-        errors.append(
-            SpecError("budgets.yaml", "cache_stable.marker.id_grammar", "unknown grammar")
-        )
+        errors.append(SpecError("browse.yaml", "cache_stable.marker.id_grammar", "unknown grammar"))
     seen_ids: set[str] = set()
     for i, r in enumerate(spec.requirements):
         if r.id in seen_ids:
@@ -718,6 +902,57 @@ def resolve_references(spec: Spec) -> None:
         seen_ids.add(r.id)
         if r.amended_by:
             amendment("requirements.yaml", f"requirements[{i}].amended_by", r.amended_by)
+
+    def requirement(file: str, where: str, rid: str) -> None:
+        if rid not in seen_ids:
+            errors.append(SpecError(file, where, f"unknown requirement {rid!r}"))
+
+    for gname, g in spec.grammars.items():
+        where = f"grammars.{gname}"
+        for rid in g.spec.requirements:
+            requirement("grammars.yaml", f"{where}.requirements", rid)
+        for a in g.spec.examples_amended_by:
+            amendment("grammars.yaml", f"{where}.examples_amended_by", a)
+        for kind in ("valid", "invalid"):
+            for j, ex in enumerate(getattr(g.spec, kind)):
+                for a in [] if isinstance(ex, str) else ex.amended_by:
+                    amendment("grammars.yaml", f"{where}.{kind}[{j}].amended_by", a)
+    for file, cases in spec.vectors.items():
+        names: set[str] = set()
+        for j, case in enumerate(cases):
+            where = f"cases.{file}[{j}]"
+            if case.name in names:
+                errors.append(SpecError("vectors.yaml", f"{where}.name", f"duplicate {case.name}"))
+            names.add(case.name)
+            if not case.requirements:
+                errors.append(SpecError("vectors.yaml", f"{where}.requirements", "empty"))
+            for rid in case.requirements:
+                requirement("vectors.yaml", f"{where}.requirements", rid)
+            for a in case.amended_by:
+                amendment("vectors.yaml", f"{where}.amended_by", a)
+            if case.seed_expect is not None and not case.amended_by:
+                errors.append(
+                    SpecError(
+                        "vectors.yaml",
+                        f"{where}.seed_expect",
+                        "a seed answer differs from the expected one only under an amendment: "
+                        "name it in amended_by",
+                    )
+                )
+            for key, answer in (("expect", case.expect), ("seed_expect", case.seed_expect)):
+                if answer is None:
+                    continue
+                if len(answer) != 1 or not ({"ok", "error"} & set(answer)):
+                    errors.append(
+                        SpecError(
+                            "vectors.yaml", f"{where}.{key}", "expected {ok: V} or {error: CODE}"
+                        )
+                    )
+                elif "error" in answer:
+                    code("vectors.yaml", f"{where}.{key}.error", answer["error"])
+    for file in spec.extensions:
+        if file not in spec.raw:
+            errors.append(SpecError("extensions.yaml", f"extensions.{file}", "not a spec file"))
     if errors:
         raise SpecErrors(errors)
 

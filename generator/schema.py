@@ -1,4 +1,4 @@
-"""Resolve the spec's JSON-Schema extensions (x-grammar, x-model, x-exactly-one-of, x-bound-*,
+"""Resolve the spec's JSON-Schema extensions (x-grammar, x-model, x-exactly-one-of, x-bound,
 x-error-code) into plain JSON Schema 2020-12.
 
 Two pattern flavours: `portable` (^(?:…)(?![\\s\\S]), exact in ECMA-262 and in Python's
@@ -68,10 +68,10 @@ class SchemaResolver:
                     out["maxProperties"] = 1
                 else:
                     out["oneOf"] = [{"required": [p]} for p in value]
-            elif key in ("x-bound-max-length", "x-bound-maximum"):
-                section, _, attr = value.partition(".")
-                bound = getattr(getattr(self.spec.budgets, section), attr)
-                out["maxLength" if key == "x-bound-max-length" else "maximum"] = bound
+            elif key == "x-bound":
+                for keyword, ref in value.items():
+                    section, _, attr = ref.partition(".")
+                    out[keyword] = getattr(getattr(self.spec.budgets, section), attr)
             else:
                 out[key] = self.resolve(value, flavor, defs)
         return _merge_nullable(out)

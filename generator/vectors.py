@@ -1,14 +1,19 @@
-"""The inputs of the language-neutral test vectors. Expected answers are not computed here:
-emit.py asks the freshly rendered package, then cross-checks hash8 against the seed's
-reference computation."""
+"""The language-neutral test vectors: every expected answer comes from spec/ — the hand-written
+cases of vectors.yaml and the grammar examples of grammars.yaml — never from the generated code.
+emit.py answers each case with the freshly rendered package and fails generation on any
+disagreement (`disagreements`)."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any
 
+from .errors import SpecError
 from .grammar import Analysis
-from .ir import Spec
+from .ir import Example, Spec
 
+GRAMMARS_FILE = "grammars.json"
 UNBOUNDED_EXTRA = 12
 
 
@@ -37,224 +42,140 @@ def _build(nodes: list[Any], longest: bool) -> str:
     return "".join(out)
 
 
-def _case(file: str, name: str, function: str, inp: dict[str, Any]) -> dict[str, Any]:
-    return {"file": file, "name": name, "function": function, "input": inp}
-
-
-def build_cases(spec: Spec, analyses: dict[str, Analysis]) -> list[dict[str, Any]]:
+def _grammar_cases(spec: Spec, analyses: dict[str, Analysis]) -> list[dict[str, Any]]:
+    """grammars.yaml's examples (the spec's verdicts) plus each grammar's shortest and longest
+    string, which the syntax admits by construction (the longest is over the cap, and so
+    rejected, when max_length binds tighter than the syntax)."""
     cases: list[dict[str, Any]] = []
-    v = spec.vectors
     for gname, g in spec.grammars.items():
-        values: list[tuple[str, str]] = [("valid", s) for s in g.spec.valid]
-        values += [("invalid", s) for s in g.spec.invalid]
         tree = analyses[gname].tree
-        values += [("shortest", _build(tree, False)), ("longest", _build(tree, True))]
+        cap = g.spec.max_length
+        longest = _build(tree, True)
+        rows: list[tuple[str, str | Example, bool]] = [("valid", e, True) for e in g.spec.valid]
+        rows += [("invalid", e, False) for e in g.spec.invalid]
+        rows += [
+            ("shortest", _build(tree, False), True),
+            ("longest", longest, cap is None or len(longest) <= cap),
+        ]
         seen: set[str] = set()
-        for label, value in values:
+        for label, example, ok in rows:
+            value = example if isinstance(example, str) else example.value
+            own = [] if isinstance(example, str) else example.amended_by
             if value in seen:
                 continue
             seen.add(value)
+            what = {
+                "valid": f"grammars.yaml lists {value!r} as a valid {gname}",
+                "invalid": f"grammars.yaml lists {value!r} as not a {gname}",
+                "shortest": f"the shortest {gname} the grammar admits",
+                "longest": f"the longest {gname} the syntax admits"
+                + ("" if ok else f", over the {cap}-character cap"),
+            }[label]
             cases.append(
-                _case(
-                    "grammars.json",
-                    f"{gname}/{label}/{value!r}",
-                    "grammar_match",
-                    {"grammar": gname, "value": value},
-                )
-            )
-
-    for i, row in enumerate(v["tool_id_examples"]["rows"]):
-        inp = {
-            "namespace": row["server_key"],
-            "upstream_name": row["upstream_name"],
-            "input_schema": row["input_schema"],
-            "version": row["version"],
-        }
-        cases.append(
-            _case("tool_ids.json", f"make/{i}/{row['upstream_name']}", "make_tool_id", inp)
-        )
-        if row.get("seed_tool_id"):
-            seed_id = row["seed_tool_id"]
-            cases.append(
-                _case("tool_ids.json", f"parse/seed/{seed_id}", "parse_tool_id", {"value": seed_id})
-            )
-            cases.append(
-                _case(
-                    "wire_names.json", f"encode/{seed_id}", "encode_wire_name", {"tool_id": seed_id}
-                )
-            )
-    for value in spec.grammars["tool_id"].spec.invalid:
-        cases.append(
-            _case("tool_ids.json", f"parse/invalid/{value!r}", "parse_tool_id", {"value": value})
-        )
-    cases.append(
-        _case(
-            "tool_ids.json",
-            "format/parts",
-            "format_tool_id",
-            {
-                "parts": {
-                    "namespace": "github",
-                    "name": "create_issue",
-                    "version": "1.4.0",
-                    "hash8": None,
+                {
+                    "file": GRAMMARS_FILE,
+                    "name": f"{gname}/{label}/{value!r}",
+                    "function": "grammar_match",
+                    "requirements": list(g.spec.requirements),
+                    "description": what,
+                    "amended_by": sorted({*g.spec.examples_amended_by, *own}),
+                    "input": {"grammar": gname, "value": value},
+                    "expect": {"ok": True} if ok else {"error": g.spec.error},
                 }
-            },
-        )
-    )
-    cases.append(
-        _case(
-            "tool_ids.json",
-            "format/bad-namespace",
-            "format_tool_id",
-            {"parts": {"namespace": "GitHub", "name": "x"}},
-        )
-    )
-    longest_id = _build(analyses["tool_id"].tree, True)
-    cases.append(_case("tool_ids.json", "parse/longest", "parse_tool_id", {"value": longest_id}))
-    cases.append(
-        _case("wire_names.json", "encode/longest", "encode_wire_name", {"tool_id": longest_id})
-    )
-
-    for i, row in enumerate(v["hash8_examples"]["rows"]):
-        cases.append(
-            _case(
-                "hash8.json",
-                f"hash8/{i}/{row['upstream_name']}",
-                "hash8",
-                {"upstream_name": row["upstream_name"], "input_schema": row["input_schema"]},
             )
-        )
-
-    for row in v["path_examples"]["rows"]:
-        cases.append(
-            _case("paths.json", f"parse/{row['path']}", "parse_path", {"value": row["path"]})
-        )
-    for value in spec.grammars["path"].spec.invalid:
-        cases.append(
-            _case("paths.json", f"parse/invalid/{value!r}", "parse_path", {"value": value})
-        )
-
-    for name in [
-        "github-ncreate_issue-v1-d4-d0",
-        "a-nb",
-        "a-qb",
-        "tool_browse",
-        "a--b-nc",
-        "x-x0123abcd",
-    ]:
-        cases.append(_case("wire_names.json", f"decode/{name}", "decode_wire_name", {"name": name}))
-
-    for row in v["aggregate_examples"]["rows"]:
-        cases.append(
-            _case(
-                "aggregate_names.json",
-                f"parse/{row['name']}",
-                "parse_aggregate_name",
-                {"value": row["name"]},
-            )
-        )
-    for row in v["aggregate_examples"]["rejected"]:
-        cases.append(
-            _case(
-                "aggregate_names.json",
-                f"reject/{row['name']}",
-                "parse_aggregate_name",
-                {"value": row["name"]},
-            )
-        )
-
-    for value in spec.grammars["view_selector"].spec.valid + ["lines:9-3", "lines:0-2"]:
-        cases.append(
-            _case("selectors.json", f"parse/{value!r}", "parse_view_selector", {"value": value})
-        )
-    for value in spec.grammars["search_operation"].spec.valid:
-        cases.append(
-            _case("operations.json", f"parse/{value}", "parse_search_operation", {"value": value})
-        )
-
-    for row in v["server_key_examples"]["rows"]:
-        cases.append(
-            _case(
-                "server_keys.json",
-                f"key/{row['config_key']!r}",
-                "server_key",
-                {"config_key": row["config_key"]},
-            )
-        )
-    cases.append(_case("server_keys.json", "key/'___'", "server_key", {"config_key": "___"}))
-
-    for i, row in enumerate(v["annotation_examples"]["rows"]):
-        cases.append(
-            _case(
-                "annotations.json",
-                f"map/{i}",
-                "annotation_fields",
-                {"annotations": row["annotations"]},
-            )
-        )
-
-    base_card = {
-        "id": "github:create_issue@1.4.0",
-        "name": "create_issue",
-        "description": "Create a new issue in a GitHub repository.",
-        "tags": ["issues", "write"],
-        "kind": "tool",
-        "namespace": "github",
-        "has_schema": True,
-        "score": 0.82,
-        "cost_hint": 0,
-        "side_effects": True,
-    }
-    card_variants = {
-        "plain": base_card,
-        "read-only": {**base_card, "side_effects": False, "tags": ["read-only"]},
-        "costly": {**base_card, "cost_hint": 2.5},
-        "renamed": {**base_card, "name": "Create issue"},
-        "no-schema": {**base_card, "has_schema": False},
-        "internal-path": {
-            **base_card,
-            "id": "/github/issues",
-            "kind": "internal",
-            "namespace": "",
-            "name": "issues",
-            "tags": [],
-        },
-        "marker": {
-            **base_card,
-            "id": "__cache_breakpoint__",
-            "kind": "internal",
-            "namespace": "",
-            "name": "cache breakpoint",
-            "tags": [],
-        },
-    }
-    for label, card in card_variants.items():
-        cases.append(_case("cards.json", f"render/{label}", "render_card", {"card": card}))
-        cases.append(_case("cards.json", f"validate/{label}", "validate_card", {"card": card}))
-    broken = {
-        "banned-field": {**base_card, "inputSchema": {"type": "object"}},
-        "stringified": {**base_card, "description": 'inputSchema: {"type": "object"}'},
-        "six-tags": {**base_card, "tags": ["a", "b", "c", "d", "e", "f"]},
-        "unsorted-tags": {**base_card, "tags": ["write", "issues"]},
-        "duplicate-tags": {**base_card, "tags": ["issues", "issues"]},
-        "multi-line": {**base_card, "description": "one\ntwo"},
-        "long-name": {**base_card, "name": "n" * 65},
-        "wrong-namespace": {**base_card, "namespace": "gitlab"},
-    }
-    for label, card in broken.items():
-        cases.append(_case("cards.json", f"validate/{label}", "validate_card", {"card": card}))
     return cases
+
+
+def build_cases(spec: Spec, analyses: dict[str, Analysis]) -> list[dict[str, Any]]:
+    """Every vector case, with its file, expected answer, requirements and description."""
+    cases = _grammar_cases(spec, analyses)
+    for file, rows in spec.vectors.items():
+        for row in rows:
+            case = {"file": file, **row.model_dump(exclude_none=True)}
+            if not case.get("amended_by"):
+                case.pop("amended_by", None)
+            cases.append(case)
+    return cases
+
+
+def seed_reference_hash8(upstream_name: str, input_schema: dict[str, Any]) -> str:
+    """§1.3's reference code as the seed prints it, kept apart from the generated hash8."""
+    props = sorted((input_schema.get("properties") or {}).keys())
+    required = sorted(input_schema.get("required") or [])
+    shape = json.dumps(
+        {"properties": props, "required": required}, sort_keys=True, separators=(",", ":")
+    )
+    return hashlib.sha256((upstream_name + "\n" + shape).encode("utf-8")).hexdigest()[:8]
+
+
+def _where(case: dict[str, Any], index: int) -> tuple[str, str]:
+    if case["file"] == GRAMMARS_FILE:
+        return "grammars.yaml", f"grammars.{case['input']['grammar']} ({case['name']})"
+    return "vectors.yaml", f"cases.{case['file']}[{index}] ({case['name']})"
+
+
+def disagreements(cases: list[dict[str, Any]], answer: Any) -> list[SpecError]:
+    """Each case whose expected answer the generated code does not give, and each hash8 the
+    seed's own reference code would not give."""
+    errors: list[SpecError] = []
+    index: dict[str, int] = {}
+    for case in cases:
+        i = index[case["file"]] = index.get(case["file"], -1) + 1
+        file, where = _where(case, i)
+        actual = answer({"function": case["function"], "input": case["input"]})
+        if actual != case["expect"] or _json(actual) != _json(case["expect"]):
+            errors.append(
+                SpecError(
+                    file,
+                    where,
+                    f"expected {_json(case['expect'])}, the generated code answers {_json(actual)}",
+                )
+            )
+        if case["function"] == "hash8" and "ok" in case["expect"]:
+            inp = case["input"]
+            ref = seed_reference_hash8(inp["upstream_name"], inp["input_schema"])
+            if ref != case["expect"]["ok"]:
+                errors.append(
+                    SpecError(
+                        file,
+                        where,
+                        f"expected hash8 {case['expect']['ok']}, §1.3's code gives {ref}",
+                    )
+                )
+    return errors
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
 def meta_schema(spec: Spec) -> dict[str, Any]:
     """JSON Schema of a vector file."""
+    answer = {
+        "oneOf": [
+            {
+                "type": "object",
+                "required": ["ok"],
+                "additionalProperties": False,
+                "properties": {"ok": {}},
+            },
+            {
+                "type": "object",
+                "required": ["error"],
+                "additionalProperties": False,
+                "properties": {"error": {"enum": list(spec.error_codes)}},
+            },
+        ]
+    }
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "gatespec test-vector file",
         "description": (
             "Each case names a function of the surface, its input and the expected answer: "
-            '{"ok": value} on success or {"error": CODE} with an error code of the spec.'
+            '{"ok": value} on success or {"error": CODE} with an error code of the spec. '
+            "requirements and description say what the case evidences; amended_by lists the "
+            "amendments its expected answer depends on, and seed_expect, when present, is the "
+            "answer the seed's own wording gives instead."
         ),
         "type": "object",
         "required": ["spec_version", "spec_hash", "cases"],
@@ -268,27 +189,27 @@ def meta_schema(spec: Spec) -> dict[str, Any]:
                 "items": {
                     "type": "object",
                     "additionalProperties": False,
-                    "required": ["name", "function", "input", "expect"],
+                    "required": [
+                        "name",
+                        "function",
+                        "requirements",
+                        "description",
+                        "input",
+                        "expect",
+                    ],
                     "properties": {
                         "name": {"type": "string"},
                         "function": {"type": "string"},
-                        "input": {"type": "object"},
-                        "expect": {
-                            "oneOf": [
-                                {
-                                    "type": "object",
-                                    "required": ["ok"],
-                                    "additionalProperties": False,
-                                    "properties": {"ok": {}},
-                                },
-                                {
-                                    "type": "object",
-                                    "required": ["error"],
-                                    "additionalProperties": False,
-                                    "properties": {"error": {"enum": list(spec.error_codes)}},
-                                },
-                            ]
+                        "requirements": {
+                            "type": "array",
+                            "minItems": 1,
+                            "items": {"type": "string"},
                         },
+                        "description": {"type": "string"},
+                        "amended_by": {"type": "array", "items": {"type": "string"}},
+                        "input": {"type": "object"},
+                        "expect": answer,
+                        "seed_expect": answer,
                     },
                 },
             },

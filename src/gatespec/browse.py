@@ -9,6 +9,7 @@ The tree, built once per catalog snapshot, has a node for every valid path it li
     /ns/leaf, /ns/cluster/leaf
                           one tool: its single card (leaf = a path-segment slug of its name)
 
+(spec/browse.yaml `tree`, AM-BROWSE-TREE.)
 "*" as the last segment means the same node (parse_path drops it). Malformed paths raise
 PATH_INVALID (parse_path); well-formed paths of no node raise PATH_NOT_FOUND naming the nearest
 node above them.
@@ -39,6 +40,12 @@ from gatespec_surface.budgets import (
     BROWSE_DEFAULT_TOP_K,
     BROWSE_MAX_TOP_K,
     CLUSTER_THRESHOLD,
+    LEAF_SLUG_DIGEST_HEX,
+    LEAF_SLUG_FALLBACK,
+    LEAF_SLUG_KEEP,
+    LEAF_SLUG_REPLACEMENT,
+    LEAF_SLUG_STRIP_LEADING,
+    OTHER_CLUSTER,
     QUERY_MAX_CHARS,
 )
 from gatespec_surface.errors import ErrorCode, GatewayError
@@ -51,12 +58,8 @@ __all__ = ["OTHER_CLUSTER", "BrowseResponse", "BrowseTree", "Browser", "build_in
 
 _BROWSE_ARGS: Final = META_TOOL_INPUT_SCHEMAS["tool_browse"]["properties"]
 _QUERY_MIN_CHARS: Final[int] = _BROWSE_ARGS["query"]["minLength"]
-_SEGMENT_MAX: Final[int] = PATH_SEGMENT_MAX_LENGTH or 64
-
-# The cluster that takes the tools no shared name word groups (never chosen as a word cluster).
-OTHER_CLUSTER: Final = "other"
-_SUFFIX_HEX = 6  # digest characters that tell colliding leaf slugs apart
-_SLUG_BAD = re.compile(r"[^a-z0-9_-]")
+_SEGMENT_MAX: Final[int] = PATH_SEGMENT_MAX_LENGTH
+_SLUG_BAD: Final = re.compile(f"[^{LEAF_SLUG_KEEP}]")
 _WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 
 
@@ -75,8 +78,8 @@ class BrowseResponse:
 
 def leaf_slug(name: str) -> str:
     """A path segment for an upstream tool name: lower case, other characters become "-"."""
-    slug = _SLUG_BAD.sub("-", name.lower()).lstrip("_-")[:_SEGMENT_MAX]
-    return slug or "tool"
+    slug = _SLUG_BAD.sub(LEAF_SLUG_REPLACEMENT, name.lower()).lstrip(LEAF_SLUG_STRIP_LEADING)
+    return slug[:_SEGMENT_MAX] or LEAF_SLUG_FALLBACK
 
 
 def _words(name: str) -> list[str]:
@@ -188,7 +191,7 @@ class BrowseTree:
             slug = leaf_slug(item.name)
             if slug in taken:  # a later id whose name slugs alike gets a digest suffix
                 digest = hashlib.sha256(item.id.encode("utf-8")).hexdigest()
-                n = _SUFFIX_HEX
+                n = LEAF_SLUG_DIGEST_HEX
                 while slug in taken:
                     slug = f"{leaf_slug(item.name)[: _SEGMENT_MAX - n - 1]}-{digest[:n]}"
                     n += 1

@@ -24,7 +24,7 @@ from gatespec_surface.budgets import (
     browse_cap_tokens,
 )
 from gatespec_surface.errors import CatalogError
-from gatespec_surface.grammars import is_tag
+from gatespec_surface.grammars import match_tag
 from gatespec_surface.render import render_browse_text, render_card
 from gatespec_surface.schemas import MODEL_SCHEMAS
 from gatespec_surface.validators import banned_content_at
@@ -65,9 +65,13 @@ def _short_name(name: str) -> str:
 
 
 def _card_tags(tags: Iterable[str]) -> list[str]:
-    # §2.3's "no field dropping" is about whole fields: the tags field is always present. Tags
-    # past the card's bound are dropped deterministically (the first ones in sorted order stay).
-    return sorted({t for t in tags if is_tag(t)})[:CARD_TAGS_MAX]
+    """Sorted and deduplicated (§2.1). Tags come only from the annotation mapping, whose tags
+    match the tag grammar (AM-TAG-GRAMMAR): one that does not is a broken invariant, raised,
+    never filtered out silently."""
+    out = sorted(set(tags))
+    for tag in out:
+        match_tag(tag)
+    return out[:CARD_TAGS_MAX]
 
 
 def fit_card(card: Card, description: str) -> Card:
@@ -191,10 +195,13 @@ def _sort_key(key: str) -> Any:
     return value
 
 
-def order_cards(cards: Iterable[Mapping[str, Any]]) -> list[Any]:
-    """§2.5 ordering (budgets.DEFAULT_ORDER): score descending, then id ascending."""
+def order_cards(
+    cards: Iterable[Mapping[str, Any]], order: Sequence[tuple[str, bool]] = DEFAULT_ORDER
+) -> list[Any]:
+    """Cards sorted by `order`, (key, descending?) pairs most significant first: by default
+    §2.5's score descending, then id ascending."""
     out = list(cards)
-    for key, descending in reversed(DEFAULT_ORDER):  # stable sorts, least significant first
+    for key, descending in reversed(order):  # stable sorts, least significant first
         out.sort(key=_sort_key(key), reverse=descending)
     return out
 

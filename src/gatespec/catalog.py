@@ -5,11 +5,13 @@ Built from the tools each upstream lists (MCP wire form), grouped by the upstrea
 - namespace = the normalised config key (AM-NAMESPACE-FROM-CONFIG); two keys that normalise
   alike are an error, because their tools would share one namespace;
 - tool_id = namespace, upstream name, and the declared version or hash8 (§1.2-§1.4);
-- a tool that cannot be served faithfully (name outside the `name` grammar, input schema that is
-  not a JSON Schema object, ...) is excluded with a recorded reason: one bad upstream tool never
-  takes the catalog down and never disappears unnoticed;
-- two tools resolving to one id raise CatalogError (§1.5), as do two wire names that collide
-  (AM-WIRE-NAME).
+- a name outside the `name` grammar is mapped, never dropped (AM-NAME-MAPPING);
+- a tool that cannot be served faithfully (an input schema that is not a JSON Schema object, ...)
+  is excluded with a recorded reason: one bad upstream tool never takes the catalog down and
+  never disappears unnoticed;
+- two tools resolving to one id (§1.5), one upstream listing a name twice, or two ids sharing a
+  wire name (AM-WIRE-NAME) are a CatalogError each: the colliding tools are excluded with that
+  error as their reason, and every other tool stays (AM-COLLISION-EXCLUDES).
 
 The catalog takes ownership of the tool dicts it is given (they are not copied: building 10,000
 tools must stay fast); `hydrate` hands out copies.
@@ -32,7 +34,7 @@ import jsonschema_rs
 
 from gatespec_surface import parsers
 from gatespec_surface.errors import CatalogError, ErrorCode, GatewayError
-from gatespec_surface.grammars import is_name, is_tool_id, is_wire_name, match_name
+from gatespec_surface.grammars import is_tool_id, is_wire_name
 from gatespec_surface.models import SelectableItem
 
 __all__ = ["Catalog", "Excluded", "Item"]
@@ -154,15 +156,12 @@ def schema_problem(schema: dict[str, Any]) -> str | None:
     return _MEMO[key]
 
 
-def _tool_name(tool: Mapping[str, Any]) -> str:
+def _upstream_name(tool: Mapping[str, Any]) -> str:
     name = tool.get("name")
     if not isinstance(name, str):
         raise _Skip(f"name must be a string, not {type(name).__name__}")
-    if not is_name(name):
-        try:
-            match_name(name)
-        except GatewayError as exc:
-            raise _Skip(exc.message) from None
+    if not name:
+        raise _Skip("name is empty")
     return name
 
 
@@ -188,7 +187,7 @@ def _object_schema(tool: Mapping[str, Any], key: str, required: bool) -> dict[st
 def _item(config_key: str, namespace: str, tool: object) -> Item:
     if not isinstance(tool, Mapping):
         raise _Skip(f"a tool must be a JSON object, not {type(tool).__name__}")
-    name = _tool_name(tool)
+    upstream_name = _upstream_name(tool)
     input_schema = _object_schema(tool, "inputSchema", required=True)
     assert input_schema is not None
     output_schema = _object_schema(tool, "outputSchema", required=False)
@@ -201,7 +200,7 @@ def _item(config_key: str, namespace: str, tool: object) -> Item:
     version = meta.get("version") if isinstance(meta, Mapping) else None
     try:
         tool_id = parsers.make_tool_id(
-            namespace, name, input_schema, version if isinstance(version, str) else None
+            namespace, upstream_name, input_schema, version if isinstance(version, str) else None
         )
     except GatewayError as exc:
         raise _Skip(exc.message) from None
@@ -210,7 +209,7 @@ def _item(config_key: str, namespace: str, tool: object) -> Item:
     return Item(
         id=tool_id,
         kind="tool",
-        name=name,
+        name=parsers.tool_name(upstream_name),
         description=description,
         namespace=namespace,
         tags=tuple(tags),
@@ -221,7 +220,7 @@ def _item(config_key: str, namespace: str, tool: object) -> Item:
         metadata=MappingProxyType(
             {
                 "server": config_key,
-                "upstream_name": name,
+                "upstream_name": upstream_name,
                 "title": title if isinstance(title, str) else None,
             }
         ),
@@ -252,7 +251,26 @@ def _namespaces(config_keys: Sequence[str]) -> dict[str, str]:
 
 
 def _describe(item: Item) -> str:
-    return f"{item.metadata['server']!r}/{item.name!r}"
+    return f"{item.metadata['server']!r}/{item.metadata['upstream_name']!r}"
+
+
+def _collisions(items: Sequence[Item]) -> dict[int, str]:
+    """Index in `items` -> the CatalogError message of each tool that collides with another:
+    the same tool_id (§1.5), or one upstream listing the same name twice (a call by that name
+    could reach either)."""
+    groups: dict[tuple[str, ...], list[int]] = {}
+    for i, item in enumerate(items):
+        groups.setdefault(("id", item.id), []).append(i)
+        upstream = (item.metadata["server"], item.metadata["upstream_name"])
+        groups.setdefault(("upstream", *upstream), []).append(i)
+    out: dict[int, str] = {}
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        who = ", ".join(f"{_describe(items[i])} ({items[i].id})" for i in members)
+        for i in members:
+            out.setdefault(i, CatalogError(message=f"upstream tools collide: {who}").message)
+    return out
 
 
 class Catalog:
@@ -284,7 +302,9 @@ class Catalog:
         by_id = {k: v for k, v in self._by_id.items() if k not in dropped}
         by_wire = {w: t for w, t in self._by_wire.items() if t not in dropped}
         excluded = list(self._excluded) + [
-            Excluded(self._by_id[t].metadata["server"], self._by_id[t].name, reason)
+            Excluded(
+                self._by_id[t].metadata["server"], self._by_id[t].metadata["upstream_name"], reason
+            )
             for t, reason in sorted(dropped.items())
         ]
         return Catalog(by_id, by_wire, excluded)
@@ -304,34 +324,34 @@ class Catalog:
     def _build(cls, tools_by_server: Mapping[str, Sequence[object]]) -> Catalog:
         namespaces = _namespaces(list(tools_by_server))
         by_id: dict[str, Item] = {}
-        by_server_name: dict[tuple[str, str], Item] = {}
         excluded: list[Excluded] = []
+        items: list[Item] = []
         for config_key, tools in tools_by_server.items():
             namespace = namespaces[config_key]
             for tool in tools:
                 try:
-                    item = _item(config_key, namespace, tool)
+                    items.append(_item(config_key, namespace, tool))
                 except _Skip as why:
                     raw = tool.get("name") if isinstance(tool, Mapping) else None
                     name = raw if isinstance(raw, str) else repr(raw)
                     excluded.append(Excluded(config_key, name, str(why)))
-                    continue
-                twin = by_id.get(item.id) or by_server_name.get((config_key, item.name))
-                if twin is not None:
-                    # §1.5: a duplicate registration (or a hashing bug) is a loud error. The
-                    # same name twice in one upstream is one too, even with different schemas:
-                    # a call by that name could reach either.
-                    raise CatalogError(
-                        message=(
-                            f"upstream tools {_describe(twin)} and {_describe(item)} collide "
-                            f"(ids {twin.id!r} and {item.id!r})"
-                        ),
-                        path=item.id,
-                        details={"tool_ids": [twin.id, item.id]},
-                    )
+        # §1.5: a collision is a loud CatalogError, charged to the colliding tools only
+        # (AM-COLLISION-EXCLUDES): the others are served, the reason is listed and logged.
+        collided = _collisions(items)
+        for i, item in enumerate(items):
+            if i in collided:
+                excluded.append(
+                    Excluded(item.metadata["server"], item.metadata["upstream_name"], collided[i])
+                )
+            else:
                 by_id[item.id] = item
-                by_server_name[(config_key, item.name)] = item
-        return cls(by_id, _wire_table(by_id), excluded)
+        wire, clashes = _wire_table(by_id)
+        for tool_id, reason in clashes.items():
+            item = by_id.pop(tool_id)
+            excluded.append(
+                Excluded(item.metadata["server"], item.metadata["upstream_name"], reason)
+            )
+        return cls(by_id, wire, excluded)
 
     # ------------------------------------------------------------------ lookups
 
@@ -416,17 +436,18 @@ class Catalog:
         }
 
 
-def _wire_table(by_id: Mapping[str, Item]) -> dict[str, str]:
-    """wire name -> tool_id for every item; shortened names resolve only through this table."""
-    table: dict[str, str] = {}
+def _wire_table(by_id: Mapping[str, Item]) -> tuple[dict[str, str], dict[str, str]]:
+    """(wire name -> tool_id, tool_id -> reason) for every item: shortened names resolve only
+    through this table, and ids that share a wire name (AM-WIRE-NAME) collide."""
+    owners: dict[str, list[str]] = {}
     for tool_id in sorted(by_id):
-        wire = parsers.encode_wire_name(tool_id)
-        other = table.get(wire)
-        if other is not None:
-            raise CatalogError(
-                message=f"tool ids {other!r} and {tool_id!r} share the wire name {wire!r}",
-                path=tool_id,
-                details={"wire_name": wire, "tool_ids": [other, tool_id]},
-            )
-        table[wire] = tool_id
-    return table
+        owners.setdefault(parsers.encode_wire_name(tool_id), []).append(tool_id)
+    table: dict[str, str] = {}
+    clashes: dict[str, str] = {}
+    for wire, ids in owners.items():
+        if len(ids) == 1:
+            table[wire] = ids[0]
+            continue
+        reason = CatalogError(message=f"tool ids {ids} share the wire name {wire!r}").message
+        clashes.update((tool_id, reason) for tool_id in ids)
+    return table, clashes

@@ -34,6 +34,7 @@ from gatespec.server.surface import CatalogListing, Reply
 from gatespec.session import SessionStore
 from gatespec.upstream import ProgressCallback, UpstreamError, UpstreamPool, UpstreamStatus
 from gatespec.validation import ArgsValidator
+from gatespec_surface.budgets import CACHE_SEEN_BY
 from gatespec_surface.errors import ErrorCode, GatewayError
 from gatespec_surface.schemas import STRIPPED_INPUT_SCHEMA
 
@@ -42,6 +43,7 @@ log = logging.getLogger(__name__)
 # How an upstream failure surfaces to the agent (seed 002 UPSTREAM_ERROR; 001 timeout; 004
 # unavailable servers).
 _UPSTREAM_CODES: dict[str, ErrorCode] = {
+    "unknown_server": ErrorCode.UNKNOWN_SERVER,
     "timeout": ErrorCode.TIMEOUT,
     "unavailable": ErrorCode.SERVER_UNAVAILABLE,
     "start_failed": ErrorCode.SERVER_UNAVAILABLE,
@@ -251,6 +253,9 @@ class ProxyRuntime:
     async def execute(self, session: str, tool_id: str, args: dict[str, Any]) -> Reply:
         catalog = (await self._ready()).catalog
         item = catalog.resolve(tool_id)
+        if self.cache_stable and "execute" in CACHE_SEEN_BY:
+            # §4.3's implicit hydration succeeded: the tool is seen (AM-CACHE-SEEN-BY-EXECUTE)
+            self.sessions.get(session).record_hydrated(item.id)
         # §4.4: arguments are checked against the hydrated schema before any upstream call
         # (the item's own schema: what hydrate copies out; the validator only reads it).
         self.validator.validate(item.id, item.input_schema, args)

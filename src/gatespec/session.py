@@ -14,11 +14,14 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, TypeVar
 
+from gatespec.cards import order_cards
 from gatespec_surface.budgets import (
     CACHE_MARKER_DESCRIPTION,
     CACHE_MARKER_ID,
     CACHE_MARKER_KIND,
     CACHE_MARKER_NAME,
+    CACHE_NEW_ORDER,
+    CACHE_SEEN_ORDER,
 )
 
 __all__ = ["DEFAULT_MAX_SESSIONS", "CacheStableSession", "SessionStore", "marker_card"]
@@ -77,19 +80,20 @@ class CacheStableSession:
                 card_id = card["id"]
                 if card_id != CACHE_MARKER_ID:
                     current.setdefault(card_id, card)
-            seen_ids = sorted(i for i in current if i in self._seen)
-            new_ids = sorted(i for i in current if i not in self._seen)
-            out: list[Card] = []
-            for card_id in seen_ids:
-                # hydrated but never shown: this browse is its first sighting
-                frozen = self._frozen.setdefault(card_id, _copy(current[card_id]))
-                out.append(_copy(frozen))
-            if seen_ids and new_ids:
+            seen: list[Card] = []
+            new: list[Card] = []
+            for card_id, card in current.items():
+                if card_id in self._seen:
+                    # hydrated but never shown: this browse is its first sighting
+                    seen.append(self._frozen.setdefault(card_id, _copy(card)))
+                else:
+                    frozen = self._frozen[card_id] = _copy(card)
+                    new.append(frozen)
+                    self._seen.add(card_id)
+            out = [_copy(c) for c in order_cards(seen, CACHE_SEEN_ORDER)]
+            if seen and new:
                 out.append(marker_card())
-            for card_id in new_ids:
-                frozen = self._frozen[card_id] = _copy(current[card_id])
-                self._seen.add(card_id)
-                out.append(_copy(frozen))
+            out += [_copy(c) for c in order_cards(new, CACHE_NEW_ORDER)]
             return out
 
     def record_hydrated(self, tool_id: str) -> None:

@@ -60,14 +60,50 @@ def _edit_yaml(path: Path, change) -> None:
     path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
 
 
+def _shrink_namespace(spec: Path) -> None:
+    def change(d: dict) -> None:
+        d["grammars"]["namespace"]["syntax"][1]["max"] = 15  # namespace now ≤ 16 chars
+        d["grammars"]["tool_id"]["max_length"] = 235 - 48  # keeps the cap reachable
+        d["grammars"]["namespace"]["valid"] = ["github", "a"]
+
+    _edit_yaml(spec / "grammars.yaml", change)
+
+
+def test_departing_from_a_seed_without_an_amendment_fails_generation(tmp_path: Path) -> None:
+    spec = tmp_path / "spec"
+    shutil.copytree(ROOT / "spec", spec)
+    _shrink_namespace(spec)
+    proc = subprocess.run(
+        [sys.executable, "-m", "generator", "check", "--spec", str(spec), "--root", str(ROOT)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 2
+    assert "grammars.yaml: grammars.namespace.syntax: seed 000 §1.1 states" in proc.stderr
+    assert "name an amendment that changes S000-GRAMMAR-NAMESPACE" in proc.stderr
+
+
 def test_shrinking_the_namespace_cap_reaches_every_output(tmp_path: Path) -> None:
     def edit(spec: Path) -> None:
-        def change(d: dict) -> None:
-            d["grammars"]["namespace"]["syntax"][1]["max"] = 15  # namespace now ≤ 16 chars
-            d["grammars"]["tool_id"]["max_length"] = 235 - 48  # keeps the cap reachable
-            d["grammars"]["namespace"]["valid"] = ["github", "a"]
-
-        _edit_yaml(spec / "grammars.yaml", change)
+        _shrink_namespace(spec)
+        short_ns = "[a-z][a-z0-9_-]{0,15}"
+        amendment = {
+            "title": "Namespaces of at most 16 characters",
+            "amends": {"seed": "000", "section": "1.1"},
+            "kind": "change",
+            "changes": {
+                "S000-GRAMMAR-NAMESPACE": short_ns,
+                "S000-GRAMMAR-TOOL-ID": f"(?:{short_ns}):(?:[A-Za-z_][A-Za-z0-9_.-]{{0,127}})"
+                "(?:@(?:[A-Za-z0-9._-]{1,32}))?(?:#(?:[0-9a-f]{8}))?",
+                "S000-TOOLID-MAX-LENGTH": 187,
+                "S000-PATH-GRAMMAR": rf"\/(?:(?:(?:{short_ns})(?:\/(?:[a-z0-9][a-z0-9_-]{{0,63}}))"
+                r"{0,6}(?:\/\*)?|\*))?",
+            },
+            "decision": "A namespace is at most 16 characters.",
+            "rationale": "A test of how an amendment reaches every output.",
+        }
+        _edit_yaml(spec / "amendments.yaml", lambda d: d["amendments"].update(AM_SHORT=amendment))
 
     out = _regenerate(tmp_path, edit)
     result = _probe(
@@ -77,7 +113,8 @@ def test_shrinking_the_namespace_cap_reaches_every_output(tmp_path: Path) -> Non
         from gatespec_surface import parsers, grammars, strategies, schemas
         from gatespec_surface.errors import CatalogError
         from gatespec_surface.vectors import load_cases
-        assert grammars.__file__.startswith(sys.argv[0] or "") or True
+        import os
+        assert grammars.__file__.startswith(os.getcwd()), grammars.__file__  # the regenerated copy
         ok = parsers.parse_tool_id("a" * 16 + ":x").namespace
         try:
             parsers.parse_tool_id("a" * 17 + ":x")
@@ -120,6 +157,13 @@ def test_a_new_error_code_reaches_enum_payload_descriptors_and_vectors(tmp_path:
             spec / "profiles.yaml",
             lambda d: d["meta_tools"]["tool_execute"]["errors"].append("RATE_LIMITED"),
         )
+        # seed 002 lists six codes: the amendment that widens them has to say so
+        _edit_yaml(
+            spec / "amendments.yaml",
+            lambda d: d["amendments"]["AM-ERROR-CODES"]["changes"]["S002-ERROR-CODE-UNION"].append(
+                "RATE_LIMITED"
+            ),
+        )
 
     out = _regenerate(tmp_path, edit)
     result = _probe(
@@ -151,6 +195,23 @@ def test_a_new_card_field_reaches_models_validators_and_output_schemas(tmp_path:
             spec / "models.yaml",
             lambda d: d["models"]["ChoiceCard"]["schema"]["properties"].update(
                 title={"type": "string", "maxLength": 40}
+            ),
+        )
+        # §2.1: "No other field may be added to the rendered card without a spec amendment."
+        fields = "id name description tags kind namespace has_schema score cost_hint side_effects"
+        amendment = {
+            "title": "Cards carry a title",
+            "amends": {"seed": "000", "section": "2.1"},
+            "kind": "change",
+            "changes": {"S000-CARD-FIELDS": [*fields.split(), "title"]},
+            "decision": "A card may carry a title of at most 40 characters.",
+            "rationale": "A test of how a new field reaches every output.",
+        }
+        _edit_yaml(spec / "amendments.yaml", lambda d: d["amendments"].update(AM_TITLE=amendment))
+        _edit_yaml(
+            spec / "extensions.yaml",
+            lambda d: d["extensions"]["models.yaml"].update(
+                {"models.ChoiceCard.schema.properties.title.maxLength": "A short title."}
             ),
         )
 

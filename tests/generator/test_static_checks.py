@@ -130,12 +130,12 @@ def test_requirement_naming_a_missing_check(tmp_path: Path) -> None:
 
 def test_a_preamble_over_its_allowance(tmp_path: Path) -> None:
     long = "{count} of {total} tools match; " + "pass an id to tool_execute and read it. " * 5
-    msg = _check(tmp_path, "budgets.yaml", lambda d: d["render"]["preamble"].update(query=long))
-    assert "budgets.yaml: render.preamble.query: renders in" in msg and "allowance is 32" in msg
+    msg = _check(tmp_path, "cards.yaml", lambda d: d["render"]["preamble"].update(query=long))
+    assert "cards.yaml: render.preamble.query: renders in" in msg and "allowance is 32" in msg
 
 
 def test_artifact_threshold_above_the_summary(tmp_path: Path) -> None:
     msg = _check(
-        tmp_path, "budgets.yaml", lambda d: d["firewall"].update(text_artifact_threshold_chars=900)
+        tmp_path, "firewall.yaml", lambda d: d["firewall"].update(text_artifact_threshold_chars=900)
     )
     assert "firewall.text_artifact_threshold_chars: 900 exceeds summary_max_chars" in msg

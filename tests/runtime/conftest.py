@@ -142,15 +142,13 @@ def fake_gateway() -> Any:
     return module
 
 
-# The real tool catalog of the retrieval data (644 tools of 71 MCP servers; see its README).
-REAL_CATALOG = ROOT.parent / "shared" / "data" / "tool-retrieval" / "mcp_catalog.json"
+# A real tool catalog shipped with the tests (644 tools of 71 MCP servers; see its README).
+REAL_CATALOG = ROOT / "tests" / "fixtures" / "catalogs" / "mcp_catalog.json"
 
 
 @pytest.fixture(scope="session")
 def real_tools() -> dict[str, list[dict[str, Any]]]:
-    """{server: [tool dicts in MCP wire form]} of the real catalog; skips when it is absent."""
-    if not REAL_CATALOG.exists():
-        pytest.skip(f"real catalog not found at {REAL_CATALOG}")
+    """{server: [tool dicts in MCP wire form]} of the real catalog."""
     by_server: dict[str, list[dict[str, Any]]] = {}
     for entry in json.loads(REAL_CATALOG.read_text(encoding="utf-8")):
         by_server.setdefault(entry["server"], []).append(

@@ -82,13 +82,18 @@ def test_schema_flag_side_effects_cost_and_tags() -> None:
             input_schema={"type": "object"},
             side_effects=True,
             cost_hint=2.5,
-            tags=("read-only", "Not A Tag", "destructive", "read-only"),
+            tags=("read-only", "destructive", "read-only"),
         )
     )
     assert card["has_schema"] is False
-    assert card["tags"] == ["destructive", "read-only"]  # sorted, deduped, valid tags only
+    assert card["tags"] == ["destructive", "read-only"]  # sorted, deduped
     assert render_card(card).endswith(" #destructive #read-only cost=2.5 side-effects no-schema")
     validate_choice_card(card)
+
+
+def test_a_tag_outside_the_grammar_is_an_error_not_dropped() -> None:
+    with pytest.raises(CatalogError, match="Not A Tag"):
+        build_card(item(tags=("read-only", "Not A Tag")))
 
 
 def test_extra_tags_are_dropped_deterministically() -> None:

@@ -65,8 +65,7 @@ def test_invalid_version_falls_back_to_hash8() -> None:
 
 
 BAD_TOOLS: list[tuple[Any, str]] = [
-    (tool("a b"), "name"),
-    (tool("1st"), "name"),
+    (tool(""), "name is empty"),
     (tool(7), "name must be a string"),
     ({"inputSchema": ISSUE_SCHEMA}, "name must be a string"),
     ({"name": "no_schema"}, "inputSchema is missing"),
@@ -100,8 +99,8 @@ def test_malformed_tools_are_excluded_with_reasons() -> None:
             "properties": {"n": {"type": "number", "minimum": 0, "exclusiveMinimum": True}},
         },
     )
-    cat = Catalog.build({"srv": [good, *(t for t, _ in BAD_TOOLS), tool("fine")]})
-    assert sorted(i.name for i in cat.items()) == ["draft4_bool_exclusive", "fine"]
+    cat = Catalog.build({"srv": [good, *(t for t, _ in BAD_TOOLS), tool("fine"), tool("a b")]})
+    assert sorted(i.name for i in cat.items()) == ["_a_b", "draft4_bool_exclusive", "fine"]
     assert len(cat.excluded) == len(BAD_TOOLS)
     for excluded, (_, why) in zip(cat.excluded, BAD_TOOLS, strict=True):
         assert excluded.server == "srv"
@@ -113,14 +112,42 @@ def test_namespace_collision_is_an_error() -> None:
         Catalog.build({"My Server": [tool("a")], "my_server": [tool("b")]})
 
 
-def test_duplicate_tools_are_an_error_naming_both() -> None:
-    with pytest.raises(CatalogError) as err:
-        Catalog.build({"s": [tool("dup"), tool("dup")]})
-    assert err.value.code is ErrorCode.CATALOG_ERROR
-    assert err.value.message.count("'dup'") == 2
+def test_duplicate_tools_are_excluded_naming_both() -> None:
+    """§1.5 under AM-COLLISION-EXCLUDES: loud (a reason naming both), never disambiguated, and
+    charged to the colliding tools only."""
+    cat = Catalog.build({"s": [tool("dup"), tool("ok"), tool("dup")], "t": [tool("dup")]})
+    assert [i.metadata["upstream_name"] for i in cat.items()] == ["ok", "dup"]
+    assert [i.namespace for i in cat.items()] == ["s", "t"]
+    assert [(e.server, e.name) for e in cat.excluded] == [("s", "dup"), ("s", "dup")]
+    for excluded in cat.excluded:
+        assert excluded.reason.startswith("upstream tools collide:")
+        assert excluded.reason.count("'dup'") == 2
     # the same name with another schema shape is a different id, but still one upstream name
-    with pytest.raises(CatalogError, match="collide"):
-        Catalog.build({"s": [tool("dup"), tool("dup", {"type": "object"})]})
+    cat = Catalog.build({"s": [tool("dup"), tool("dup", {"type": "object"})]})
+    assert len(cat) == 0 and len(cat.excluded) == 2
+
+
+def test_mapped_names_that_meet_a_real_name_collide() -> None:
+    """AM-NAME-MAPPING: "1st" maps to "_1st"; a real "_1st" with the same schema shape would
+    take the same id only if the hash matched, which it does not (hash8 covers the upstream
+    name), so both stay; the same version declared on both makes them collide."""
+    cat = Catalog.build({"s": [tool("1st"), tool("_1st")]})
+    assert sorted(i.name for i in cat.items()) == ["_1st", "_1st"]
+    assert len({i.id for i in cat.items()}) == 2
+    versioned = {"_meta": {"version": "1"}}
+    cat = Catalog.build({"s": [tool("1st", **versioned), tool("_1st", **versioned)]})
+    assert len(cat) == 0 and {e.name for e in cat.excluded} == {"1st", "_1st"}
+
+
+def test_names_outside_the_grammar_are_mapped_not_dropped() -> None:
+    cat = Catalog.build({"s": [tool("1st-tool"), tool(".hidden"), tool("get time")]})
+    assert sorted(i.name for i in cat.items()) == ["_.hidden", "_1st-tool", "_get_time"]
+    assert sorted(i.metadata["upstream_name"] for i in cat.items()) == [
+        ".hidden",
+        "1st-tool",
+        "get time",
+    ]
+    assert not cat.excluded
 
 
 def test_same_name_in_two_servers_is_fine() -> None:
@@ -142,10 +169,17 @@ def test_wire_names_resolve_including_shortened_ones() -> None:
             assert parsers.decode_wire_name(wire) == item.id
 
 
-def test_wire_name_collision_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(parsers, "encode_wire_name", lambda tool_id: "same")
-    with pytest.raises(CatalogError, match="share the wire name"):
-        Catalog.build({"s": [tool("a"), tool("b")]})
+def test_wire_name_collision_excludes_both(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = parsers.encode_wire_name
+    monkeypatch.setattr(
+        parsers,
+        "encode_wire_name",
+        lambda tool_id: "same" if ":c" not in tool_id else real(tool_id),
+    )
+    cat = Catalog.build({"s": [tool("a"), tool("b"), tool("c")]})
+    assert [i.name for i in cat.items()] == ["c"]
+    assert {e.name for e in cat.excluded} == {"a", "b"}
+    assert all("share the wire name 'same'" in e.reason for e in cat.excluded)
 
 
 @pytest.fixture(scope="module")

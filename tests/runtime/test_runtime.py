@@ -229,6 +229,25 @@ def test_cards_index_and_tree_are_built_on_first_use_in_the_gateway_profile(
     assert builds == [1] * (1 + built_at_rebuild)
 
 
+def test_cache_stable_execute_makes_its_tool_seen() -> None:
+    """AM-CACHE-SEEN-BY-EXECUTE: tool_execute's implicit hydration (§4.3) enters the seen-set;
+    a call that fails before hydrating (unknown tool) does not."""
+    tools = {
+        "a": [
+            {"name": n, "description": f"Tool {n} for things.", "inputSchema": {"type": "object"}}
+            for n in ("alpha", "beta")
+        ]
+    }
+    runtime = ProxyRuntime(SpyPool(tools), mode="gateway", cache_stable=True)  # type: ignore[arg-type]
+    anyio.run(runtime.rebuild)
+    ids = [i.id for i in runtime.catalog.items()]
+    with pytest.raises(GatewayError):
+        anyio.run(runtime.execute, "s", "a:missing#00000000", {})
+    anyio.run(runtime.execute, "s", ids[0], {})
+    cards = anyio.run(runtime.browse, "s", None, "/a").structured["cards"]
+    assert [c["id"] for c in cards] == [ids[0], "__cache_breakpoint__", ids[1]]
+
+
 # ---------------------------------------------------------------------- real upstreams
 
 

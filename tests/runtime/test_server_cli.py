@@ -33,7 +33,7 @@ fake = _load_fixture()
 def write_config(tmp_path: Path, gateway: dict[str, Any] | None = None) -> Path:
     catalog = [
         {"name": "read_file", "description": "Read.", "inputSchema": {"type": "object"}},
-        {"name": "bad name", "description": "Excluded.", "inputSchema": {"type": "object"}},
+        {"name": "bad_schema", "description": "Excluded.", "inputSchema": {"type": "string"}},
     ]
     (tmp_path / "catalog.json").write_text(json.dumps(catalog))
     config = {
@@ -85,7 +85,7 @@ def test_catalog_with_the_real_runtime(tmp_path: Path, capsys: Any) -> None:
     document = json.loads(capsys.readouterr().out)
     assert [t["tool_id"].split("#")[0] for t in document["tools"]] == ["my-fs:read_file"]
     assert all(t["wire_name"] == encode_wire_name(t["tool_id"]) for t in document["tools"])
-    assert [(e["server"], e["tool"]) for e in document["excluded"]] == [("My FS", "bad name")]
+    assert [(e["server"], e["tool"]) for e in document["excluded"]] == [("My FS", "bad_schema")]
     assert [s["state"] for s in document["servers"]] == ["connected", "failed"]
 
 
@@ -101,7 +101,7 @@ def test_catalog_lists_ids_wire_names_exclusions_and_dead_servers(
     assert tool_id.startswith("my-fs:read_file#") and wire == encode_wire_name(tool_id)
     assert lines[2:] == [
         "# 1 excluded: server\ttool\treason",
-        "My FS\tbad name\tname does not match the name grammar",
+        "My FS\tbad_schema\tinputSchema must describe an object",
         "# 1 servers unavailable: server\treason",
         f"gone\tcommand not found: {tmp_path / 'missing-binary'}",
     ]
@@ -116,7 +116,7 @@ def test_catalog_lists_ids_wire_names_exclusions_and_dead_servers(
     document = json.loads(capsys.readouterr().out)
     assert document["tools"] == [{"tool_id": tool_id, "wire_name": wire}]
     assert document["excluded"] == [
-        {"server": "My FS", "tool": "bad name", "reason": "name does not match the name grammar"}
+        {"server": "My FS", "tool": "bad_schema", "reason": "inputSchema must describe an object"}
     ]
     assert [s["state"] for s in document["servers"]] == ["connected", "failed"]
 

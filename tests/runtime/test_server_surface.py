@@ -69,6 +69,8 @@ async def test_gateway_lists_exactly_its_meta_tools(client_mode: str) -> None:
     async with Client(build_server(runtime("gateway")), mode=client_mode, cache=None) as client:
         listed = await client.list_tools()
     assert wire(listed.tools) == wire(tools_for_profile("gateway"))
+    # seed 000 §4.2: "exactly three meta-tools" — written here from the seed, not the spec
+    assert sorted(t.name for t in listed.tools) == ["tool_browse", "tool_execute", "tool_view"]
 
 
 @pytest.mark.parametrize("client_mode", MODES)

@@ -67,7 +67,9 @@ async def test_unknown_key_and_timeouts(servers: Any) -> None:
         await pool.start()
         with pytest.raises(UpstreamError) as info:
             await pool.call("zzz", "echo", {})
-        assert (info.value.kind, info.value.key) == ("unavailable", "zzz")
+        # seed 004: "Unknown server: {server_name}"
+        assert (info.value.kind, info.value.key) == ("unknown_server", "zzz")
+        assert info.value.reason == "Unknown server: zzz"
         with anyio.fail_after(5):
             with pytest.raises(UpstreamError) as slow:
                 await pool.call("a", "sleep", {"seconds": 60})

@@ -20,7 +20,7 @@ from gatespec.upstream import (
 
 pytestmark = pytest.mark.anyio
 
-SHARED_CATALOG = Path(__file__).resolve().parents[3] / "shared/data/tool-retrieval/mcp_catalog.json"
+REAL_CATALOG = Path(__file__).resolve().parents[1] / "fixtures" / "catalogs" / "mcp_catalog.json"
 OBJ = {"type": "object", "properties": {"q": {"type": "string"}}}
 
 
@@ -114,13 +114,11 @@ async def test_relative_catalog_from_config_file(tmp_path: Path) -> None:
         assert (await pool.call("s", "t", {}))["structuredContent"] == {}
 
 
-async def test_shared_tool_retrieval_catalog(servers: Any) -> None:
-    if not SHARED_CATALOG.exists():
-        pytest.skip(f"shared catalog not present at {SHARED_CATALOG}")
-    items = json.loads(SHARED_CATALOG.read_text(encoding="utf-8"))
-    async with stub(servers, SHARED_CATALOG) as everything:
+async def test_real_tool_retrieval_catalog(servers: Any) -> None:
+    items = json.loads(REAL_CATALOG.read_text(encoding="utf-8"))
+    async with stub(servers, REAL_CATALOG) as everything:
         assert len(await everything.list_tools()) == len(items)
-    async with stub(servers, SHARED_CATALOG, server="github") as github:
+    async with stub(servers, REAL_CATALOG, server="github") as github:
         tools = await github.list_tools()
     assert len(tools) == sum(1 for i in items if i.get("server") == "github")
     assert all(set(t) <= {"name", "description", "inputSchema"} for t in tools)

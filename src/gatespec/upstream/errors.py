@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Final, Literal, get_args
 
-ErrorKind = Literal["start_failed", "unavailable", "timeout", "call_failed", "protocol"]
+ErrorKind = Literal[
+    "unknown_server", "start_failed", "unavailable", "timeout", "call_failed", "protocol"
+]
 ERROR_KINDS: Final[tuple[str, ...]] = get_args(ErrorKind)
 
 
@@ -12,9 +14,10 @@ class UpstreamError(Exception):
     """A failure talking to one upstream MCP server.
 
     kind:
+      unknown_server no upstream is configured under that key (seed 004 "Unknown server")
       start_failed  the server could not be started or reached (command not found, exited during
                     the handshake, connection refused, HTTP error on connect)
-      unavailable   the upstream is not connected (unknown key, never started, crashed, closed)
+      unavailable   the upstream is configured but not connected (never started, crashed, closed)
       timeout       no answer in time (handshake or call); the request was cancelled
       call_failed   the server answered the request with a JSON-RPC error
       protocol      the server answered with something that is not valid MCP

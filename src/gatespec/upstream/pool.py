@@ -256,12 +256,12 @@ class UpstreamPool:
         """Call a tool on one upstream; UpstreamError on unknown key, dead upstream, timeout,
         transport failure or a JSON-RPC error answer."""
         upstream = self._upstreams.get(key)
-        if upstream is None:
-            raise UpstreamError(key, "unavailable", "no such upstream")
+        if upstream is None:  # seed 004's wording for both
+            raise UpstreamError(key, "unknown_server", f"Unknown server: {key}")
         if not upstream.connected:
             status = self.status(key)
             why = f": {status.reason}" if status.reason else f" ({status.state})"
-            raise UpstreamError(key, "unavailable", f"not connected{why}")
+            raise UpstreamError(key, "unavailable", f"Server {key} unavailable{why}")
         return await upstream.call_tool(name, arguments, timeout)
 
 

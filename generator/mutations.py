@@ -1,0 +1,296 @@
+"""Spec mutation score: single edits to a copy of spec/ that contradict a seed, each of which
+generation must refuse.
+
+Every mutation is what a maintainer might write by mistake (a bound off by one, a widened
+character class, a meta-tool added to a profile, a wrong expected answer, a check removed ...).
+It is applied to a temporary copy of spec/, and the generator runs on it: loading, static checks,
+then rendering with every expected answer checked. A mutation counts as caught when generation
+fails with an error that names what was broken (`expect`), so a mutation that happens to break
+the YAML does not count. `python -m generator mutations` prints the score;
+tests/generator/test_spec_mutations.py requires all of them caught.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .emit import Generator
+from .errors import SpecError, SpecErrors
+from .ir import load_spec
+
+Edit = Callable[[dict[str, Any]], None]
+
+
+@dataclass(frozen=True)
+class Mutation:
+    id: str
+    what: str
+    file: str
+    edit: Edit
+    expect: str  # a fragment the generation error must contain
+
+
+def _set(path: str, value: Any) -> Edit:
+    def edit(data: dict[str, Any]) -> None:
+        *parents, last = _keys(path)
+        node = data
+        for key in parents:
+            node = node[key]
+        node[last] = value
+
+    return edit
+
+
+def _apply(path: str, fn: Callable[[Any], Any]) -> Edit:
+    def edit(data: dict[str, Any]) -> None:
+        *parents, last = _keys(path)
+        node = data
+        for key in parents:
+            node = node[key]
+        node[last] = fn(node[last])
+
+    return edit
+
+
+def _keys(path: str) -> list[str | int]:
+    return [int(k) if k.isdigit() else k for k in path.split(".")]
+
+
+def _both(*edits: Edit) -> Edit:
+    """One mutation made of the edits a maintainer would make together (a bound and the spec's
+    own examples that stood in its way)."""
+
+    def edit(data: dict[str, Any]) -> None:
+        for e in edits:
+            e(data)
+
+    return edit
+
+
+def _case(file: str, name: str, fn: Callable[[dict[str, Any]], None]) -> Edit:
+    def edit(data: dict[str, Any]) -> None:
+        for case in data["cases"][file]:
+            if case["name"] == name:
+                fn(case)
+                return
+        raise KeyError(name)
+
+    return edit
+
+
+def _requirement(rid: str, fn: Callable[[dict[str, Any]], None]) -> Edit:
+    def edit(data: dict[str, Any]) -> None:
+        for req in data["requirements"]:
+            if req["id"] == rid:
+                fn(req)
+                return
+        raise KeyError(rid)
+
+    return edit
+
+
+G, M, P, B = "grammars.yaml", "models.yaml", "profiles.yaml", "budgets.yaml"
+CARD = "models.ChoiceCard.schema.properties"
+
+MUTATIONS: tuple[Mutation, ...] = (
+    # ---- bounds, one off
+    Mutation("namespace+1", "namespace up to 65 characters", G,
+             _set("grammars.namespace.syntax.1.max", 64), "S000-GRAMMAR-NAMESPACE"),
+    Mutation("namespace-1", "namespace up to 63 characters", G,
+             _set("grammars.namespace.syntax.1.max", 62), "S000-GRAMMAR-NAMESPACE"),
+    Mutation("name+1", "name up to 129 characters", G,
+             _set("grammars.name.syntax.1.max", 128), "S000-GRAMMAR-NAME"),
+    Mutation("version+1", "version up to 33 characters", G,
+             _set("grammars.version.syntax.0.max", 33), "S000-GRAMMAR-VERSION"),
+    Mutation("hash8-9", "hash8 of 9 hex digits", G,
+             _set("grammars.hash8.syntax.0", {"set": "0-9a-f", "min": 9, "max": 9}),
+             "S000-GRAMMAR-HASH8"),
+    Mutation("tool_id-cap-240", "tool_id capped at the seed's unreachable 240", G,
+             _set("grammars.tool_id.max_length", 240), "can never be reached"),
+    Mutation("tool_id-cap-234", "tool_id capped at 234", G,
+             _set("grammars.tool_id.max_length", 234), "S000-TOOLID-MAX-LENGTH"),
+    Mutation("segment+1", "path segments up to 65 characters", G,
+             _set("grammars.path_segment.syntax.1.max", 64), "S000-PATH-SEGMENT"),
+    Mutation("tag-40", "tags up to 40 characters, the spec's own example removed", G,
+             _both(_set("grammars.tag.syntax.1.max", 39),
+                   _apply("grammars.tag.invalid",
+                          lambda xs: [x for x in xs if x != "a-very-long-tag-name-over-24"])),
+             "S000-CARD-TAG-MAX-CHARS"),
+    Mutation("card-name+1", "card names up to 65 characters", M,
+             _set(f"{CARD}.name.maxLength", 65), "S000-CARD-NAME-MAX"),
+    Mutation("card-tags+1", "6 tags per card", M,
+             _set(f"{CARD}.tags.maxItems", 6), "S000-CARD-TAGS-MAX"),
+    Mutation("card-target+1", "a 61-token card target", B,
+             _set("tokens.card.target", 61), "S000-CARD-TARGET"),
+    Mutation("card-cap-1", "a 79-token card cap", B,
+             _set("tokens.card.hard_cap", 79), "S000-CARD-HARD-CAP"),
+    Mutation("preamble+1", "a 33-token browse preamble", B,
+             _set("tokens.browse_response.preamble", 33), "S000-BROWSE-PREAMBLE"),
+    Mutation("summary+1", "a 501-character envelope summary", "firewall.yaml",
+             _set("firewall.summary_max_chars", 501), "S002-SUMMARY-MAX"),
+    # ---- meta-tool sets
+    Mutation("gateway+hydrate", "tool_hydrate added to the gateway", P,
+             _apply("profiles.gateway.meta_tools", lambda ts: [*ts, "tool_hydrate"]),
+             "S000-GATEWAY-META-TOOLS"),
+    Mutation("gateway-view", "tool_view removed from the gateway", P,
+             _apply("profiles.gateway.meta_tools", lambda ts: [t for t in ts if t != "tool_view"]),
+             "S000-GATEWAY-META-TOOLS"),
+    Mutation("transparent-hydrate", "tool_hydrate removed from the transparent proxy", P,
+             _apply("profiles.transparent.meta_tools",
+                    lambda ts: [t for t in ts if t != "tool_hydrate"]),
+             "S000-TRANSPARENT-META-TOOLS"),
+    Mutation("search-batch", "batch removed from the search profile", P,
+             _apply("profiles.search.meta_tools", lambda ts: [t for t in ts if t != "batch"]),
+             "S003-SEARCH-META-TOOLS"),
+    Mutation("execute-args-renamed", "tool_execute's args renamed arguments", P,
+             _apply("meta_tools.tool_execute.input_schema.properties",
+                    lambda ps: {("arguments" if k == "args" else k): v for k, v in ps.items()}),
+             "S000-EXECUTE-ARGUMENTS"),
+    # ---- character classes
+    Mutation("namespace-dot", "a dot allowed in namespaces", G,
+             _set("grammars.namespace.syntax.1.set", "a-z0-9_.-"), "S000-GRAMMAR-NAMESPACE"),
+    Mutation("name-leading-digit", "names may start with a digit", G,
+             _set("grammars.name.syntax.0.set", "A-Za-z0-9_"), "S000-GRAMMAR-NAME"),
+    Mutation("hash8-upper", "upper-case hex in hash8", G,
+             _set("grammars.hash8.syntax.0.set", "0-9a-fA-F"), "S000-GRAMMAR-HASH8"),
+    Mutation("separator-single", "aggregate names split at a single underscore", G,
+             _set("grammars.aggregate_name.syntax.1.lit", "_"), "S004-SEPARATOR"),
+    # ---- error codes
+    Mutation("path-error-code", "a malformed path answers ARGS_INVALID", G,
+             _set("grammars.path.error", "ARGS_INVALID"), "S000-PATH-INVALID-CODE"),
+    Mutation("browse-no-not-found", "tool_browse can no longer answer PATH_NOT_FOUND", P,
+             _apply("meta_tools.tool_browse.errors",
+                    lambda cs: [c for c in cs if c != "PATH_NOT_FOUND"]),
+             "S000-BROWSE-ERRORS"),
+    Mutation("execute-forbidden", "tool_execute may answer FORBIDDEN", P,
+             _apply("meta_tools.tool_execute.errors", lambda cs: [*cs, "FORBIDDEN"]),
+             "S002-ERROR-CODE-UNION"),
+    Mutation("error-path-optional", "an error payload without path", M,
+             _apply("models.ErrorPayload.schema.required",
+                    lambda rs: [r for r in rs if r != "path"]),
+             "S000-ERROR-REQUIRED"),
+    # ---- card shape, ordering, rendering rules
+    Mutation("card-icon", "a card field the seed does not list", M,
+             _apply(CARD, lambda ps: {**ps, "icon": {"type": "string"}}), "S000-CARD-FIELDS"),
+    Mutation("card-kind", "agent is no longer a card kind", M,
+             _set(f"{CARD}.kind.enum", ["tool", "skill", "internal"]), "S000-CARD-KINDS"),
+    Mutation("banned-inputschema", "inputSchema no longer banned", "cards.yaml",
+             _apply("banned.fields", lambda fs: [f for f in fs if f != "inputSchema"]),
+             "S000-BANNED-FIELDS"),
+    Mutation("ellipsis", "three dots instead of the ellipsis", "cards.yaml",
+             _set("truncation.ellipsis", "..."), "S000-TRUNC-ELLIPSIS"),
+    Mutation("score-ascending", "cards ordered by ascending score", "browse.yaml",
+             _set("ordering.default.0.order", "asc"), "S000-ORDERING"),
+    Mutation("seen-descending", "the seen prefix sorted descending", "browse.yaml",
+             _set("cache_stable.seen_prefix_order.order", "desc"), "S000-CACHE-SEEN-ORDER"),
+    Mutation("marker-id", "another cache marker id", G,
+             _set("grammars.cache_marker_id.syntax.0.lit", "__cache_marker__"),
+             "S000-CACHE-MARKER-ID"),
+    Mutation("read-only-tag", "readOnlyHint tagged readonly", "cards.yaml",
+             _set("annotations.readOnlyHint.tag", "readonly"), "S002-READ-ONLY"),
+    Mutation("sentinel-schema", "stripped entries carry properties", P,
+             _set("stripped_entry.input_schema", {"type": "object", "properties": {}}),
+             "S000-STRIPPED-SCHEMA"),
+    # ---- wrong expected answers
+    Mutation("vector-server-key", "server_key example answers WRONG", "vectors.yaml",
+             _case("server_keys.json", "key/upper", lambda c: c.update(expect={"ok": "WRONG"})),
+             "key/upper"),
+    Mutation("vector-star", "a nonsense path parsed with star", "vectors.yaml",
+             _case("paths.json", "parse/double-star",
+                   lambda c: c.update(expect={"ok": {"segments": ["github"], "star": True}})),
+             "parse/double-star"),
+    Mutation("vector-code", "a rejection answering FORBIDDEN", "vectors.yaml",
+             _case("aggregate_names.json", "reject/not-namespaced",
+                   lambda c: c.update(expect={"error": "FORBIDDEN"})),
+             "reject/not-namespaced"),
+    Mutation("vector-aggregate", "an aggregate name routed to server WRONG", "vectors.yaml",
+             _case("aggregate_names.json", "parse/read_file",
+                   lambda c: c.update(expect={"ok": {"server": "WRONG", "tool": "read_file"}})),
+             "parse/read_file"),
+    Mutation("vector-hash8", "a hash8 that §1.3's code does not give", "vectors.yaml",
+             _case("hash8.json", "hash8/order", lambda c: c.update(expect={"ok": "a19c1a6d"})),
+             "hash8/order"),
+    Mutation("grammar-example", "a malformed path listed as valid", G,
+             _apply("grammars.path.valid", lambda vs: [*vs, "/github/"]), "'/github/'"),
+    # ---- evidence and bookkeeping
+    Mutation("check-removed", "a requirement loses its checks", "requirements.yaml",
+             _requirement("CARD-TAGS-MAX-5", lambda r: r.update(checks=[])), "CARD-TAGS-MAX-5"),
+    Mutation("check-renamed", "a requirement cites a test that does not exist",
+             "requirements.yaml",
+             _requirement("ORDER-TIE-ID-ASC", lambda r: r.update(
+                 checks=["tests/runtime/test_cards.py::test_no_such_test"])),
+             "test_no_such_test"),
+    Mutation("extension-dropped", "a bound loses its reason", "extensions.yaml",
+             lambda d: d["extensions"]["firewall.yaml"].pop("firewall.max_facts"),
+             "firewall.max_facts"),
+    Mutation("amendment-dropped", "the amendment behind the 235 cap removed", "amendments.yaml",
+             _apply("amendments", lambda a: {k: v for k, v in a.items() if k != "AM-TOOLID-CAP"}),
+             "AM-TOOLID-CAP"),
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Outcome:
+    mutation: Mutation
+    caught: bool
+    detail: str  # the generation error (or why it does not count)
+
+
+@contextmanager
+def _spec_copy(spec_dir: Path) -> Iterator[Path]:
+    with tempfile.TemporaryDirectory(prefix="gatespec-mutant-") as tmp:
+        copy = Path(tmp) / "spec"
+        shutil.copytree(spec_dir, copy)
+        yield copy
+
+
+def _mutate(spec_dir: Path, mutation: Mutation) -> None:
+    path = spec_dir / mutation.file
+    data = yaml.load(
+        path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    )
+    mutation.edit(data)
+    path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
+
+
+def _generate(spec_dir: Path, root: Path) -> None:
+    """What `python -m generator` does, without the formatter (it changes no behaviour)."""
+    gen = Generator(load_spec(spec_dir), root)
+    gen.static_checks()
+    with tempfile.TemporaryDirectory(prefix="gatespec-mutant-out-") as out:
+        gen.render_to(Path(out), format_code=False)
+
+
+def run(mutation: Mutation, spec_dir: Path, root: Path) -> Outcome:
+    with _spec_copy(spec_dir) as copy:
+        _mutate(copy, mutation)
+        try:
+            _generate(copy, root)
+        except (SpecError, SpecErrors) as exc:
+            text = str(exc)
+            if mutation.expect in text:
+                return Outcome(mutation, True, text.splitlines()[0])
+            return Outcome(mutation, False, f"failed for another reason: {text.splitlines()[0]}")
+    return Outcome(mutation, False, "generation succeeded")
+
+
+def score(spec_dir: Path, root: Path, report: Callable[[str], None] = print) -> list[Outcome]:
+    outcomes = []
+    for mutation in MUTATIONS:
+        outcome = run(mutation, spec_dir, root)
+        outcomes.append(outcome)
+        mark = "caught" if outcome.caught else "MISSED"
+        report(f"{mark:7} {mutation.id:24} {mutation.what}\n        {outcome.detail[:160]}")
+    caught = sum(o.caught for o in outcomes)
+    report(
+        f"\nspec mutation score: {caught}/{len(outcomes)} caught ({100 * caught // len(outcomes)}%)"
+    )
+    return outcomes
