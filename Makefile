@@ -27,7 +27,7 @@ report: install
 lint: install
 	$(VENV)/bin/ruff check src generator generated tests bench
 	$(VENV)/bin/ruff format --check src generator tests bench
-	$(VENV)/bin/mypy src generated/gatespec_surface
+	$(VENV)/bin/mypy src generator generated/gatespec_surface
 
 test: install
 	$(VENV)/bin/pytest -q

@@ -1,4 +1,5 @@
-"""Command line: `python -m generator [generate|check|report] [--spec DIR] [--out DIR]`.
+"""Command line: `python -m generator [generate|check|report|mutations] [--spec DIR] [--out DIR]
+[--templates DIR]`.
 
 generate  render spec/ into generated/ (the default command)
 check     render into a temporary folder and fail with a diff when generated/ is stale
@@ -6,6 +7,9 @@ check     render into a temporary folder and fail with a diff when generated/ is
 report    print requirement coverage: each requirement, its level, and what covers it
 mutations apply the catalogue of seed-breaking spec edits (generator/mutations.py) to copies
           of spec/ and print how many generation caught
+
+--templates DIR: a folder of templates, each overriding the built-in template of the same name
+(generator/templates/); the others stay as built in.
 """
 
 from __future__ import annotations
@@ -24,9 +28,9 @@ from .ir import load_spec
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _load(spec_dir: Path, root: Path | None = None) -> Generator:
+def _load(spec_dir: Path, root: Path | None = None, templates: Path | None = None) -> Generator:
     spec = load_spec(spec_dir)
-    gen = Generator(spec, root or spec_dir.resolve().parent)
+    gen = Generator(spec, root or spec_dir.resolve().parent, templates)
     gen.static_checks()
     return gen
 
@@ -39,9 +43,11 @@ def _tree(root: Path) -> dict[str, bytes]:
     }
 
 
-def cmd_generate(spec_dir: Path, out: Path, root: Path | None = None) -> int:
+def cmd_generate(
+    spec_dir: Path, out: Path, root: Path | None = None, templates: Path | None = None
+) -> int:
     started = time.perf_counter()
-    gen = _load(spec_dir, root)
+    gen = _load(spec_dir, root, templates)
     with tempfile.TemporaryDirectory(prefix="gatespec-gen-") as tmp:
         gen.render_to(Path(tmp))
         replace_tree(Path(tmp), out)
@@ -52,8 +58,10 @@ def cmd_generate(spec_dir: Path, out: Path, root: Path | None = None) -> int:
     return 0
 
 
-def cmd_check(spec_dir: Path, out: Path, root: Path | None = None) -> int:
-    gen = _load(spec_dir, root)
+def cmd_check(
+    spec_dir: Path, out: Path, root: Path | None = None, templates: Path | None = None
+) -> int:
+    gen = _load(spec_dir, root, templates)
     with tempfile.TemporaryDirectory(prefix="gatespec-check-") as tmp:
         gen.render_to(Path(tmp))
         fresh, current = _tree(Path(tmp)), _tree(out) if out.exists() else {}
@@ -83,7 +91,7 @@ def cmd_check(spec_dir: Path, out: Path, root: Path | None = None) -> int:
 
 def cmd_report(spec_dir: Path, root: Path | None = None) -> int:
     gen = _load(spec_dir, root)
-    checks = gen.emitted_checks()
+    checks = gen.check_nodes()
     rows = gen.spec.requirements
     by_seed: dict[str, list[int]] = {}
     print(f"Requirement coverage, spec {gen.spec.surface.spec_version}\n")
@@ -110,8 +118,8 @@ def cmd_report(spec_dir: Path, root: Path | None = None) -> int:
     )
     if uncovered:
         print("uncovered: " + ", ".join(uncovered))
-    amended = [r.id for r in rows if r.amended_by]
-    print(f"requirements amended: {len(amended)} of {len(rows)}")
+    amended_ids = [r.id for r in rows if r.amended_by]
+    print(f"requirements amended: {len(amended_ids)} of {len(rows)}")
     changed: dict[str, list[str]] = {}
     for am_id, am in gen.spec.amendments.items():
         for fact_id in am.changes:
@@ -134,7 +142,7 @@ def cmd_mutations(spec_dir: Path, root: Path | None = None) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m generator", description=__doc__.splitlines()[0]
+        prog="python -m generator", description=(__doc__ or "").splitlines()[0]
     )
     parser.add_argument(
         "command",
@@ -151,16 +159,25 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="project root for hand-written checks (default: spec/..)",
     )
+    parser.add_argument(
+        "--templates",
+        type=Path,
+        default=None,
+        help="a folder of templates overriding the built-in ones of the same name",
+    )
     args = parser.parse_args(argv)
     command = "check" if args.check else args.command
+    if args.templates is not None and not args.templates.is_dir():
+        print(f"--templates {args.templates}: not a folder", file=sys.stderr)
+        return 2
     try:
         if command == "check":
-            return cmd_check(args.spec, args.out, args.root)
+            return cmd_check(args.spec, args.out, args.root, args.templates)
         if command == "report":
             return cmd_report(args.spec, args.root)
         if command == "mutations":
             return cmd_mutations(args.spec, args.root)
-        return cmd_generate(args.spec, args.out, args.root)
+        return cmd_generate(args.spec, args.out, args.root, args.templates)
     except (SpecError, SpecErrors) as exc:
         print(f"spec error:\n{exc}", file=sys.stderr)
         return 2

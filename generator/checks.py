@@ -123,11 +123,33 @@ def _test_functions(path: Path) -> set[str]:
     }
 
 
-def requirement_checks(spec: Spec, emitted: dict[str, str], project_root: Path) -> list[SpecError]:
+class _Tests:
+    """Whether a hand-written test `path::function` exists (parsed once per file)."""
+
+    def __init__(self, project_root: Path) -> None:
+        self.root = project_root
+        self.cache: dict[Path, set[str]] = {}
+
+    def missing(self, node: str) -> str | None:
+        """Why `node` names no test, or None when it does."""
+        file, _, func = node.partition("::")
+        path = self.root / file
+        if not path.is_file():
+            return f"check file {file} does not exist"
+        if path not in self.cache:
+            self.cache[path] = _test_functions(path)
+        if func.split("[")[0] not in self.cache[path]:
+            return f"no test {func} in {file}"
+        return None
+
+
+def requirement_checks(spec: Spec, checks: dict[str, str], project_root: Path) -> list[SpecError]:
     """Every requirement names at least one check (or the work that will cover it), and every
-    check it names exists: an emitted check id, or a hand-written test `path::function`."""
+    check it names exists: a check id of the generator's (`checks`: id -> pytest node; the
+    hand-written nodes among them must exist), an external one, or a hand-written test
+    `path::function`."""
     errors: list[SpecError] = []
-    cache: dict[Path, set[str]] = {}
+    tests = _Tests(project_root)
     for i, r in enumerate(spec.requirements):
         where = f"requirements[{i}] ({r.id})"
         if not r.checks and not r.pending:
@@ -140,21 +162,16 @@ def requirement_checks(spec: Spec, emitted: dict[str, str], project_root: Path) 
             )
         for check in r.checks:
             if "::" in check:
-                file, _, func = check.partition("::")
-                path = project_root / file
-                if not path.is_file():
-                    errors.append(
-                        SpecError("requirements.yaml", where, f"check file {file} does not exist")
-                    )
-                    continue
-                if path not in cache:
-                    cache[path] = _test_functions(path)
-                if func.split("[")[0] not in cache[path]:
-                    errors.append(
-                        SpecError("requirements.yaml", where, f"no test {func} in {file}")
-                    )
-            elif check not in emitted and check not in spec.external_checks:
-                errors.append(SpecError("requirements.yaml", where, f"unknown check id {check!r}"))
+                problem = tests.missing(check)
+            elif check in checks:
+                node = checks[check]
+                problem = None if node.startswith("generated/") else tests.missing(node)
+            elif check in spec.external_checks:
+                problem = None
+            else:
+                problem = f"unknown check id {check!r}"
+            if problem:
+                errors.append(SpecError("requirements.yaml", where, problem))
     return errors
 
 

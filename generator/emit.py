@@ -12,57 +12,114 @@ import json
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import jinja2
-from datamodel_code_generator import DataModelType, InputFileType, PythonVersion, generate
+from datamodel_code_generator import (
+    DataModelType,
+    InputFileType,
+    LiteralType,
+    PythonVersion,
+    generate,
+)
 
-from . import checks
+from . import checks, coverage
 from .facts import FactChecker
 from .grammar import Analysis, GrammarCompiler
 from .ir import Spec
 from .schema import SchemaResolver
 from .vectors import build_cases, disagreements, meta_schema
+from .views import RECORD_MODELS, Views
 
 PACKAGE = "gatespec_surface"
 TEMPLATES = Path(__file__).parent / "templates"
+SUPPORT = Path(__file__).parent / "support"
+SUPPORT_PACKAGE = "_support"
 
-# output path -> (template, spec files it derives from)
-PACKAGE_FILES: dict[str, tuple[str, tuple[str, ...]]] = {
-    "__init__.py": ("init.py.j2", ("surface.yaml",)),
-    "errors.py": ("errors.py.j2", ("errors.yaml",)),
-    "grammars.py": ("grammars.py.j2", ("grammars.yaml",)),
-    "parsers.py": ("parsers.py.j2", ("grammars.yaml", "profiles.yaml", "cards.yaml")),
-    "budgets.py": (
+
+@dataclass(frozen=True)
+class Output:
+    """One rendered file: its path, its template, the spec files it derives from and the
+    view-model its template receives."""
+
+    path: str
+    template: str
+    sources: tuple[str, ...]
+    view: Callable[[Views], object]
+
+
+PACKAGE_FILES: tuple[Output, ...] = (
+    Output("__init__.py", "init.py.j2", ("surface.yaml",), Views.init),
+    Output("errors.py", "errors.py.j2", ("errors.yaml", "models.yaml"), Views.errors),
+    Output("grammars.py", "grammars.py.j2", ("grammars.yaml",), Views.grammars),
+    Output(
+        "parsers.py",
+        "parsers.py.j2",
+        ("grammars.yaml", "profiles.yaml", "cards.yaml"),
+        Views.parsers,
+    ),
+    Output(
+        "budgets.py",
         "budgets.py.j2",
         ("budgets.yaml", "cards.yaml", "browse.yaml", "firewall.yaml"),
+        Views.budgets,
     ),
-    "render.py": ("render.py.j2", ("cards.yaml",)),
-    "validators.py": ("validators.py.j2", ("models.yaml", "cards.yaml")),
-    "schemas.py": ("schemas.py.j2", ("models.yaml", "profiles.yaml", "grammars.yaml")),
-    "descriptors.py": ("descriptors.py.j2", ("profiles.yaml",)),
-    "strategies.py": ("strategies.py.j2", ("grammars.yaml", "models.yaml", "profiles.yaml")),
-    "requirements.py": ("requirements.py.j2", ("requirements.yaml", "amendments.yaml")),
-    "seed_facts.py": ("seed_facts.py.j2", ("seed_facts.yaml", "amendments.yaml")),
-    "checks.py": ("checks.py.j2", ("requirements.yaml",)),
-    "vectors/__init__.py": ("vectors_init.py.j2", ("vectors.yaml",)),
-}
-TEST_FILES: dict[str, tuple[str, tuple[str, ...]]] = {
-    "test_grammars.py": ("test_grammars.py.j2", ("grammars.yaml",)),
-    "test_models.py": ("test_models.py.j2", ("models.yaml", "cards.yaml")),
-    "test_descriptors.py": ("test_descriptors.py.j2", ("profiles.yaml",)),
-    "test_vectors.py": ("test_vectors.py.j2", ("vectors.yaml",)),
-}
+    Output("render.py", "render.py.j2", ("cards.yaml",), Views.render),
+    Output("validators.py", "validators.py.j2", ("models.yaml", "cards.yaml"), Views.validators),
+    Output(
+        "schemas.py",
+        "schemas.py.j2",
+        ("models.yaml", "profiles.yaml", "grammars.yaml"),
+        Views.schemas,
+    ),
+    Output("descriptors.py", "descriptors.py.j2", ("profiles.yaml",), Views.descriptors),
+    Output(
+        "strategies.py",
+        "strategies.py.j2",
+        ("grammars.yaml", "models.yaml", "profiles.yaml"),
+        Views.strategies,
+    ),
+    Output(
+        "requirements.py",
+        "requirements.py.j2",
+        ("requirements.yaml", "amendments.yaml"),
+        Views.requirements,
+    ),
+    Output(
+        "seed_facts.py",
+        "seed_facts.py.j2",
+        ("seed_facts.yaml", "amendments.yaml"),
+        Views.seed_facts,
+    ),
+    Output("vectors/__init__.py", "vectors_init.py.j2", ("vectors.yaml",), Views.vectors),
+)
+TEST_FILES: tuple[Output, ...] = (
+    Output("test_grammars.py", "test_grammars.py.j2", ("grammars.yaml",), Views.test_grammars),
+    Output(
+        "test_descriptors.py",
+        "test_descriptors.py.j2",
+        ("profiles.yaml",),
+        Views.test_descriptors,
+    ),
+    Output("test_vectors.py", "test_vectors.py.j2", ("vectors.yaml",), Views.nothing),
+)
 
 
 def _docstring(text: str) -> str:
     return " ".join(text.split()).replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
 
 
-def _environment() -> jinja2.Environment:
+def _environment(templates: Path | None) -> jinja2.Environment:
+    """Built-in templates, each overridden by a file of the same name in `templates`."""
+    builtin = jinja2.FileSystemLoader(TEMPLATES)
+    loader: jinja2.BaseLoader = builtin
+    if templates is not None:
+        loader = jinja2.ChoiceLoader([jinja2.FileSystemLoader(templates), builtin])
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(TEMPLATES),
+        loader=loader,
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
         trim_blocks=True,
@@ -76,7 +133,7 @@ def _environment() -> jinja2.Environment:
 
 
 class Generator:
-    def __init__(self, spec: Spec, project_root: Path) -> None:
+    def __init__(self, spec: Spec, project_root: Path, templates: Path | None = None) -> None:
         self.spec = spec
         self.project_root = project_root
         self.compiler = GrammarCompiler(spec.grammars)
@@ -90,289 +147,42 @@ class Generator:
             for name, g in spec.grammars.items()
         }
         self.resolver = SchemaResolver(spec, self.analyses, self.caps)
-        self.env = _environment()
+        self.env = _environment(templates)
+        self._vector_files = sorted({c["file"] for c in build_cases(spec, self.analyses)})
+        self.views = Views(spec, self.analyses, self.caps, self.resolver, self._vector_files)
 
     # ------------------------------------------------------------ checks
 
-    def emitted_checks(self) -> dict[str, str]:
-        """Check id -> the emitted pytest node that performs it."""
-        t = "generated/tests"
-        out: dict[str, str] = {}
-        for name in self.spec.grammars:
-            out[f"grammar.{name}.examples"] = f"{t}/test_grammars.py::test_examples[{name}]"
-            out[f"grammar.{name}.valid"] = f"{t}/test_grammars.py::test_valid[{name}]"
-            out[f"grammar.{name}.invalid"] = f"{t}/test_grammars.py::test_invalid[{name}]"
-            out[f"grammar.{name}.json_schema"] = (
-                f"{t}/test_grammars.py::test_json_schema_agrees[{name}]"
-            )
-            a = self.analyses[name]
-            cap = self.spec.grammars[name].spec.max_length
-            if cap is not None and (a.max_len is None or a.max_len > cap):
-                out[f"grammar.{name}.cap"] = f"{t}/test_grammars.py::test_over_cap[{name}]"
-        specials = {
-            "grammar.tool_id.roundtrip": "test_grammars.py::test_tool_id_roundtrip",
-            "hash8.emitted": "test_grammars.py::test_make_tool_id",
-            "hash8.shape_only": "test_grammars.py::test_hash8_ignores_prose",
-            "grammar.path.parse": "test_grammars.py::test_path_parse",
-            "wire_name.roundtrip": "test_grammars.py::test_wire_name_roundtrip",
-            "grammar.aggregate_name.roundtrip": "test_grammars.py::test_aggregate_roundtrip",
-            "grammar.search_operation.roundtrip": "test_grammars.py::test_search_operation_roundtrip",
-            "grammar.view_selector.parse": "test_grammars.py::test_view_selector_parse",
-            "server_key.normalise": "test_grammars.py::test_server_key_normalise",
-            "model.ChoiceCard.valid": "test_models.py::test_card_valid",
-            "model.ChoiceCard.invalid": "test_models.py::test_card_invalid",
-            "model.ChoiceCard.banned": "test_models.py::test_card_banned_any_form",
-            "model.ChoiceCard.render": "test_models.py::test_card_render",
-            "annotations.untrusted": "test_models.py::test_annotation_mapping_untrusted",
-            "descriptor.profiles": "test_descriptors.py::test_profiles",
-            "descriptor.shape": "test_descriptors.py::test_descriptor_shape",
-            "descriptor.accepts": "test_descriptors.py::test_schema_accepts_valid",
-            "descriptor.rejects": "test_descriptors.py::test_schema_rejects_invalid",
-            "descriptor.tool_browse.exactly_one": "test_descriptors.py::test_browse_exactly_one",
-            "model.schemas": "test_descriptors.py::test_model_schemas",
-        }
-        out.update({k: f"{t}/{v}" for k, v in specials.items()})
-        for file in self.vector_files():
-            out[f"vectors.{file.removesuffix('.json')}"] = f"{t}/test_vectors.py::test_vector"
-        return out
+    def check_nodes(self) -> dict[str, str]:
+        """Check id -> the pytest node that performs it (coverage.py)."""
+        return coverage.check_nodes(self.spec, self.analyses, self.vector_files())
 
     def vector_files(self) -> list[str]:
-        return sorted({c["file"] for c in build_cases(self.spec, self.analyses)})
+        return list(self._vector_files)
 
     def static_checks(self) -> None:
         errors = checks.grammar_checks(self.spec, self.compiler, self.analyses)
         errors += checks.budget_checks(self.spec)
-        errors += checks.requirement_checks(self.spec, self.emitted_checks(), self.project_root)
+        errors += checks.requirement_checks(self.spec, self.check_nodes(), self.project_root)
         facts = FactChecker(self.spec, self.spec.raw, self.compiler, self.analyses, self.caps)
         errors += facts.check()
         errors += facts.accounting()
         checks.raise_if(errors)
 
-    # ------------------------------------------------------------ context
-
-    def _grammar_rows(self) -> list[dict[str, Any]]:
-        rows = []
-        for name, g in self.spec.grammars.items():
-            a = self.analyses[name]
-            rows.append(
-                {
-                    "name": name,
-                    "const": name.upper(),
-                    "summary": " ".join(g.spec.summary.split()),
-                    "summary_line": " ".join(g.spec.summary.split())[:80],
-                    "regex": a.regex,
-                    "portable": a.portable,
-                    "min_len": a.min_len,
-                    "cap": self.caps[name],
-                    "error": g.spec.error,
-                    "captures": a.captures,
-                    "syntax": self._syntax_text(g.nodes),
-                    "alphabet": self._alphabet(name),
-                }
-            )
-        return rows
-
-    def _alphabet(self, name: str) -> str | None:
-        tree = self.analyses[name].tree
-        chars: set[str] = set()
-
-        def walk(nodes: list[Any]) -> bool:
-            for n in nodes:
-                if n[0] == "lit":
-                    chars.update(n[1])
-                elif n[0] == "set":
-                    chars.update(n[1])
-                elif n[0] in ("seq", "rep"):
-                    if not walk(n[1]):
-                        return False
-                elif n[0] == "alt":
-                    if not all(walk(o) for o in n[1]):
-                        return False
-            return True
-
-        # A negated class has no finite alphabet worth reporting against.
-        if any(n for n in self._sets(self.spec.grammars[name].nodes) if n.startswith("^")):
-            return None
-        walk(tree)
-        return "".join(sorted(chars))
-
-    def _sets(self, nodes: Any) -> list[str]:
-        from .ir import Alt, CharSet, Group, Opt, Ref, Rep
-
-        out: list[str] = []
-        for n in nodes:
-            if isinstance(n, CharSet):
-                out.append(n.body)
-            elif isinstance(n, Ref):
-                out += self._sets(self.spec.grammars[n.name].nodes)
-            elif isinstance(n, (Opt, Rep, Group)):
-                out += self._sets(n.nodes)
-            elif isinstance(n, Alt):
-                for o in n.options:
-                    out += self._sets(o)
-        return out
-
-    def _syntax_text(self, nodes: Any) -> str:
-        from .ir import Alt, CharSet, Group, Lit, Opt, Ref, Rep
-
-        parts = []
-        for n in nodes:
-            if isinstance(n, Lit):
-                parts.append(json.dumps(n.text, ensure_ascii=False))
-            elif isinstance(n, CharSet):
-                q = GrammarCompiler._quant(n.min, n.max)
-                parts.append(f"[{n.body}]{q}")
-            elif isinstance(n, Ref):
-                parts.append(n.name)
-            elif isinstance(n, Opt):
-                parts.append(f"[ {self._syntax_text(n.nodes)} ]")
-            elif isinstance(n, Group):
-                parts.append(f"( {self._syntax_text(n.nodes)} )")
-            elif isinstance(n, Rep):
-                q = GrammarCompiler._quant(n.min, n.max)
-                parts.append(f"( {self._syntax_text(n.nodes)} ){q}")
-            elif isinstance(n, Alt):
-                parts.append("( " + " | ".join(self._syntax_text(o) for o in n.options) + " )")
-        return " ".join(parts)
-
-    def _arg_grammars(self) -> tuple[dict, dict, dict]:
-        grammars, required, one = {}, {}, {}
-        for name, t in self.spec.profiles.meta_tools.items():
-            props = t.input_schema.get("properties", {})
-            g = {}
-            for prop, schema in props.items():
-                value = schema.get("x-grammar", [])
-                g[prop] = tuple(value if isinstance(value, list) else [value])
-            grammars[name] = g
-            required[name] = tuple(t.input_schema.get("required", []))
-            one[name] = tuple(t.input_schema.get("x-exactly-one-of", []))
-        return grammars, required, one
-
-    def context(self) -> dict[str, Any]:
-        spec = self.spec
-        b = spec.budgets
-        grammars, required, one = self._arg_grammars()
-        model_schemas = {n: self.resolver.standalone(n, "portable") for n in spec.models}
-        input_schemas = {
-            n: self.resolver.resolve(t.input_schema, "portable")
-            for n, t in spec.profiles.meta_tools.items()
-        }
-        marker_nodes = spec.grammars[b.cache_stable.marker.id_grammar].nodes
-        return {
-            "spec_version": spec.surface.spec_version,
-            "spec_hash": spec.spec_hash,
-            "spec_hash_short": f"sha256 {spec.spec_hash[:16]}",
-            "codes": list(spec.error_codes.items()),
-            "payload_message_max": spec.models["ErrorPayload"].json_schema["properties"]["message"][
-                "maxLength"
-            ],
-            "payload_path_max": spec.models["ErrorPayload"].json_schema["properties"]["path"][
-                "maxLength"
-            ],
-            "grammars": self._grammar_rows(),
-            "grammar_names": list(spec.grammars),
-            "wire": spec.profiles.wire_encoding,
-            "annotations": b.annotations,
-            "annotation_tags": {
-                hint: rule.tag
-                for hint, rule in (
-                    ("readOnlyHint", b.annotations.readOnlyHint),
-                    ("destructiveHint", b.annotations.destructiveHint),
-                )
-                if rule.tag
-            },
-            "cost_hint_key": "costHint",
-            "b": b,
-            "render": b.render,
-            "default_order": tuple((k.key, k.order == "desc") for k in b.ordering.default),
-            "seen_order": (
-                (
-                    b.cache_stable.seen_prefix_order.key,
-                    b.cache_stable.seen_prefix_order.order == "desc",
-                ),
-            ),
-            "new_order": (
-                (
-                    b.cache_stable.new_suffix_order.key,
-                    b.cache_stable.new_suffix_order.order == "desc",
-                ),
-            ),
-            "marker_id": "".join(n.text for n in marker_nodes),  # type: ignore[union-attr]
-            "card_rules": spec.models["ChoiceCard"].rules,
-            "model_schemas": model_schemas,
-            "input_schemas": input_schemas,
-            "stripped_input_schema": spec.profiles.stripped_entry.input_schema,
-            "profiles": list(spec.profiles.profiles.items()),
-            "advertise_output_schemas": spec.profiles.advertise_output_schemas,
-            "meta_tools": list(spec.profiles.meta_tools.items()),
-            "profile_tools": {n: list(p.meta_tools) for n, p in spec.profiles.profiles.items()},
-            "trees": {n: a.tree for n, a in self.analyses.items()},
-            "spec_valid": {n: tuple(g.spec.plain(g.spec.valid)) for n, g in spec.grammars.items()},
-            "spec_invalid": {
-                n: tuple(g.spec.plain(g.spec.invalid)) for n, g in spec.grammars.items()
-            },
-            "natural_max": {n: a.max_len for n, a in self.analyses.items()},
-            "arg_grammars": grammars,
-            "arg_required": required,
-            "arg_exactly_one": one,
-            "requirements": spec.requirements,
-            "amendments": list(spec.amendments.items()),
-            "checks": self.emitted_checks(),
-            "seed_facts": self._seed_facts(),
-            "name_mapping": spec.name_mapping,
-            "name_alphabet_class": _class_body(self._alphabet("name") or ""),
-            "profile_facts": self._profile_facts(),
-            "vector_files": self.vector_files(),
-            "tool_id_fields": list(spec.models["ToolIdParts"].json_schema["properties"]),
-        }
-
-    def _seed_facts(self) -> list[dict[str, Any]]:
-        claims: dict[str, list[tuple[str, Any]]] = {}
-        for am_id, am in self.spec.amendments.items():
-            for fact_id, value in am.changes.items():
-                claims.setdefault(fact_id, []).append((am_id, value))
-        out = []
-        for fact_id, f in self.spec.seed_facts.items():
-            amended = claims.get(fact_id, [])
-            # what the amended spec states, from the amendment's own words (static checks have
-            # made sure the spec holds it)
-            spec_value = amended[0][1] if amended else f.value
-            out.append(
-                {
-                    "id": fact_id,
-                    "seed": f.seed,
-                    "section": f.section,
-                    "statement": f.statement,
-                    "value": f.value,
-                    "spec_value": spec_value,
-                    "amended_by": [a for a, _ in amended],
-                    "at": f.at,
-                }
-            )
-        return out
-
-    def _profile_facts(self) -> dict[str, str]:
-        """profile -> the seed fact that states its meta-tools."""
-        out = {}
-        for fact_id, f in self.spec.seed_facts.items():
-            for at in f.at:
-                for profile in self.spec.profiles.profiles:
-                    if at == f"profiles.yaml#profiles.{profile}.meta_tools":
-                        out[profile] = fact_id
-        return out
-
     # ------------------------------------------------------------ rendering
 
-    def _render(self, template: str, sources: tuple[str, ...], ctx: dict[str, Any]) -> str:
-        header_ctx = {**ctx, "sources": ", ".join(f"spec/{s}" for s in sources)}
-        return self.env.get_template(template).render(**header_ctx)
+    def render(self, output: Output) -> str:
+        template = self.env.get_template(output.template)
+        return template.render(
+            header=self.views.header(output.sources), view=output.view(self.views)
+        )
 
     def _datamodel(
-        self, ctx: dict[str, Any], sources: tuple[str, ...], doc: str, **options: Any
+        self, sources: tuple[str, ...], names: list[str], doc: str, **options: Any
     ) -> str:
-        """One module of the models from datamodel-code-generator, with our header."""
-        bundle = self.resolver.bundle(list(self.spec.models), "rust")
-        header = self._render("_header.j2", sources, ctx).rstrip("\n")
+        """One module of models from datamodel-code-generator, with our header."""
+        bundle = self.resolver.bundle(names, "rust")
+        header = self.env.get_template("_header.j2").render(header=self.views.header(sources))
         code = generate(
             json.dumps(bundle, sort_keys=False),
             input_file_type=InputFileType.JsonSchema,
@@ -380,19 +190,19 @@ class Generator:
             target_python_version=PythonVersion.PY_311,
             use_standard_collections=True,
             use_union_operator=True,
-            enum_field_as_literal="all",
+            enum_field_as_literal=LiteralType.All,
             collapse_root_models=True,
-            custom_file_header=f'{header}\n"""{doc}"""',
+            custom_file_header=f'{header.rstrip()}\n"""{doc}"""',
             formatters=[],
             **options,
         )
         assert isinstance(code, str)
         return code
 
-    def _models(self, ctx: dict[str, Any]) -> str:
+    def _models(self) -> str:
         return self._datamodel(
-            ctx,
             ("models.yaml", "grammars.yaml"),
+            list(self.spec.models),
             "Models of the surface (models.yaml), generated by datamodel-code-generator.",
             output_model_type=DataModelType.PydanticV2BaseModel,
             use_annotated=True,
@@ -402,13 +212,13 @@ class Generator:
             use_field_description=True,
         )
 
-    def _records(self, ctx: dict[str, Any]) -> str:
-        """Plain slotted dataclasses of the same models: cheap to build on hot paths (parsing),
-        no validation (that is models.py's and validators.py's job)."""
+    def _records(self) -> str:
+        """Plain slotted dataclasses of the models parsers build on hot paths (no validation:
+        that is models.py's and validators.py's job)."""
         return self._datamodel(
-            ctx,
             ("models.yaml",),
-            "Plain records of the surface's models (no validation), for hot paths.",
+            list(RECORD_MODELS),
+            "Plain records of the models parsers build on hot paths (no validation).",
             output_model_type=DataModelType.DataclassesDataclass,
             dataclass_arguments={"slots": True},
         )
@@ -416,24 +226,24 @@ class Generator:
     def render_to(self, out: Path, format_code: bool = True) -> None:
         """Write the whole generated tree under `out` (which must be empty or absent).
         format_code=False skips the formatter (for throw-away renders: it changes no behaviour)."""
-        ctx = self.context()
         pkg = out / PACKAGE
         tests = out / "tests"
-        for rel, (template, sources) in PACKAGE_FILES.items():
-            path = pkg / rel
+        for output in PACKAGE_FILES:
+            path = pkg / output.path
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(self._render(template, sources, ctx), encoding="utf-8")
-        (pkg / "models.py").write_text(self._models(ctx), encoding="utf-8")
-        (pkg / "records.py").write_text(self._records(ctx), encoding="utf-8")
+            path.write_text(self.render(output), encoding="utf-8")
+        (pkg / "models.py").write_text(self._models(), encoding="utf-8")
+        (pkg / "records.py").write_text(self._records(), encoding="utf-8")
         (pkg / "py.typed").write_text("", encoding="utf-8")
         tests.mkdir(parents=True, exist_ok=True)
-        for rel, (template, sources) in TEST_FILES.items():
-            (tests / rel).write_text(self._render(template, sources, ctx), encoding="utf-8")
+        for output in TEST_FILES:
+            (tests / output.path).write_text(self.render(output), encoding="utf-8")
         if format_code:
             _format(out)
-        self._write_vectors(out, ctx)
+        _copy_support(pkg / SUPPORT_PACKAGE)  # formatted already: copied verbatim
+        self._write_vectors(out)
 
-    def _write_vectors(self, out: Path, ctx: dict[str, Any]) -> None:
+    def _write_vectors(self, out: Path) -> None:
         """The spec's expected answers, checked against the package just rendered: any
         disagreement fails generation (the code is judged by the spec, never the reverse)."""
         module = _import_fresh(out)
@@ -448,31 +258,29 @@ class Generator:
             doc = {
                 "$comment": "Generated from spec/vectors.yaml and spec/grammars.yaml; do not edit.",
                 "$schema": "./meta-schema.json",
-                "spec_version": ctx["spec_version"],
-                "spec_hash": ctx["spec_hash"],
+                "spec_version": self.spec.surface.spec_version,
+                "spec_hash": self.spec.spec_hash,
                 "cases": file_cases,
             }
-            (vdir / file).write_text(
-                json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
-            )
-        (vdir / "meta-schema.json").write_text(
-            json.dumps(meta_schema(self.spec), indent=1, ensure_ascii=False) + "\n",
-            encoding="utf-8",
-        )
-        (vdir / "schemas.json").write_text(
-            json.dumps(
-                {"models": ctx["model_schemas"], "meta_tool_inputs": ctx["input_schemas"]},
-                indent=1,
-                ensure_ascii=False,
-            )
-            + "\n",
-            encoding="utf-8",
+            _write_json(vdir / file, doc)
+        _write_json(vdir / "meta-schema.json", meta_schema(self.spec))
+        schemas = self.views.schemas()
+        _write_json(
+            vdir / "schemas.json",
+            {"models": schemas.model_schemas, "meta_tool_inputs": schemas.input_schemas},
         )
 
 
-def _class_body(chars: str) -> str:
-    """A regex character-class body matching exactly `chars` (escaped for Python's re)."""
-    return "".join("\\" + c if c in "\\]^-[" else c for c in chars)
+def _write_json(path: Path, doc: Any) -> None:
+    path.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def _copy_support(dest: Path) -> None:
+    """generator/support/*.py into the package, each with a line saying where it came from."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for source in sorted(SUPPORT.glob("*.py")):
+        note = f"# Copied from generator/support/{source.name} by `make generate`; do not edit.\n"
+        (dest / source.name).write_text(note + source.read_text(encoding="utf-8"), encoding="utf-8")
 
 
 def _format(out: Path) -> None:
@@ -483,17 +291,21 @@ def _format(out: Path) -> None:
 
 
 def _import_fresh(out: Path) -> Any:
-    """Import the just-rendered package's vectors module, shadowing any installed copy."""
-    for name in [m for m in sys.modules if m == PACKAGE or m.startswith(PACKAGE + ".")]:
-        del sys.modules[name]
+    """Import the just-rendered package's vectors module, shadowing any installed copy; the
+    modules imported before are back in place on return."""
+    ours = [m for m in sys.modules if m == PACKAGE or m.startswith(PACKAGE + ".")]
+    saved = {name: sys.modules.pop(name) for name in ours}
     sys.path.insert(0, str(out))
     try:
         importlib.invalidate_caches()
         module = importlib.import_module(f"{PACKAGE}.vectors")
-        assert Path(module.__file__).resolve().is_relative_to(out.resolve())
+        assert Path(str(module.__file__)).resolve().is_relative_to(out.resolve())
         return module
     finally:
         sys.path.remove(str(out))
+        for name in [m for m in sys.modules if m == PACKAGE or m.startswith(PACKAGE + ".")]:
+            del sys.modules[name]
+        sys.modules.update(saved)
 
 
 def replace_tree(src: Path, dest: Path) -> None:

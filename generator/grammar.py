@@ -4,6 +4,7 @@ captures) and the JSON-Schema pattern (portable, no captures)."""
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -34,7 +35,10 @@ class Analysis:
     min_len: int
     max_len: int | None  # None: unbounded
     captures: tuple[str, ...]
-    tree: Any  # JSON-serialisable node tree with refs inlined, for strategies
+    tree: Any  # JSON-serialisable node tree with refs inlined (support/trees.py)
+    syntax: str  # the nodes as one line of text, for error messages
+    alphabet: str | None  # every character the grammar can use; None with a negated class
+    constant: str | None  # the one string the grammar admits, when it admits only one
 
 
 class GrammarCompiler:
@@ -84,7 +88,8 @@ class GrammarCompiler:
     # ------------------------------------------------------------ lengths
 
     def bounds(self, nodes: tuple[Node, ...]) -> tuple[int, int | None]:
-        lo, hi = 0, 0
+        lo = 0
+        hi: int | None = 0
         for n in nodes:
             a, b = self._node_bounds(n)
             lo += a
@@ -208,6 +213,61 @@ class GrammarCompiler:
         assert isinstance(n, Alt)
         return ["alt", [self.tree(o) for o in n.options]]
 
+    # ------------------------------------------------------------ text forms
+
+    def syntax(self, nodes: tuple[Node, ...]) -> str:
+        parts = []
+        for n in nodes:
+            if isinstance(n, Lit):
+                parts.append(json.dumps(n.text, ensure_ascii=False))
+            elif isinstance(n, CharSet):
+                parts.append(f"[{n.body}]{self._quant(n.min, n.max)}")
+            elif isinstance(n, Ref):
+                parts.append(n.name)
+            elif isinstance(n, Opt):
+                parts.append(f"[ {self.syntax(n.nodes)} ]")
+            elif isinstance(n, Group):
+                parts.append(f"( {self.syntax(n.nodes)} )")
+            elif isinstance(n, Rep):
+                parts.append(f"( {self.syntax(n.nodes)} ){self._quant(n.min, n.max)}")
+            elif isinstance(n, Alt):
+                parts.append("( " + " | ".join(self.syntax(o) for o in n.options) + " )")
+        return " ".join(parts)
+
+    def class_bodies(self, nodes: tuple[Node, ...]) -> list[str]:
+        """Every character-class body in the nodes, references followed."""
+        out: list[str] = []
+        for n in nodes:
+            if isinstance(n, CharSet):
+                out.append(n.body)
+            elif isinstance(n, Ref):
+                out += self.class_bodies(self.grammars[n.name].nodes)
+            elif isinstance(n, (Opt, Rep, Group)):
+                out += self.class_bodies(n.nodes)
+            elif isinstance(n, Alt):
+                for o in n.options:
+                    out += self.class_bodies(o)
+        return out
+
+    def alphabet(self, nodes: tuple[Node, ...]) -> str | None:
+        # A negated class has no finite alphabet worth reporting against.
+        if any(body.startswith("^") for body in self.class_bodies(nodes)):
+            return None
+        chars: set[str] = set()
+
+        def walk(tree: list[Any]) -> None:
+            for n in tree:
+                if n[0] in ("lit", "set"):
+                    chars.update(n[1])
+                elif n[0] in ("seq", "rep"):
+                    walk(n[1])
+                elif n[0] == "alt":
+                    for o in n[1]:
+                        walk(o)
+
+        walk(self.tree(nodes))
+        return "".join(sorted(chars))
+
     # ------------------------------------------------------------ all at once
 
     def captures(self, nodes: tuple[Node, ...]) -> list[str]:
@@ -229,11 +289,33 @@ class GrammarCompiler:
     def analyse(self, g: Grammar) -> Analysis:
         lo, hi = self.bounds(g.nodes)
         plain = self.regex(g.nodes, captures=False)
+        tree = self.tree(g.nodes)
         return Analysis(
             regex=self.regex(g.nodes, captures=True),
             portable=f"^(?:{plain})(?![\\s\\S])",
             min_len=lo,
             max_len=hi,
             captures=tuple(self.captures(g.nodes)),
-            tree=self.tree(g.nodes),
+            tree=tree,
+            syntax=self.syntax(g.nodes),
+            alphabet=self.alphabet(g.nodes),
+            constant=_constant(tree),
         )
+
+
+def _constant(tree: list[Any]) -> str | None:
+    """The one string a tree admits, or None when it admits several."""
+    out: list[str] = []
+    for n in tree:
+        if n[0] == "lit":
+            out.append(n[1])
+        elif n[0] == "set" and len(n[1]) == 1 and n[2] == n[3]:
+            out.append(n[1] * n[2])
+        elif n[0] in ("seq", "rep") and (n[0] == "seq" or n[2] == n[3]):
+            inner = _constant(n[1])
+            if inner is None:
+                return None
+            out.append(inner if n[0] == "seq" else inner * n[2])
+        else:
+            return None
+    return "".join(out)

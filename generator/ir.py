@@ -16,6 +16,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .errors import SpecError, SpecErrors
+from .shapes import ObjectShape, object_shape
 
 # libyaml's safe loader when PyYAML was built with it (10x faster on the requirements file).
 _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -296,6 +297,10 @@ class OrderKey(Strict):
     key: Literal["score", "id"]
     order: Literal["asc", "desc"]
 
+    @property
+    def descending(self) -> bool:
+        return self.order == "desc"
+
 
 class Ordering(Strict):
     source: Source
@@ -337,6 +342,11 @@ class Annotations(Strict):
     destructiveHint: AnnotationRule  # noqa: N815
     costHint: AnnotationRule  # noqa: N815
     side_effects_default: bool
+
+    def hints(self) -> dict[str, AnnotationRule]:
+        """MCP hint name -> its rule, in spec order."""
+        fields = type(self).model_fields
+        return {n: r for n in fields if isinstance(r := getattr(self, n), AnnotationRule)}
 
 
 class Firewall(Strict):
@@ -574,6 +584,18 @@ class Spec:
     # Each file's YAML as loaded, for checks that address it by key path (seed facts).
     raw: dict[str, Any] = field(default_factory=dict)
 
+    def model_shape(self, name: str) -> ObjectShape:
+        """A model's schema, typed; a SpecError when the model is missing."""
+        if name not in self.models:
+            raise SpecError("models.yaml", "models", f"the generated code needs a model {name!r}")
+        schema = self.models[name].json_schema
+        return object_shape(schema, "models.yaml", f"models.{name}.schema")
+
+    def input_shape(self, tool: str) -> ObjectShape:
+        """A meta-tool's input schema, typed."""
+        schema = self.profiles.meta_tools[tool].input_schema
+        return object_shape(schema, "profiles.yaml", f"meta_tools.{tool}.input_schema")
+
 
 def _load_yaml(path: Path) -> Any:
     try:
@@ -701,6 +723,8 @@ def load_spec(root: Path) -> Spec:
     extensions = collect(lambda: _validate(Extensions, raw["extensions.yaml"], "extensions.yaml"))
     if errors:
         raise SpecErrors(errors)
+    # Each is None only after an error collected above.
+    assert name_mapping is not None and budgets is not None
 
     spec = Spec(
         root=root,
@@ -877,11 +901,13 @@ def resolve_references(spec: Spec) -> None:
         for c in t.errors:
             code("profiles.yaml", f"{where}.errors", c)
     for pname, p in spec.profiles.profiles.items():
-        for t in p.meta_tools:
-            if t not in spec.profiles.meta_tools:
+        for tool in p.meta_tools:
+            if tool not in spec.profiles.meta_tools:
                 errors.append(
                     SpecError(
-                        "profiles.yaml", f"profiles.{pname}.meta_tools", f"unknown meta-tool {t!r}"
+                        "profiles.yaml",
+                        f"profiles.{pname}.meta_tools",
+                        f"unknown meta-tool {tool!r}",
                     )
                 )
     for a in spec.profiles.stripped_entry.amendments:

@@ -39,20 +39,13 @@ class Mutation:
 
 
 def _set(path: str, value: Any) -> Edit:
-    def edit(data: dict[str, Any]) -> None:
-        *parents, last = _keys(path)
-        node = data
-        for key in parents:
-            node = node[key]
-        node[last] = value
-
-    return edit
+    return _apply(path, lambda _old: value)
 
 
 def _apply(path: str, fn: Callable[[Any], Any]) -> Edit:
     def edit(data: dict[str, Any]) -> None:
         *parents, last = _keys(path)
-        node = data
+        node: Any = data
         for key in parents:
             node = node[key]
         node[last] = fn(node[last])

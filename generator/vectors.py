@@ -12,34 +12,9 @@ from typing import Any
 from .errors import SpecError
 from .grammar import Analysis
 from .ir import Example, Spec
+from .support import trees
 
 GRAMMARS_FILE = "grammars.json"
-UNBOUNDED_EXTRA = 12
-
-
-def _build(nodes: list[Any], longest: bool) -> str:
-    """A deterministic instance: the shortest (first alternative, minimum counts) or the
-    longest (every count at its maximum), cycling through each class's characters."""
-    out: list[str] = []
-    for node in nodes:
-        kind = node[0]
-        if kind == "lit":
-            out.append(node[1])
-        elif kind == "set":
-            alphabet, lo, hi = node[1], node[2], node[3]
-            n = (lo + UNBOUNDED_EXTRA if hi is None else hi) if longest else lo
-            out.append("".join(alphabet[i % len(alphabet)] for i in range(n)))
-        elif kind == "seq":
-            out.append(_build(node[1], longest))
-        elif kind == "rep":
-            lo, hi = node[2], node[3]
-            n = (lo + 2 if hi is None else hi) if longest else lo
-            out.extend(_build(node[1], longest) for _ in range(n))
-        elif kind == "alt":
-            options = node[1]
-            built = [_build(o, longest) for o in options]
-            out.append(max(built, key=len) if longest else min(built, key=len))
-    return "".join(out)
 
 
 def _grammar_cases(spec: Spec, analyses: dict[str, Analysis]) -> list[dict[str, Any]]:
@@ -50,11 +25,11 @@ def _grammar_cases(spec: Spec, analyses: dict[str, Analysis]) -> list[dict[str, 
     for gname, g in spec.grammars.items():
         tree = analyses[gname].tree
         cap = g.spec.max_length
-        longest = _build(tree, True)
+        longest = trees.longest(tree)
         rows: list[tuple[str, str | Example, bool]] = [("valid", e, True) for e in g.spec.valid]
         rows += [("invalid", e, False) for e in g.spec.invalid]
         rows += [
-            ("shortest", _build(tree, False), True),
+            ("shortest", trees.shortest(tree), True),
             ("longest", longest, cap is None or len(longest) <= cap),
         ]
         seen: set[str] = set()

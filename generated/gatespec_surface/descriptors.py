@@ -5,22 +5,13 @@
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
 from typing import Any, Final
 
 from mcp.types import Tool
 
+from ._support.tables import Profile
 from .errors import ErrorCode
 from .schemas import META_TOOL_INPUT_SCHEMAS, MODEL_SCHEMAS
-
-
-@dataclass(frozen=True)
-class Profile:
-    name: str
-    summary: str
-    meta_tools: tuple[str, ...]
-    lists_upstream_tools: str  # none | stripped | namespaced
-
 
 PROFILES: Final[dict[str, Profile]] = {
     "gateway": Profile(

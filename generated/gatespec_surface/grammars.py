@@ -2,64 +2,24 @@
 # Do not edit: change spec/ and run `make generate`.
 """Every grammar of the surface (grammars.yaml), compiled once.
 
-For each grammar NAME: NAME_PATTERN (Python regex with named captures, for fullmatch),
-NAME_JSON_PATTERN (portable JSON-Schema pattern), NAME_MIN_LENGTH / NAME_MAX_LENGTH,
-`is_NAME(value)` and `match_NAME(value)`, which raises the grammar's GatewayError with a
-message naming what was wrong.
+For each grammar NAME: NAME (its GrammarInfo), NAME_PATTERN (Python regex with named captures,
+for fullmatch), NAME_JSON_PATTERN (portable JSON-Schema pattern), NAME_MIN_LENGTH /
+NAME_MAX_LENGTH, NAME_RE, `is_NAME(value)` and `match_NAME(value)`, which raises the grammar's
+GatewayError with a message naming what was wrong.
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
 from typing import Final
 
-from .errors import CatalogError, ErrorCode, GatewayError
-
-
-@dataclass(frozen=True)
-class GrammarInfo:
-    name: str
-    summary: str
-    syntax: str
-    pattern: str
-    json_pattern: str
-    min_length: int
-    max_length: int | None
-    error: ErrorCode
-    captures: tuple[str, ...]
-
-
-def _error(code: ErrorCode, message: str, value: str) -> GatewayError:
-    if code is ErrorCode.CATALOG_ERROR:
-        return CatalogError(message=message, path=value)
-    return GatewayError(code, message, value)
-
-
-def _explain(info: GrammarInfo, value: str, alphabet: str | None) -> str:
-    """Say what is wrong with a value the grammar rejects, as precisely as is cheap."""
-    shown = value if len(value) <= 80 else value[:77] + "..."
-    if value == "":
-        return f"{info.name} is empty; expected {info.syntax}"
-    if info.max_length is not None and len(value) > info.max_length:
-        return f"{info.name} {shown!r} is {len(value)} characters; the limit is {info.max_length}"
-    if len(value) < info.min_length:
-        return f"{info.name} {shown!r} is {len(value)} characters; the minimum is {info.min_length}"
-    if value[-1] in "\n\r":
-        return f"{info.name} {shown!r} ends with a line break"
-    if alphabet is not None:
-        for i, ch in enumerate(value):
-            if ch not in alphabet:
-                return f"{info.name} {shown!r} has {ch!r} at position {i}, which it never allows"
-    return f"{info.name} {shown!r} does not match {info.syntax}"
-
+from ._support.grammar import GrammarInfo, Matcher
+from .errors import ErrorCode, GatewayError
 
 # ---- namespace: Namespace part of a tool_id; also the root segment of a browse path.
 NAMESPACE_PATTERN: Final = "[a-z][a-z0-9_-]{0,63}"
 NAMESPACE_JSON_PATTERN: Final = "^(?:[a-z][a-z0-9_-]{0,63})(?![\\s\\S])"
 NAMESPACE_MIN_LENGTH: Final = 1
 NAMESPACE_MAX_LENGTH: Final = 64
-NAMESPACE_RE: Final = re.compile(NAMESPACE_PATTERN)
 NAMESPACE: Final = GrammarInfo(
     name="namespace",
     summary="Namespace part of a tool_id; also the root segment of a browse path.",
@@ -70,39 +30,17 @@ NAMESPACE: Final = GrammarInfo(
     max_length=NAMESPACE_MAX_LENGTH,
     error=ErrorCode.CATALOG_ERROR,
     captures=(),
+    alphabet="-0123456789_abcdefghijklmnopqrstuvwxyz",
 )
-_NAMESPACE_ALPHABET: Final[str | None] = "-0123456789_abcdefghijklmnopqrstuvwxyz"
-
-
-def is_namespace(value: object) -> bool:
-    """True when `value` is a string that namespace matches in full (within its length cap)."""
-    return isinstance(value, str) and len(value) <= 64 and NAMESPACE_RE.fullmatch(value) is not None
-
-
-def match_namespace(value: object) -> dict[str, str | None]:
-    """The named captures of a full match; raises CATALOG_ERROR naming what was wrong."""
-    if not isinstance(value, str):
-        raise _error(
-            ErrorCode.CATALOG_ERROR,
-            f"namespace must be a string, not {type(value).__name__}",
-            repr(value)[:80],
-        )
-    if len(value) > 64:
-        raise _error(ErrorCode.CATALOG_ERROR, _explain(NAMESPACE, value, None), value)
-    m = NAMESPACE_RE.fullmatch(value)
-    if m is None:
-        raise _error(
-            ErrorCode.CATALOG_ERROR, _explain(NAMESPACE, value, _NAMESPACE_ALPHABET), value
-        )
-    return m.groupdict()
-
+NAMESPACE_RE: Final = NAMESPACE.regex
+is_namespace: Final = NAMESPACE.accepts
+match_namespace: Final[Matcher] = NAMESPACE.matcher(GatewayError.of)
 
 # ---- name: Name part of a tool_id (the upstream tool name, verbatim).
 NAME_PATTERN: Final = "[A-Za-z_][A-Za-z0-9_.-]{0,127}"
 NAME_JSON_PATTERN: Final = "^(?:[A-Za-z_][A-Za-z0-9_.-]{0,127})(?![\\s\\S])"
 NAME_MIN_LENGTH: Final = 1
 NAME_MAX_LENGTH: Final = 128
-NAME_RE: Final = re.compile(NAME_PATTERN)
 NAME: Final = GrammarInfo(
     name="name",
     summary="Name part of a tool_id (the upstream tool name, verbatim).",
@@ -113,39 +51,17 @@ NAME: Final = GrammarInfo(
     max_length=NAME_MAX_LENGTH,
     error=ErrorCode.CATALOG_ERROR,
     captures=(),
+    alphabet="-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz",
 )
-_NAME_ALPHABET: Final[str | None] = (
-    "-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz"
-)
-
-
-def is_name(value: object) -> bool:
-    """True when `value` is a string that name matches in full (within its length cap)."""
-    return isinstance(value, str) and len(value) <= 128 and NAME_RE.fullmatch(value) is not None
-
-
-def match_name(value: object) -> dict[str, str | None]:
-    """The named captures of a full match; raises CATALOG_ERROR naming what was wrong."""
-    if not isinstance(value, str):
-        raise _error(
-            ErrorCode.CATALOG_ERROR,
-            f"name must be a string, not {type(value).__name__}",
-            repr(value)[:80],
-        )
-    if len(value) > 128:
-        raise _error(ErrorCode.CATALOG_ERROR, _explain(NAME, value, None), value)
-    m = NAME_RE.fullmatch(value)
-    if m is None:
-        raise _error(ErrorCode.CATALOG_ERROR, _explain(NAME, value, _NAME_ALPHABET), value)
-    return m.groupdict()
-
+NAME_RE: Final = NAME.regex
+is_name: Final = NAME.accepts
+match_name: Final[Matcher] = NAME.matcher(GatewayError.of)
 
 # ---- version: Optional upstream-declared version of a tool.
 VERSION_PATTERN: Final = "[A-Za-z0-9._-]{1,32}"
 VERSION_JSON_PATTERN: Final = "^(?:[A-Za-z0-9._-]{1,32})(?![\\s\\S])"
 VERSION_MIN_LENGTH: Final = 1
 VERSION_MAX_LENGTH: Final = 32
-VERSION_RE: Final = re.compile(VERSION_PATTERN)
 VERSION: Final = GrammarInfo(
     name="version",
     summary="Optional upstream-declared version of a tool.",
@@ -156,39 +72,17 @@ VERSION: Final = GrammarInfo(
     max_length=VERSION_MAX_LENGTH,
     error=ErrorCode.CATALOG_ERROR,
     captures=(),
+    alphabet="-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz",
 )
-_VERSION_ALPHABET: Final[str | None] = (
-    "-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz"
-)
-
-
-def is_version(value: object) -> bool:
-    """True when `value` is a string that version matches in full (within its length cap)."""
-    return isinstance(value, str) and len(value) <= 32 and VERSION_RE.fullmatch(value) is not None
-
-
-def match_version(value: object) -> dict[str, str | None]:
-    """The named captures of a full match; raises CATALOG_ERROR naming what was wrong."""
-    if not isinstance(value, str):
-        raise _error(
-            ErrorCode.CATALOG_ERROR,
-            f"version must be a string, not {type(value).__name__}",
-            repr(value)[:80],
-        )
-    if len(value) > 32:
-        raise _error(ErrorCode.CATALOG_ERROR, _explain(VERSION, value, None), value)
-    m = VERSION_RE.fullmatch(value)
-    if m is None:
-        raise _error(ErrorCode.CATALOG_ERROR, _explain(VERSION, value, _VERSION_ALPHABET), value)
-    return m.groupdict()
-
+VERSION_RE: Final = VERSION.regex
+is_version: Final = VERSION.accepts
+match_version: Final[Matcher] = VERSION.matcher(GatewayError.of)
 
 # ---- hash8: First 8 lowercase hex digits of the sha256 of the upstream name and schema shape
 HASH8_PATTERN: Final = "[0-9a-f]{8}"
 HASH8_JSON_PATTERN: Final = "^(?:[0-9a-f]{8})(?![\\s\\S])"
 HASH8_MIN_LENGTH: Final = 8
 HASH8_MAX_LENGTH: Final = 8
-HASH8_RE: Final = re.compile(HASH8_PATTERN)
 HASH8: Final = GrammarInfo(
     name="hash8",
     summary="First 8 lowercase hex digits of the sha256 of the upstream name and schema shape (§1.3).",
@@ -199,37 +93,17 @@ HASH8: Final = GrammarInfo(
     max_length=HASH8_MAX_LENGTH,
     error=ErrorCode.CATALOG_ERROR,
     captures=(),
+    alphabet="0123456789abcdef",
 )
-_HASH8_ALPHABET: Final[str | None] = "0123456789abcdef"
-
-
-def is_hash8(value: object) -> bool:
-    """True when `value` is a string that hash8 matches in full (within its length cap)."""
-    return isinstance(value, str) and len(value) <= 8 and HASH8_RE.fullmatch(value) is not None
-
-
-def match_hash8(value: object) -> dict[str, str | None]:
-    """The named captures of a full match; raises CATALOG_ERROR naming what was wrong."""
-    if not isinstance(value, str):
-        raise _error(
-            ErrorCode.CATALOG_ERROR,
-            f"hash8 must be a string, not {type(value).__name__}",
-            repr(value)[:80],
-        )
-    if len(value) > 8:
-        raise _error(ErrorCode.CATALOG_ERROR, _explain(HASH8, value, None), value)
-    m = HASH8_RE.fullmatch(value)
-    if m is None:
-        raise _error(ErrorCode.CATALOG_ERROR, _explain(HASH8, value, _HASH8_ALPHABET), value)
-    return m.groupdict()
-
+HASH8_RE: Final = HASH8.regex
+is_hash8: Final = HASH8.accepts
+match_hash8: Final[Matcher] = HASH8.matcher(GatewayError.of)
 
 # ---- tool_id: Stable identifier of a catalog tool; the sole correlation key of browse, hydrate
 TOOL_ID_PATTERN: Final = "(?P<namespace>[a-z][a-z0-9_-]{0,63}):(?P<name>[A-Za-z_][A-Za-z0-9_.-]{0,127})(?:@(?P<version>[A-Za-z0-9._-]{1,32}))?(?:#(?P<hash8>[0-9a-f]{8}))?"
 TOOL_ID_JSON_PATTERN: Final = "^(?:(?:[a-z][a-z0-9_-]{0,63}):(?:[A-Za-z_][A-Za-z0-9_.-]{0,127})(?:@(?:[A-Za-z0-9._-]{1,32}))?(?:#(?:[0-9a-f]{8}))?)(?![\\s\\S])"
 TOOL_ID_MIN_LENGTH: Final = 3
 TOOL_ID_MAX_LENGTH: Final = 235
-TOOL_ID_RE: Final = re.compile(TOOL_ID_PATTERN)
 TOOL_ID: Final = GrammarInfo(
     name="tool_id",
     summary="Stable identifier of a catalog tool; the sole correlation key of browse, hydrate and execute.",
@@ -240,39 +114,17 @@ TOOL_ID: Final = GrammarInfo(
     max_length=TOOL_ID_MAX_LENGTH,
     error=ErrorCode.CATALOG_ERROR,
     captures=("namespace", "name", "version", "hash8"),
+    alphabet="#-.0123456789:@ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz",
 )
-_TOOL_ID_ALPHABET: Final[str | None] = (
-    "#-.0123456789:@ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz"
-)
-
-
-def is_tool_id(value: object) -> bool:
-    """True when `value` is a string that tool_id matches in full (within its length cap)."""
-    return isinstance(value, str) and len(value) <= 235 and TOOL_ID_RE.fullmatch(value) is not None
-
-
-def match_tool_id(value: object) -> dict[str, str | None]:
-    """The named captures of a full match; raises CATALOG_ERROR naming what was wrong."""
-    if not isinstance(value, str):
-        raise _error(
-            ErrorCode.CATALOG_ERROR,
-            f"tool_id must be a string, not {type(value).__name__}",
-            repr(value)[:80],
-        )
-    if len(value) > 235:
-        raise _error(ErrorCode.CATALOG_ERROR, _explain(TOOL_ID, value, None), value)
-    m = TOOL_ID_RE.fullmatch(value)
-    if m is None:
-        raise _error(ErrorCode.CATALOG_ERROR, _explain(TOOL_ID, value, _TOOL_ID_ALPHABET), value)
-    return m.groupdict()
-
+TOOL_ID_RE: Final = TOOL_ID.regex
+is_tool_id: Final = TOOL_ID.accepts
+match_tool_id: Final[Matcher] = TOOL_ID.matcher(GatewayError.of)
 
 # ---- server_key: An upstream's identity inside the gateway: its config key, normalised (lower cas
 SERVER_KEY_PATTERN: Final = "[a-z][a-z0-9-]{0,31}"
 SERVER_KEY_JSON_PATTERN: Final = "^(?:[a-z][a-z0-9-]{0,31})(?![\\s\\S])"
 SERVER_KEY_MIN_LENGTH: Final = 1
 SERVER_KEY_MAX_LENGTH: Final = 32
-SERVER_KEY_RE: Final = re.compile(SERVER_KEY_PATTERN)
 SERVER_KEY: Final = GrammarInfo(
     name="server_key",
     summary='An upstream\'s identity inside the gateway: its config key, normalised (lower case, runs of characters outside [a-z0-9] become one "-"). It is the namespace of every tool of that upstream, the root segment of its browse path and the server part of aggregate names.',
@@ -283,41 +135,17 @@ SERVER_KEY: Final = GrammarInfo(
     max_length=SERVER_KEY_MAX_LENGTH,
     error=ErrorCode.UNKNOWN_SERVER,
     captures=(),
+    alphabet="-0123456789abcdefghijklmnopqrstuvwxyz",
 )
-_SERVER_KEY_ALPHABET: Final[str | None] = "-0123456789abcdefghijklmnopqrstuvwxyz"
-
-
-def is_server_key(value: object) -> bool:
-    """True when `value` is a string that server_key matches in full (within its length cap)."""
-    return (
-        isinstance(value, str) and len(value) <= 32 and SERVER_KEY_RE.fullmatch(value) is not None
-    )
-
-
-def match_server_key(value: object) -> dict[str, str | None]:
-    """The named captures of a full match; raises UNKNOWN_SERVER naming what was wrong."""
-    if not isinstance(value, str):
-        raise _error(
-            ErrorCode.UNKNOWN_SERVER,
-            f"server_key must be a string, not {type(value).__name__}",
-            repr(value)[:80],
-        )
-    if len(value) > 32:
-        raise _error(ErrorCode.UNKNOWN_SERVER, _explain(SERVER_KEY, value, None), value)
-    m = SERVER_KEY_RE.fullmatch(value)
-    if m is None:
-        raise _error(
-            ErrorCode.UNKNOWN_SERVER, _explain(SERVER_KEY, value, _SERVER_KEY_ALPHABET), value
-        )
-    return m.groupdict()
-
+SERVER_KEY_RE: Final = SERVER_KEY.regex
+is_server_key: Final = SERVER_KEY.accepts
+match_server_key: Final[Matcher] = SERVER_KEY.matcher(GatewayError.of)
 
 # ---- path_segment: A segment below the root of a browse path (cluster or tool leaf).
 PATH_SEGMENT_PATTERN: Final = "[a-z0-9][a-z0-9_-]{0,63}"
 PATH_SEGMENT_JSON_PATTERN: Final = "^(?:[a-z0-9][a-z0-9_-]{0,63})(?![\\s\\S])"
 PATH_SEGMENT_MIN_LENGTH: Final = 1
 PATH_SEGMENT_MAX_LENGTH: Final = 64
-PATH_SEGMENT_RE: Final = re.compile(PATH_SEGMENT_PATTERN)
 PATH_SEGMENT: Final = GrammarInfo(
     name="path_segment",
     summary="A segment below the root of a browse path (cluster or tool leaf).",
@@ -328,41 +156,17 @@ PATH_SEGMENT: Final = GrammarInfo(
     max_length=PATH_SEGMENT_MAX_LENGTH,
     error=ErrorCode.PATH_INVALID,
     captures=(),
+    alphabet="-0123456789_abcdefghijklmnopqrstuvwxyz",
 )
-_PATH_SEGMENT_ALPHABET: Final[str | None] = "-0123456789_abcdefghijklmnopqrstuvwxyz"
-
-
-def is_path_segment(value: object) -> bool:
-    """True when `value` is a string that path_segment matches in full (within its length cap)."""
-    return (
-        isinstance(value, str) and len(value) <= 64 and PATH_SEGMENT_RE.fullmatch(value) is not None
-    )
-
-
-def match_path_segment(value: object) -> dict[str, str | None]:
-    """The named captures of a full match; raises PATH_INVALID naming what was wrong."""
-    if not isinstance(value, str):
-        raise _error(
-            ErrorCode.PATH_INVALID,
-            f"path_segment must be a string, not {type(value).__name__}",
-            repr(value)[:80],
-        )
-    if len(value) > 64:
-        raise _error(ErrorCode.PATH_INVALID, _explain(PATH_SEGMENT, value, None), value)
-    m = PATH_SEGMENT_RE.fullmatch(value)
-    if m is None:
-        raise _error(
-            ErrorCode.PATH_INVALID, _explain(PATH_SEGMENT, value, _PATH_SEGMENT_ALPHABET), value
-        )
-    return m.groupdict()
-
+PATH_SEGMENT_RE: Final = PATH_SEGMENT.regex
+is_path_segment: Final = PATH_SEGMENT.accepts
+match_path_segment: Final[Matcher] = PATH_SEGMENT.matcher(GatewayError.of)
 
 # ---- path: Hierarchical path through the browse tree. "/" lists namespaces; the root segmen
 PATH_PATTERN: Final = "\\/(?:(?:(?P<root>[a-z][a-z0-9_-]{0,63})(?:\\/(?:[a-z0-9][a-z0-9_-]{0,63})){0,6}(?:\\/\\*)?|\\*))?"
 PATH_JSON_PATTERN: Final = "^(?:\\/(?:(?:(?:[a-z][a-z0-9_-]{0,63})(?:\\/(?:[a-z0-9][a-z0-9_-]{0,63})){0,6}(?:\\/\\*)?|\\*))?)(?![\\s\\S])"
 PATH_MIN_LENGTH: Final = 1
 PATH_MAX_LENGTH: Final = 256
-PATH_RE: Final = re.compile(PATH_PATTERN)
 PATH: Final = GrammarInfo(
     name="path",
     summary='Hierarchical path through the browse tree. "/" lists namespaces; the root segment is a namespace; "*" (all children) may stand only as the last segment.',
@@ -373,37 +177,17 @@ PATH: Final = GrammarInfo(
     max_length=PATH_MAX_LENGTH,
     error=ErrorCode.PATH_INVALID,
     captures=("root",),
+    alphabet="*-/0123456789_abcdefghijklmnopqrstuvwxyz",
 )
-_PATH_ALPHABET: Final[str | None] = "*-/0123456789_abcdefghijklmnopqrstuvwxyz"
-
-
-def is_path(value: object) -> bool:
-    """True when `value` is a string that path matches in full (within its length cap)."""
-    return isinstance(value, str) and len(value) <= 256 and PATH_RE.fullmatch(value) is not None
-
-
-def match_path(value: object) -> dict[str, str | None]:
-    """The named captures of a full match; raises PATH_INVALID naming what was wrong."""
-    if not isinstance(value, str):
-        raise _error(
-            ErrorCode.PATH_INVALID,
-            f"path must be a string, not {type(value).__name__}",
-            repr(value)[:80],
-        )
-    if len(value) > 256:
-        raise _error(ErrorCode.PATH_INVALID, _explain(PATH, value, None), value)
-    m = PATH_RE.fullmatch(value)
-    if m is None:
-        raise _error(ErrorCode.PATH_INVALID, _explain(PATH, value, _PATH_ALPHABET), value)
-    return m.groupdict()
-
+PATH_RE: Final = PATH.regex
+is_path: Final = PATH.accepts
+match_path: Final[Matcher] = PATH.matcher(GatewayError.of)
 
 # ---- wire_name: A name that may appear in tools/list: the strict MCP client rule (SEP-986's char
 WIRE_NAME_PATTERN: Final = "[A-Za-z0-9_-]{1,64}"
 WIRE_NAME_JSON_PATTERN: Final = "^(?:[A-Za-z0-9_-]{1,64})(?![\\s\\S])"
 WIRE_NAME_MIN_LENGTH: Final = 1
 WIRE_NAME_MAX_LENGTH: Final = 64
-WIRE_NAME_RE: Final = re.compile(WIRE_NAME_PATTERN)
 WIRE_NAME: Final = GrammarInfo(
     name="wire_name",
     summary='A name that may appear in tools/list: the strict MCP client rule (SEP-986\'s character set without ".", at most 64 characters). Tool ids reach the wire through the reversible escaping in profiles.yaml (wire_encoding).',
@@ -414,32 +198,11 @@ WIRE_NAME: Final = GrammarInfo(
     max_length=WIRE_NAME_MAX_LENGTH,
     error=ErrorCode.NAME_INVALID,
     captures=(),
+    alphabet="-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz",
 )
-_WIRE_NAME_ALPHABET: Final[str | None] = (
-    "-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz"
-)
-
-
-def is_wire_name(value: object) -> bool:
-    """True when `value` is a string that wire_name matches in full (within its length cap)."""
-    return isinstance(value, str) and len(value) <= 64 and WIRE_NAME_RE.fullmatch(value) is not None
-
-
-def match_wire_name(value: object) -> dict[str, str | None]:
-    """The named captures of a full match; raises NAME_INVALID naming what was wrong."""
-    if not isinstance(value, str):
-        raise _error(
-            ErrorCode.NAME_INVALID,
-            f"wire_name must be a string, not {type(value).__name__}",
-            repr(value)[:80],
-        )
-    if len(value) > 64:
-        raise _error(ErrorCode.NAME_INVALID, _explain(WIRE_NAME, value, None), value)
-    m = WIRE_NAME_RE.fullmatch(value)
-    if m is None:
-        raise _error(ErrorCode.NAME_INVALID, _explain(WIRE_NAME, value, _WIRE_NAME_ALPHABET), value)
-    return m.groupdict()
-
+WIRE_NAME_RE: Final = WIRE_NAME.regex
+is_wire_name: Final = WIRE_NAME.accepts
+match_wire_name: Final[Matcher] = WIRE_NAME.matcher(GatewayError.of)
 
 # ---- aggregate_name: Aggregate-profile boundary name server__tool: exactly one "__", required even wi
 AGGREGATE_NAME_PATTERN: Final = (
@@ -450,7 +213,6 @@ AGGREGATE_NAME_JSON_PATTERN: Final = (
 )
 AGGREGATE_NAME_MIN_LENGTH: Final = 4
 AGGREGATE_NAME_MAX_LENGTH: Final = 64
-AGGREGATE_NAME_RE: Final = re.compile(AGGREGATE_NAME_PATTERN)
 AGGREGATE_NAME: Final = GrammarInfo(
     name="aggregate_name",
     summary='Aggregate-profile boundary name server__tool: exactly one "__", required even with a single upstream; the tool part is the upstream name, which must hold no "__" itself.',
@@ -461,38 +223,11 @@ AGGREGATE_NAME: Final = GrammarInfo(
     max_length=AGGREGATE_NAME_MAX_LENGTH,
     error=ErrorCode.NAME_INVALID,
     captures=("server", "tool"),
+    alphabet="-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz",
 )
-_AGGREGATE_NAME_ALPHABET: Final[str | None] = (
-    "-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz"
-)
-
-
-def is_aggregate_name(value: object) -> bool:
-    """True when `value` is a string that aggregate_name matches in full (within its length cap)."""
-    return (
-        isinstance(value, str)
-        and len(value) <= 64
-        and AGGREGATE_NAME_RE.fullmatch(value) is not None
-    )
-
-
-def match_aggregate_name(value: object) -> dict[str, str | None]:
-    """The named captures of a full match; raises NAME_INVALID naming what was wrong."""
-    if not isinstance(value, str):
-        raise _error(
-            ErrorCode.NAME_INVALID,
-            f"aggregate_name must be a string, not {type(value).__name__}",
-            repr(value)[:80],
-        )
-    if len(value) > 64:
-        raise _error(ErrorCode.NAME_INVALID, _explain(AGGREGATE_NAME, value, None), value)
-    m = AGGREGATE_NAME_RE.fullmatch(value)
-    if m is None:
-        raise _error(
-            ErrorCode.NAME_INVALID, _explain(AGGREGATE_NAME, value, _AGGREGATE_NAME_ALPHABET), value
-        )
-    return m.groupdict()
-
+AGGREGATE_NAME_RE: Final = AGGREGATE_NAME.regex
+is_aggregate_name: Final = AGGREGATE_NAME.accepts
+match_aggregate_name: Final[Matcher] = AGGREGATE_NAME.matcher(GatewayError.of)
 
 # ---- search_operation: Search-profile operation name "/namespace/name", as in seed 003's "/fs/readFile"
 SEARCH_OPERATION_PATTERN: Final = (
@@ -503,7 +238,6 @@ SEARCH_OPERATION_JSON_PATTERN: Final = (
 )
 SEARCH_OPERATION_MIN_LENGTH: Final = 4
 SEARCH_OPERATION_MAX_LENGTH: Final = 194
-SEARCH_OPERATION_RE: Final = re.compile(SEARCH_OPERATION_PATTERN)
 SEARCH_OPERATION: Final = GrammarInfo(
     name="search_operation",
     summary='Search-profile operation name "/namespace/name", as in seed 003\'s "/fs/readFile".',
@@ -514,47 +248,17 @@ SEARCH_OPERATION: Final = GrammarInfo(
     max_length=SEARCH_OPERATION_MAX_LENGTH,
     error=ErrorCode.TOOL_NOT_FOUND,
     captures=("namespace", "name"),
+    alphabet="-./0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz",
 )
-_SEARCH_OPERATION_ALPHABET: Final[str | None] = (
-    "-./0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz"
-)
-
-
-def is_search_operation(value: object) -> bool:
-    """True when `value` is a string that search_operation matches in full (within its length cap)."""
-    return (
-        isinstance(value, str)
-        and len(value) <= 194
-        and SEARCH_OPERATION_RE.fullmatch(value) is not None
-    )
-
-
-def match_search_operation(value: object) -> dict[str, str | None]:
-    """The named captures of a full match; raises TOOL_NOT_FOUND naming what was wrong."""
-    if not isinstance(value, str):
-        raise _error(
-            ErrorCode.TOOL_NOT_FOUND,
-            f"search_operation must be a string, not {type(value).__name__}",
-            repr(value)[:80],
-        )
-    if len(value) > 194:
-        raise _error(ErrorCode.TOOL_NOT_FOUND, _explain(SEARCH_OPERATION, value, None), value)
-    m = SEARCH_OPERATION_RE.fullmatch(value)
-    if m is None:
-        raise _error(
-            ErrorCode.TOOL_NOT_FOUND,
-            _explain(SEARCH_OPERATION, value, _SEARCH_OPERATION_ALPHABET),
-            value,
-        )
-    return m.groupdict()
-
+SEARCH_OPERATION_RE: Final = SEARCH_OPERATION.regex
+is_search_operation: Final = SEARCH_OPERATION.accepts
+match_search_operation: Final[Matcher] = SEARCH_OPERATION.matcher(GatewayError.of)
 
 # ---- artifact_handle: Handle of a stored artifact produced by tool_execute, addressed by tool_view.
 ARTIFACT_HANDLE_PATTERN: Final = "art_[0-9a-f]{16}"
 ARTIFACT_HANDLE_JSON_PATTERN: Final = "^(?:art_[0-9a-f]{16})(?![\\s\\S])"
 ARTIFACT_HANDLE_MIN_LENGTH: Final = 20
 ARTIFACT_HANDLE_MAX_LENGTH: Final = 20
-ARTIFACT_HANDLE_RE: Final = re.compile(ARTIFACT_HANDLE_PATTERN)
 ARTIFACT_HANDLE: Final = GrammarInfo(
     name="artifact_handle",
     summary="Handle of a stored artifact produced by tool_execute, addressed by tool_view.",
@@ -565,45 +269,17 @@ ARTIFACT_HANDLE: Final = GrammarInfo(
     max_length=ARTIFACT_HANDLE_MAX_LENGTH,
     error=ErrorCode.VIEW_FAILED,
     captures=(),
+    alphabet="0123456789_abcdefrt",
 )
-_ARTIFACT_HANDLE_ALPHABET: Final[str | None] = "0123456789_abcdefrt"
-
-
-def is_artifact_handle(value: object) -> bool:
-    """True when `value` is a string that artifact_handle matches in full (within its length cap)."""
-    return (
-        isinstance(value, str)
-        and len(value) <= 20
-        and ARTIFACT_HANDLE_RE.fullmatch(value) is not None
-    )
-
-
-def match_artifact_handle(value: object) -> dict[str, str | None]:
-    """The named captures of a full match; raises VIEW_FAILED naming what was wrong."""
-    if not isinstance(value, str):
-        raise _error(
-            ErrorCode.VIEW_FAILED,
-            f"artifact_handle must be a string, not {type(value).__name__}",
-            repr(value)[:80],
-        )
-    if len(value) > 20:
-        raise _error(ErrorCode.VIEW_FAILED, _explain(ARTIFACT_HANDLE, value, None), value)
-    m = ARTIFACT_HANDLE_RE.fullmatch(value)
-    if m is None:
-        raise _error(
-            ErrorCode.VIEW_FAILED,
-            _explain(ARTIFACT_HANDLE, value, _ARTIFACT_HANDLE_ALPHABET),
-            value,
-        )
-    return m.groupdict()
-
+ARTIFACT_HANDLE_RE: Final = ARTIFACT_HANDLE.regex
+is_artifact_handle: Final = ARTIFACT_HANDLE.accepts
+match_artifact_handle: Final[Matcher] = ARTIFACT_HANDLE.matcher(GatewayError.of)
 
 # ---- view_selector: Which slice of an artifact tool_view returns: "all"; "lines:A-B" (1-based, inclu
 VIEW_SELECTOR_PATTERN: Final = "(?:all|lines:(?P<line_start>[0-9]{1,9})(?:-(?P<line_end>[0-9]{0,9}))?|bytes:(?P<byte_start>[0-9]{1,9})(?:-(?P<byte_end>[0-9]{0,9}))?|json:(?P<pointer>(?:\\/(?:(?:[^/~\\x00-\\x1f]|~[01]))*)*))"
 VIEW_SELECTOR_JSON_PATTERN: Final = "^(?:(?:all|lines:[0-9]{1,9}(?:-[0-9]{0,9})?|bytes:[0-9]{1,9}(?:-[0-9]{0,9})?|json:(?:(?:\\/(?:(?:[^/~\\x00-\\x1f]|~[01]))*)*)))(?![\\s\\S])"
 VIEW_SELECTOR_MIN_LENGTH: Final = 3
 VIEW_SELECTOR_MAX_LENGTH: Final = 512
-VIEW_SELECTOR_RE: Final = re.compile(VIEW_SELECTOR_PATTERN)
 VIEW_SELECTOR: Final = GrammarInfo(
     name="view_selector",
     summary='Which slice of an artifact tool_view returns: "all"; "lines:A-B" (1-based, inclusive; "lines:A" one line, "lines:A-" to the end); "bytes:A-B" (0-based, inclusive, as HTTP ranges); "json:" followed by an RFC 6901 JSON pointer ("json:" alone is the whole document).',
@@ -614,43 +290,17 @@ VIEW_SELECTOR: Final = GrammarInfo(
     max_length=VIEW_SELECTOR_MAX_LENGTH,
     error=ErrorCode.ARGS_INVALID,
     captures=("line_start", "line_end", "byte_start", "byte_end", "pointer"),
+    alphabet=None,
 )
-_VIEW_SELECTOR_ALPHABET: Final[str | None] = None
-
-
-def is_view_selector(value: object) -> bool:
-    """True when `value` is a string that view_selector matches in full (within its length cap)."""
-    return (
-        isinstance(value, str)
-        and len(value) <= 512
-        and VIEW_SELECTOR_RE.fullmatch(value) is not None
-    )
-
-
-def match_view_selector(value: object) -> dict[str, str | None]:
-    """The named captures of a full match; raises ARGS_INVALID naming what was wrong."""
-    if not isinstance(value, str):
-        raise _error(
-            ErrorCode.ARGS_INVALID,
-            f"view_selector must be a string, not {type(value).__name__}",
-            repr(value)[:80],
-        )
-    if len(value) > 512:
-        raise _error(ErrorCode.ARGS_INVALID, _explain(VIEW_SELECTOR, value, None), value)
-    m = VIEW_SELECTOR_RE.fullmatch(value)
-    if m is None:
-        raise _error(
-            ErrorCode.ARGS_INVALID, _explain(VIEW_SELECTOR, value, _VIEW_SELECTOR_ALPHABET), value
-        )
-    return m.groupdict()
-
+VIEW_SELECTOR_RE: Final = VIEW_SELECTOR.regex
+is_view_selector: Final = VIEW_SELECTOR.accepts
+match_view_selector: Final[Matcher] = VIEW_SELECTOR.matcher(GatewayError.of)
 
 # ---- tag: A ChoiceCard tag (lower case; sorted and de-duplicated on the card).
 TAG_PATTERN: Final = "[a-z0-9][a-z0-9_-]{0,23}"
 TAG_JSON_PATTERN: Final = "^(?:[a-z0-9][a-z0-9_-]{0,23})(?![\\s\\S])"
 TAG_MIN_LENGTH: Final = 1
 TAG_MAX_LENGTH: Final = 24
-TAG_RE: Final = re.compile(TAG_PATTERN)
 TAG: Final = GrammarInfo(
     name="tag",
     summary="A ChoiceCard tag (lower case; sorted and de-duplicated on the card).",
@@ -661,37 +311,17 @@ TAG: Final = GrammarInfo(
     max_length=TAG_MAX_LENGTH,
     error=ErrorCode.CATALOG_ERROR,
     captures=(),
+    alphabet="-0123456789_abcdefghijklmnopqrstuvwxyz",
 )
-_TAG_ALPHABET: Final[str | None] = "-0123456789_abcdefghijklmnopqrstuvwxyz"
-
-
-def is_tag(value: object) -> bool:
-    """True when `value` is a string that tag matches in full (within its length cap)."""
-    return isinstance(value, str) and len(value) <= 24 and TAG_RE.fullmatch(value) is not None
-
-
-def match_tag(value: object) -> dict[str, str | None]:
-    """The named captures of a full match; raises CATALOG_ERROR naming what was wrong."""
-    if not isinstance(value, str):
-        raise _error(
-            ErrorCode.CATALOG_ERROR,
-            f"tag must be a string, not {type(value).__name__}",
-            repr(value)[:80],
-        )
-    if len(value) > 24:
-        raise _error(ErrorCode.CATALOG_ERROR, _explain(TAG, value, None), value)
-    m = TAG_RE.fullmatch(value)
-    if m is None:
-        raise _error(ErrorCode.CATALOG_ERROR, _explain(TAG, value, _TAG_ALPHABET), value)
-    return m.groupdict()
-
+TAG_RE: Final = TAG.regex
+is_tag: Final = TAG.accepts
+match_tag: Final[Matcher] = TAG.matcher(GatewayError.of)
 
 # ---- cache_marker_id: Id of the internal card marking the cache breakpoint in a cache-stable browse (§
 CACHE_MARKER_ID_PATTERN: Final = "__cache_breakpoint__"
 CACHE_MARKER_ID_JSON_PATTERN: Final = "^(?:__cache_breakpoint__)(?![\\s\\S])"
 CACHE_MARKER_ID_MIN_LENGTH: Final = 20
 CACHE_MARKER_ID_MAX_LENGTH: Final = 20
-CACHE_MARKER_ID_RE: Final = re.compile(CACHE_MARKER_ID_PATTERN)
 CACHE_MARKER_ID: Final = GrammarInfo(
     name="cache_marker_id",
     summary="Id of the internal card marking the cache breakpoint in a cache-stable browse (§5.1).",
@@ -702,37 +332,11 @@ CACHE_MARKER_ID: Final = GrammarInfo(
     max_length=CACHE_MARKER_ID_MAX_LENGTH,
     error=ErrorCode.CATALOG_ERROR,
     captures=(),
+    alphabet="_abcehiknoprt",
 )
-_CACHE_MARKER_ID_ALPHABET: Final[str | None] = "_abcehiknoprt"
-
-
-def is_cache_marker_id(value: object) -> bool:
-    """True when `value` is a string that cache_marker_id matches in full (within its length cap)."""
-    return (
-        isinstance(value, str)
-        and len(value) <= 20
-        and CACHE_MARKER_ID_RE.fullmatch(value) is not None
-    )
-
-
-def match_cache_marker_id(value: object) -> dict[str, str | None]:
-    """The named captures of a full match; raises CATALOG_ERROR naming what was wrong."""
-    if not isinstance(value, str):
-        raise _error(
-            ErrorCode.CATALOG_ERROR,
-            f"cache_marker_id must be a string, not {type(value).__name__}",
-            repr(value)[:80],
-        )
-    if len(value) > 20:
-        raise _error(ErrorCode.CATALOG_ERROR, _explain(CACHE_MARKER_ID, value, None), value)
-    m = CACHE_MARKER_ID_RE.fullmatch(value)
-    if m is None:
-        raise _error(
-            ErrorCode.CATALOG_ERROR,
-            _explain(CACHE_MARKER_ID, value, _CACHE_MARKER_ID_ALPHABET),
-            value,
-        )
-    return m.groupdict()
+CACHE_MARKER_ID_RE: Final = CACHE_MARKER_ID.regex
+is_cache_marker_id: Final = CACHE_MARKER_ID.accepts
+match_cache_marker_id: Final[Matcher] = CACHE_MARKER_ID.matcher(GatewayError.of)
 
 
 GRAMMARS: Final[dict[str, GrammarInfo]] = {

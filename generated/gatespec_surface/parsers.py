@@ -3,159 +3,74 @@
 """Parsers and formatters built on the grammars: tool ids (§1.1, §1.6), hash8 (§1.3), browse
 paths (§3.2), wire-safe names (AM-WIRE-NAME), aggregate names (seed 004), search operations
 (seed 003), tool_view selectors, server keys (AM-NAMESPACE-FROM-CONFIG) and the MCP
-annotation mapping (seed 002)."""
+annotation mapping (seed 002). The algorithms live in _support; this module binds them to the
+spec's grammars and tables."""
 
 from __future__ import annotations
 
-import hashlib
-import json
-import math
-import re
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
-from .errors import CatalogError, ErrorCode, GatewayError
+from ._support.annotations import AnnotationMapping, HintRule
+from ._support.ids import NameMapping, ToolIds
+from ._support.ids import canonical_shape as canonical_shape
+from ._support.ids import hash8 as hash8
+from ._support.names import AggregateNames, SearchOperations, ServerKeys
+from ._support.paths import PathParts as PathParts
+from ._support.paths import Paths
+from ._support.selectors import ViewSelector as ViewSelector
+from ._support.selectors import ViewSelectors
+from ._support.wire import WireNames
+from .errors import ErrorCode, GatewayError
 from .grammars import (
-    NAME_MAX_LENGTH,
-    SERVER_KEY_MAX_LENGTH,
-    TOOL_ID_MAX_LENGTH,
-    TOOL_ID_RE,
-    is_name,
-    is_version,
-    match_aggregate_name,
-    match_hash8,
-    match_name,
-    match_namespace,
-    match_path,
-    match_search_operation,
-    match_server_key,
-    match_tool_id,
-    match_version,
-    match_view_selector,
-    match_wire_name,
+    AGGREGATE_NAME,
+    HASH8,
+    NAME,
+    NAMESPACE,
+    PATH,
+    SEARCH_OPERATION,
+    SERVER_KEY,
+    TOOL_ID,
+    VERSION,
+    VIEW_SELECTOR,
+    WIRE_NAME,
 )
 from .records import ToolIdParts
 
 # ------------------------------------------------------------------ tool ids
 
-
-_TOOL_ID_FULLMATCH: Final = TOOL_ID_RE.fullmatch
-
-
-def parse_tool_id(value: object) -> ToolIdParts:
-    """§1.6: split a tool_id into its parts; raises CatalogError on malformed input."""
-    # Fast path first: ids are parsed on every call through the gateway.
-    if type(value) is str and len(value) <= TOOL_ID_MAX_LENGTH:
-        m = _TOOL_ID_FULLMATCH(value)
-        if m is not None:
-            return ToolIdParts(*m.group("namespace", "name", "version", "hash8"))
-    match_tool_id(value)  # raises, naming what was wrong
-    raise AssertionError("unreachable: match_tool_id accepted what the fast path refused")
-
-
-def format_tool_id(parts: ToolIdParts) -> str:
-    """§1.6: the inverse of parse_tool_id; raises CatalogError when a part is malformed."""
-    match_namespace(parts.namespace)
-    match_name(parts.name)
-    out = f"{parts.namespace}:{parts.name}"
-    if parts.version is not None:
-        match_version(parts.version)
-        out += f"@{parts.version}"
-    if parts.hash8 is not None:
-        match_hash8(parts.hash8)
-        out += f"#{parts.hash8}"
-    if len(out) > TOOL_ID_MAX_LENGTH:
-        raise CatalogError(
-            message=f"tool_id is {len(out)} characters; the limit is {TOOL_ID_MAX_LENGTH}", path=out
-        )
-    return out
-
-
-def canonical_shape(input_schema: object) -> str:
-    """§1.3: top-level property names and required names, sorted, as compact JSON.
-
-    A malformed schema still hashes deterministically: a `properties` that is not an object
-    counts as none, a `required` that is not a list counts as empty.
-    """
-    schema = input_schema if isinstance(input_schema, Mapping) else {}
-    raw_props = schema.get("properties")
-    raw_required = schema.get("required")
-    props = sorted(str(k) for k in raw_props) if isinstance(raw_props, Mapping) else []
-    required = sorted(str(r) for r in raw_required) if isinstance(raw_required, list) else []
-    return json.dumps(
-        {"properties": props, "required": required}, sort_keys=True, separators=(",", ":")
-    )
-
-
-def hash8(upstream_name: str, input_schema: object) -> str:
-    """§1.3: first 8 hex digits of sha256(upstream name + "\\n" + canonical shape)."""
-    canonical = upstream_name + "\n" + canonical_shape(input_schema)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:8]
-
-
-# AM-NAME-MAPPING: characters outside the name grammar, and the prefix a mapped name gets.
+# AM-NAME-MAPPING: the prefix a mapped name gets, and what replaces each character outside
+# the name grammar's alphabet.
 NAME_MAPPING_PREFIX: Final = "_"
 NAME_MAPPING_REPLACEMENT: Final = "_"
-_NAME_UNSAFE: Final = re.compile(
-    "[^\\-.0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz]"
+
+_TOOL_IDS: Final = ToolIds(
+    tool_id=TOOL_ID,
+    namespace=NAMESPACE,
+    name=NameMapping(NAME, NAME_MAPPING_PREFIX, NAME_MAPPING_REPLACEMENT),
+    version=VERSION,
+    hash8=HASH8,
+    parts=ToolIdParts,
+    error=GatewayError.of,
 )
-
-
-def tool_name(upstream_name: str) -> str:
-    """The name part of a tool_id for an upstream tool name: the name itself when the name
-    grammar admits it, else the AM-NAME-MAPPING form (never a dropped tool)."""
-    if is_name(upstream_name):
-        return upstream_name
-    mapped = NAME_MAPPING_PREFIX + _NAME_UNSAFE.sub(NAME_MAPPING_REPLACEMENT, upstream_name)
-    return mapped[:NAME_MAX_LENGTH]
+parse_tool_id: Final = _TOOL_IDS.parse
+format_tool_id: Final = _TOOL_IDS.format
+tool_name: Final = _TOOL_IDS.names.tool_name
 
 
 def make_tool_id(
     namespace: str, upstream_name: str, input_schema: object, version: str | None = None
 ) -> str:
-    """The tool_id an adapter emits (§1.2-§1.4 under AM-NAMESPACE-FROM-CONFIG and
-    AM-NAME-MAPPING): the declared version when it is valid, else hash8 over the upstream name.
-    Raises CatalogError when the namespace cannot be an id's."""
-    parts = ToolIdParts(namespace=namespace, name=tool_name(upstream_name))
-    if version is not None and is_version(version):
-        parts.version = version
-    else:
-        parts.hash8 = hash8(upstream_name, input_schema)
-    return format_tool_id(parts)
+    """The tool_id an adapter emits (§1.2-§1.4): the declared version when it is valid, else
+    hash8. hash8 is looked up at each call, so a replaced parsers.hash8 takes effect (the
+    conformance kit's mutants replace it)."""
+    return _TOOL_IDS.make(namespace, upstream_name, input_schema, version, digest=hash8)
 
 
 # ------------------------------------------------------------------ browse paths
 
-
-@dataclass(frozen=True)
-class PathParts:
-    """A parsed browse path: its segments below the root and whether it ends in "*"."""
-
-    segments: tuple[str, ...]
-    star: bool
-
-    @property
-    def is_root(self) -> bool:
-        return not self.segments
-
-
-def parse_path(value: object) -> PathParts:
-    """§3.2 (with AM-PATH-BOUNDS): raises PATH_INVALID naming what was wrong."""
-    match_path(value)
-    assert isinstance(value, str)
-    segments = [s for s in value.split("/") if s]
-    star = bool(segments) and segments[-1] == "*"
-    if star:
-        segments.pop()
-    return PathParts(tuple(segments), star)
-
-
-def format_path(parts: PathParts) -> str:
-    text = "/" + "/".join([*parts.segments, *(["*"] if parts.star else [])])
-    match_path(text)
-    return text
-
+_PATHS: Final = Paths(PATH, GatewayError.of)
+parse_path: Final = _PATHS.parse
+format_path: Final = _PATHS.format
 
 # ------------------------------------------------------------------ wire names
 
@@ -165,205 +80,64 @@ WIRE_UNESCAPES: Final[dict[str, str]] = {v: k for k, v in WIRE_ESCAPES.items()}
 WIRE_SHORT_MARKER: Final = "-x"
 WIRE_DIGEST_CHARS: Final = 8
 WIRE_MAX_LENGTH: Final = 64
-_WIRE_PREFIX_MAX: Final = WIRE_MAX_LENGTH - len(WIRE_SHORT_MARKER) - WIRE_DIGEST_CHARS
-_WIRE_SHORT_RE: Final = re.compile(
-    "(?P<prefix>.*)"
-    + re.escape(WIRE_SHORT_MARKER)
-    + "(?P<digest>[0-9a-f]{"
-    + str(WIRE_DIGEST_CHARS)
-    + "})"
+
+_WIRE: Final = WireNames(
+    tool_id=TOOL_ID,
+    wire_name=WIRE_NAME,
+    escape=WIRE_ESCAPE,
+    escapes=WIRE_ESCAPES,
+    marker=WIRE_SHORT_MARKER,
+    digest_chars=WIRE_DIGEST_CHARS,
+    max_length=WIRE_MAX_LENGTH,
+    error=GatewayError.of,
 )
+encode_wire_name: Final = _WIRE.encode
+decode_wire_name: Final = _WIRE.decode
+is_shortened_wire_name: Final = _WIRE.is_shortened
 
+# ------------------------------------------------------------------ server keys, aggregate names, operations
 
-def _escape_tool_id(tool_id: str) -> list[str]:
-    return [WIRE_ESCAPES.get(ch, ch) for ch in tool_id]
-
-
-def encode_wire_name(tool_id: str) -> str:
-    """AM-WIRE-NAME: a name strict MCP clients accept. Reversible by decode_wire_name unless
-    the escaped id is too long, in which case it is a prefix plus a digest of the id."""
-    match_tool_id(tool_id)
-    pieces = _escape_tool_id(tool_id)
-    full = "".join(pieces)
-    if len(full) <= WIRE_MAX_LENGTH:
-        return full
-    prefix = ""
-    for piece in pieces:  # never split an escape sequence
-        if len(prefix) + len(piece) > _WIRE_PREFIX_MAX:
-            break
-        prefix += piece
-    digest = hashlib.sha256(tool_id.encode("utf-8")).hexdigest()[:WIRE_DIGEST_CHARS]
-    return prefix + WIRE_SHORT_MARKER + digest
-
-
-def is_shortened_wire_name(name: str) -> bool:
-    """True for the prefix+digest form, which only the issuing catalog can resolve."""
-    m = _WIRE_SHORT_RE.fullmatch(name)
-    return m is not None and _unescape(m.group("prefix")) is not None
-
-
-def _unescape(text: str) -> str | None:
-    out: list[str] = []
-    i = 0
-    while i < len(text):
-        ch = text[i]
-        if ch == WIRE_ESCAPE:
-            pair = text[i : i + 2]
-            if pair not in WIRE_UNESCAPES:
-                return None
-            out.append(WIRE_UNESCAPES[pair])
-            i += 2
-        else:
-            out.append(ch)
-            i += 1
-    return "".join(out)
-
-
-def decode_wire_name(name: object) -> str:
-    """The tool_id a full (not shortened) wire name stands for. Raises NAME_INVALID when the
-    name is malformed or shortened (resolve those through the catalog that issued them)."""
-    match_wire_name(name)
-    assert isinstance(name, str)
-    if is_shortened_wire_name(name):
-        raise GatewayError(
-            ErrorCode.NAME_INVALID,
-            f"wire name {name!r} is a shortened id; only the catalog that issued it can resolve it",
-            name,
-        )
-    tool_id = _unescape(name)
-    if tool_id is None:
-        raise GatewayError(
-            ErrorCode.NAME_INVALID, f"wire name {name!r} has an unknown escape", name
-        )
-    try:
-        match_tool_id(tool_id)
-    except CatalogError:
-        raise GatewayError(
-            ErrorCode.NAME_INVALID, f"wire name {name!r} does not decode to a tool_id", name
-        ) from None
-    return tool_id
-
-
-# ------------------------------------------------------------------ server keys, aggregate names
-
-
-def server_key_from_config_key(config_key: str) -> str:
-    """AM-NAMESPACE-FROM-CONFIG: lower-case, runs outside [a-z0-9] become "-", no leading or
-    trailing "-", "s-" before a leading digit, at most SERVER_KEY_MAX_LENGTH characters."""
-    key = re.sub(r"[^a-z0-9]+", "-", config_key.lower()).strip("-")
-    if not key:
-        raise GatewayError(
-            ErrorCode.UNKNOWN_SERVER,
-            f"config key {config_key!r} has no letters or digits to make a server key from",
-            config_key,
-        )
-    if not key[0].isalpha():
-        key = "s-" + key
-    key = key[:SERVER_KEY_MAX_LENGTH].rstrip("-")
-    match_server_key(key)
-    return key
-
-
-def parse_aggregate_name(value: object) -> tuple[str, str]:
-    """Seed 004: split server__tool once, at the boundary. NOT_NAMESPACED when there is no
-    "__" at all, NAME_INVALID for every other malformation (several "__", bad characters)."""
-    if isinstance(value, str) and "__" not in value:
-        raise GatewayError(
-            ErrorCode.NOT_NAMESPACED,
-            f"tool {value!r} is not namespaced; expected server__tool",
-            value,
-        )
-    groups = match_aggregate_name(value)
-    server, tool = groups["server"], groups["tool"]
-    assert server is not None and tool is not None
-    return server, tool
-
-
-def format_aggregate_name(server_key: str, tool_name: str) -> str:
-    """Seed 004 egress: server__tool; raises NAME_INVALID when the result is not a valid name."""
-    name = f"{server_key}__{tool_name}"
-    match_aggregate_name(name)
-    return name
-
-
-# ------------------------------------------------------------------ search operations
-
-
-def parse_search_operation(value: object) -> tuple[str, str]:
-    """Seed 003: "/namespace/name" -> (namespace, name)."""
-    groups = match_search_operation(value)
-    ns, name = groups["namespace"], groups["name"]
-    assert ns is not None and name is not None
-    return ns, name
-
-
-def format_search_operation(namespace: str, name: str) -> str:
-    op = f"/{namespace}/{name}"
-    match_search_operation(op)
-    return op
-
+server_key_from_config_key: Final = ServerKeys(SERVER_KEY, GatewayError.of).from_config_key
+_AGGREGATE: Final = AggregateNames(AGGREGATE_NAME, ErrorCode.NOT_NAMESPACED, GatewayError.of)
+parse_aggregate_name: Final = _AGGREGATE.parse
+format_aggregate_name: Final = _AGGREGATE.format
+_OPERATIONS: Final = SearchOperations(SEARCH_OPERATION, GatewayError.of)
+parse_search_operation: Final = _OPERATIONS.parse
+format_search_operation: Final = _OPERATIONS.format
 
 # ------------------------------------------------------------------ tool_view selectors
 
+parse_view_selector: Final = ViewSelectors(VIEW_SELECTOR, GatewayError.of).parse
 
-@dataclass(frozen=True)
-class ViewSelector:
-    """A parsed selector. kind: all | lines | bytes | json. Line numbers are 1-based and
-    inclusive; byte offsets 0-based and inclusive; end None means "to the end"."""
+# ------------------------------------------------------------------ MCP annotations (seed 002)
 
-    kind: str
-    start: int | None = None
-    end: int | None = None
-    pointer: str | None = None
-
-
-def parse_view_selector(value: object) -> ViewSelector:
-    groups = match_view_selector(value)
-    assert isinstance(value, str)
-    if value == "all":
-        return ViewSelector("all")
-    if groups["pointer"] is not None:
-        return ViewSelector("json", pointer=groups["pointer"])
-    kind = "lines" if groups["line_start"] is not None else "bytes"
-    start_text = groups["line_start"] if kind == "lines" else groups["byte_start"]
-    end_text = groups["line_end"] if kind == "lines" else groups["byte_end"]
-    assert start_text is not None
-    start = int(start_text)
-    open_ended = value.endswith("-")
-    end = None if open_ended else (int(end_text) if end_text else start)
-    if kind == "lines" and start < 1:
-        raise GatewayError(ErrorCode.ARGS_INVALID, f"selector {value!r}: lines start at 1", value)
-    if end is not None and end < start:
-        raise GatewayError(
-            ErrorCode.ARGS_INVALID, f"selector {value!r}: the range ends before it starts", value
-        )
-    return ViewSelector(kind, start, end)
-
-
-# ------------------------------------------------------------------ MCP annotations
-
+ANNOTATION_RULES: Final = (
+    HintRule(
+        "readOnlyHint",
+        when=True,
+        side_effects=False,
+        tag="read-only",
+        field=None,
+    ),
+    HintRule(
+        "destructiveHint",
+        when=True,
+        side_effects=None,
+        tag="destructive",
+        field=None,
+    ),
+    HintRule(
+        "costHint",
+        when=None,
+        side_effects=None,
+        tag=None,
+        field="cost_hint",
+    ),
+)
 ANNOTATION_TAGS: Final[dict[str, str]] = {
     "readOnlyHint": "read-only",
     "destructiveHint": "destructive",
 }
 READ_ONLY_SIDE_EFFECTS: Final = False
 SIDE_EFFECTS_DEFAULT: Final = True
-
-
-def annotation_fields(annotations: Mapping[str, Any] | None) -> tuple[bool, list[str], float]:
-    """Seed 002's mapping table: (side_effects, sorted tags, cost_hint). Hints are untrusted
-    and informational; a hint that is not the expected type is ignored."""
-    ann = annotations if isinstance(annotations, Mapping) else {}
-    side_effects = SIDE_EFFECTS_DEFAULT
-    tags: set[str] = set()
-    for hint, tag in ANNOTATION_TAGS.items():
-        if ann.get(hint) is True:
-            tags.add(tag)
-    if ann.get("readOnlyHint") is True:
-        side_effects = READ_ONLY_SIDE_EFFECTS
-    cost = ann.get("costHint")
-    cost_hint = 0.0
-    if isinstance(cost, (int, float)) and not isinstance(cost, bool):
-        if math.isfinite(cost) and cost > 0:
-            cost_hint = float(cost)
-    return side_effects, sorted(tags), cost_hint
+annotation_fields: Final = AnnotationMapping(ANNOTATION_RULES, SIDE_EFFECTS_DEFAULT).fields

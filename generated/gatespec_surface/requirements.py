@@ -5,35 +5,9 @@ amendments.yaml). The conformance kit names these ids in every result."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Final
 
-
-@dataclass(frozen=True)
-class Requirement:
-    id: str
-    level: str
-    seed: str
-    section: str
-    scope: str
-    profiles: tuple[str, ...]
-    text: str
-    amended_by: str | None
-    checks: tuple[str, ...]
-    pending: str | None
-
-
-@dataclass(frozen=True)
-class Amendment:
-    id: str
-    title: str
-    seed: str
-    section: str
-    kind: str  # change | clarification
-    changes: tuple[str, ...]  # ids of the seed facts it overrides (seed_facts.SEED_FACTS)
-    decision: str
-    rationale: str
-
+from ._support.tables import Amendment, Requirement
 
 REQUIREMENTS: Final[dict[str, Requirement]] = {
     "TOOLID-GRAMMAR": Requirement(

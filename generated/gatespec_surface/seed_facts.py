@@ -6,21 +6,9 @@ make the two differ. The conformance kit's seed level checks `value`; its spec l
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
-
-@dataclass(frozen=True)
-class SeedFact:
-    id: str
-    seed: str
-    section: str
-    statement: str
-    value: Any  # what the seed states (None for a statement with no single value)
-    spec_value: Any  # what the spec holds (the value, or the amendment's value)
-    amended_by: tuple[str, ...]
-    at: tuple[str, ...]  # where the spec holds it (spec file#key path, or a grammar view)
-
+from ._support.tables import SeedFact
 
 SEED_FACTS: Final[dict[str, SeedFact]] = {
     "S000-GRAMMAR-NAMESPACE": SeedFact(

@@ -8,18 +8,14 @@
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping
-from typing import Any, Final
+from typing import Final
 
-from pydantic import ValidationError
-
+from ._support.card_rules import LINE_BREAKS as LINE_BREAKS
+from ._support.card_rules import CardRules
 from .budgets import BANNED_FIELDS, BANNED_STRINGIFIED
 from .errors import CatalogError
 from .grammars import is_cache_marker_id, is_path, is_tool_id
 from .models import ChoiceCard
-
-LINE_BREAKS: Final = ("\n", "\r", "\u2028", "\u2029")
 
 CHOICE_CARD_RULES: Final[dict[str, str]] = {
     "single_line_description": "The description holds no line break (U+000A, U+000D, U+2028, U+2029).",
@@ -29,94 +25,14 @@ CHOICE_CARD_RULES: Final[dict[str, str]] = {
     "no_banned_content": "No string of the card carries a banned field in stringified form (budgets.yaml banned).",
 }
 
-
-def _normalise_key(key: str) -> str:
-    return key.replace("_", "").replace("-", "").lower()
-
-
-_BANNED_NORMALISED: Final = frozenset(_normalise_key(f) for f in BANNED_FIELDS)
-_PERMITTED: Final = frozenset(ChoiceCard.model_fields)
-# One pass over all of a card's lower-cased text instead of one search per pattern and string
-# (case-insensitive alternations are slow in `re`).
-_BANNED_TEXT: Final = re.compile("|".join(f"(?:{p.pattern})" for p in BANNED_STRINGIFIED))
-# Grammar-bound identity fields, and score, are not content that could smuggle a field.
-_NOT_SCANNED: Final = frozenset({"id", "namespace", "score"})
-
-
-def banned_content_at(text: str) -> int | None:
-    """Where the first stringified banned field starts in `text` (AM-BANNED-IN-DESCRIPTION),
-    or None: card builders cut an upstream description there."""
-    # Case-insensitive patterns on the text itself: lower-casing can change string lengths.
-    starts = [m.start() for p in BANNED_STRINGIFIED if (m := p.search(text)) is not None]
-    return min(starts) if starts else None
-
-
-def _strings(value: Any, out: list[str]) -> list[str]:
-    if isinstance(value, str):
-        out.append(value)
-    elif isinstance(value, Mapping):
-        for k, v in value.items():
-            out.append(str(k))
-            _strings(v, out)
-    elif isinstance(value, (list, tuple)):
-        for v in value:
-            _strings(v, out)
-    return out
-
-
-def choice_card_violations(card: object) -> list[str]:
-    """Every way `card` breaks §2.1-§2.2 (schema bounds first, then the rules)."""
-    if not isinstance(card, Mapping):
-        return [f"a card is an object, not {type(card).__name__}"]
-    problems: list[str] = []
-    if not card.keys() <= _PERMITTED:
-        for key in card:
-            if _normalise_key(str(key)) in _BANNED_NORMALISED:
-                problems.append(f"no_banned_content: banned field {key!r}")
-    try:
-        ChoiceCard.model_validate(card)
-    except ValidationError as exc:
-        for err in exc.errors():
-            loc = ".".join(str(p) for p in err["loc"]) or "card"
-            if err["type"] == "extra_forbidden" and _normalise_key(loc) in _BANNED_NORMALISED:
-                continue  # already reported as banned
-            msg = "is not a permitted field" if err["type"] == "extra_forbidden" else err["msg"]
-            problems.append(f"{loc}: {msg}")
-    description = card.get("description")
-    if isinstance(description, str) and any(b in description for b in LINE_BREAKS):
-        problems.append("single_line_description: the description holds a line break")
-    tags = card.get("tags")
-    if isinstance(tags, list) and all(isinstance(t, str) for t in tags):
-        if tags != sorted(tags):
-            problems.append("tags_sorted: tags are not in ascending order")
-        if len(set(tags)) != len(tags):
-            problems.append("tags_sorted: tags repeat (they are de-duplicated)")
-    card_id, kind = card.get("id"), card.get("kind")
-    if isinstance(card_id, str) and isinstance(kind, str):
-        if kind == "internal":
-            if not (is_path(card_id) or is_cache_marker_id(card_id)):
-                problems.append("internal_ids: an internal card's id is a path or the cache marker")
-        elif not is_tool_id(card_id):
-            problems.append(f"internal_ids: a {kind} card's id must be a tool_id")
-        elif card.get("namespace") != card_id.split(":", 1)[0]:
-            problems.append("namespace_matches_id: namespace differs from the id's namespace")
-    texts: list[str] = []
-    for key, value in card.items():
-        if key not in _NOT_SCANNED:
-            _strings(value, texts)
-    found = _BANNED_TEXT.search("\x00".join(texts).lower())
-    if found:
-        problems.append(f"no_banned_content: {found.group(0)!r} stringifies a banned field")
-    return problems
-
-
-def validate_choice_card(card: object) -> None:
-    """Raise CatalogError listing every violation; return None for a valid card."""
-    problems = choice_card_violations(card)
-    if problems:
-        card_id = card.get("id", "") if isinstance(card, Mapping) else ""
-        raise CatalogError(
-            message="invalid ChoiceCard: " + "; ".join(problems),
-            path=str(card_id),
-            details={"violations": problems},
-        )
+_CARD_RULES: Final = CardRules(
+    model=ChoiceCard,
+    banned_fields=BANNED_FIELDS,
+    banned_stringified=BANNED_STRINGIFIED,
+    tool_ids=is_tool_id,
+    internal_ids=(is_path, is_cache_marker_id),
+    error=CatalogError,
+)
+banned_content_at: Final = _CARD_RULES.banned_content_at
+choice_card_violations: Final = _CARD_RULES.violations
+validate_choice_card: Final = _CARD_RULES.validate

@@ -62,33 +62,13 @@ def test_descriptor_shape(tool: str) -> None:
     assert all(isinstance(c, ErrorCode) for c in META_TOOL_ERRORS[tool])
 
 
-@st.composite
-def _valid_args(draw: st.DrawFn, tool: str) -> dict:
-    grammars = s.META_TOOL_ARG_GRAMMARS[tool]
-    one = s.META_TOOL_EXACTLY_ONE[tool]
-    chosen = draw(st.sampled_from(one)) if one else None
-    args: dict = {}
-    for prop, names in grammars.items():
-        if one and prop in one and prop != chosen:
-            continue
-        if prop not in s.META_TOOL_REQUIRED[tool] and prop != chosen and draw(st.booleans()):
-            continue
-        if names:
-            args[prop] = draw(st.one_of(*[s.valid(n) for n in names]))
-    for prop in s.META_TOOL_REQUIRED[tool]:
-        args.setdefault(prop, {})
-    if chosen is not None and chosen not in args:
-        args[chosen] = "what can list files"
-    return args
-
-
 @pytest.mark.parametrize(
     "tool", [t for t in META_TOOLS if any(s.META_TOOL_ARG_GRAMMARS[t].values())]
 )
 @given(data=st.data())
 def test_schema_accepts_valid(tool: str, data: st.DataObject) -> None:
     """check descriptor.accepts: grammar-valid arguments pass the descriptor's input schema."""
-    args = data.draw(_valid_args(tool))
+    args = data.draw(s.valid_args(tool))
     errors = list(jsonschema.Draft202012Validator(META_TOOL_INPUT_SCHEMAS[tool]).iter_errors(args))
     assert not errors, (args, [e.message for e in errors])
 

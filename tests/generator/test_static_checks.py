@@ -4,27 +4,20 @@ requirements nothing covers."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
-import yaml
 
 from generator.emit import Generator
 from generator.errors import SpecError, SpecErrors
 from generator.ir import load_spec
+from tests.generator.specs import edited_spec
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _check(tmp_path: Path, file: str, change) -> str:
-    spec = tmp_path / "spec"
-    shutil.copytree(ROOT / "spec", spec)
-    data = yaml.safe_load((spec / file).read_text(encoding="utf-8"))
-    change(data)
-    (spec / file).write_text(
-        yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8"
-    )
+    spec = edited_spec(tmp_path, file, change)
     with pytest.raises((SpecError, SpecErrors)) as exc:
         Generator(load_spec(spec), ROOT).static_checks()
     return str(exc.value)

@@ -11,14 +11,11 @@ the same functions (see the conformance kit's `functions` command).
 
 from __future__ import annotations
 
-import dataclasses
-import json
-from importlib import resources
 from typing import Any, Final
 
+from .. import grammars as g
 from .. import parsers as p
-from ..errors import GatewayError
-from ..grammars import GRAMMARS
+from .._support import vectors as _v
 from ..records import ToolIdParts
 from ..render import render_card
 from ..validators import validate_choice_card
@@ -37,90 +34,33 @@ VECTOR_FILES: Final[tuple[str, ...]] = (
     "wire_names.json",
 )
 
-
-def _ok(value: Any) -> dict[str, Any]:
-    return {"ok": value}
-
-
-def _grammar_match(inp: dict[str, Any]) -> Any:
-    info = GRAMMARS[inp["grammar"]]
-    from .. import grammars
-
-    getattr(grammars, f"match_{info.name}")(inp["value"])
-    return True
-
-
-def _parse_tool_id(inp: dict[str, Any]) -> Any:
-    return dataclasses.asdict(p.parse_tool_id(inp["value"]))
-
-
-def _format_tool_id(inp: dict[str, Any]) -> Any:
-    return p.format_tool_id(ToolIdParts(**inp["parts"]))
-
-
-def _parse_path(inp: dict[str, Any]) -> Any:
-    parts = p.parse_path(inp["value"])
-    return {"segments": list(parts.segments), "star": parts.star}
-
-
-def _parse_aggregate(inp: dict[str, Any]) -> Any:
-    server, tool = p.parse_aggregate_name(inp["value"])
-    return {"server": server, "tool": tool}
-
-
-def _parse_operation(inp: dict[str, Any]) -> Any:
-    ns, name = p.parse_search_operation(inp["value"])
-    return {"namespace": ns, "name": name}
-
-
-def _parse_selector(inp: dict[str, Any]) -> Any:
-    sel = p.parse_view_selector(inp["value"])
-    return {"kind": sel.kind, "start": sel.start, "end": sel.end, "pointer": sel.pointer}
-
-
-def _annotation_fields(inp: dict[str, Any]) -> Any:
-    side_effects, tags, cost = p.annotation_fields(inp["annotations"])
-    return {"side_effects": side_effects, "tags": tags, "cost_hint": cost}
-
-
-def _validate_card(inp: dict[str, Any]) -> Any:
-    validate_choice_card(inp["card"])
-    return True
-
-
-FUNCTIONS: Final = {
-    "grammar_match": _grammar_match,
-    "parse_tool_id": _parse_tool_id,
-    "format_tool_id": _format_tool_id,
-    "hash8": lambda inp: p.hash8(inp["upstream_name"], inp["input_schema"]),
-    "make_tool_id": lambda inp: p.make_tool_id(
-        inp["namespace"], inp["upstream_name"], inp["input_schema"], inp.get("version")
-    ),
-    "parse_path": _parse_path,
-    "encode_wire_name": lambda inp: p.encode_wire_name(inp["tool_id"]),
-    "decode_wire_name": lambda inp: p.decode_wire_name(inp["name"]),
-    "parse_aggregate_name": _parse_aggregate,
-    "parse_search_operation": _parse_operation,
-    "parse_view_selector": _parse_selector,
-    "server_key": lambda inp: p.server_key_from_config_key(inp["config_key"]),
-    "annotation_fields": _annotation_fields,
-    "render_card": lambda inp: render_card(inp["card"]),
-    "validate_card": _validate_card,
-}
+FUNCTIONS: Final = _v.functions(
+    _v.Surface(
+        matchers={name: getattr(g, f"match_{name}") for name in g.GRAMMARS},
+        parse_tool_id=p.parse_tool_id,
+        format_tool_id=p.format_tool_id,
+        tool_id_parts=ToolIdParts,
+        hash8=p.hash8,
+        make_tool_id=p.make_tool_id,
+        parse_path=p.parse_path,
+        encode_wire_name=p.encode_wire_name,
+        decode_wire_name=p.decode_wire_name,
+        parse_aggregate_name=p.parse_aggregate_name,
+        parse_search_operation=p.parse_search_operation,
+        parse_view_selector=p.parse_view_selector,
+        server_key=p.server_key_from_config_key,
+        annotation_fields=p.annotation_fields,
+        render_card=render_card,
+        validate_card=validate_choice_card,
+    )
+)
 
 
 def run_case(case: dict[str, Any]) -> dict[str, Any]:
     """Answer one vector case: {"ok": value} or {"error": CODE}."""
-    try:
-        return _ok(FUNCTIONS[case["function"]](case["input"]))
-    except GatewayError as exc:
-        return {"error": exc.code.value}
+    return _v.run_case(FUNCTIONS, case)
 
 
 def load_cases() -> list[dict[str, Any]]:
     """Every case of every shipped vector file, in file order."""
-    out: list[dict[str, Any]] = []
-    for name in VECTOR_FILES:
-        doc = json.loads(resources.files(__name__).joinpath(name).read_text(encoding="utf-8"))
-        out.extend(doc["cases"])
-    return out
+    return _v.load_cases(__name__, VECTOR_FILES)
