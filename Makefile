@@ -35,7 +35,14 @@ test: install
 test-slow: install
 	$(VENV)/bin/pytest -q -m slow
 
-bench: install
+BENCH_STAMP := $(VENV)/.bench-installed
+
+# The bench-only dependencies (FastMCP, the peer proxy) stay out of `make install`.
+$(BENCH_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet -e ".[dev,bench]"
+	touch $(BENCH_STAMP)
+
+bench: install $(BENCH_STAMP)
 	$(PY) bench/run.py
 
 run: install

@@ -1,114 +1,264 @@
-"""tool_execute round trip through the gateway against calling the same upstream directly, in the
-same run, both over stdio with the official mcp client.
+"""tool_execute side by side: the same upstream call, direct and through four proxies, over stdio
+and Streamable HTTP, with handshake-era and 2026-07-28 clients (the official mcp client).
 
-Direct:  client -> mcp-server-everything (stdio) `echo`
-Gateway: client -> `gatespec serve` (stdio, gateway mode) -> mcp-server-everything `echo`,
-         called as tool_execute(tool_id, {"message": ...})
+Upstream: npm @modelcontextprotocol/server-everything, tool `echo` (every proxy reaches it over
+stdio). Targets:
+- direct:      the client talks to the upstream itself (handshake era only: it speaks no other);
+- gateway:     `gatespec serve --mode gateway`, tool_execute(tool_id, args);
+- transparent: `gatespec serve --mode transparent`, tool_execute(wire name, args);
+- floor:       bench/floor_proxy.py, a pass-through proxy on the same SDK (one persistent
+               client, low-level server): what any second Python hop costs at least;
+- fastmcp:     FastMCP's proxy, bench/fastmcp_proxy.py (create_proxy(config, mode="auto")).
 
-Run: `python bench/execute.py --out bench/results/execute.json` (after `make install`).
+Each round visits every (transport, era, target) case in a rotated order, so machine-load drift
+falls on all of them alike: a fresh client session (stdio: a fresh server process; HTTP: one
+server per target for the whole run), warm-up calls, sequential calls timed one by one, then
+8 calls in flight at a time for throughput. Latency p50/p99 pool every round; the spread is the
+lowest and highest per-round p50 (and throughput). Ratios use the median of the per-round
+figures, which one round slowed by other work on the machine cannot move much. Server CPU per call is the CPU time (user +
+system) the server process itself (not its upstream) used over those calls: on a machine other
+people load, it moves much less than wall-clock latency does.
+
+Run: `python bench/execute.py --out bench/results/execute.json` (after `make bench`'s install).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import statistics
+import os
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from contextlib import ExitStack
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import anyio
+from harness import (
+    BENCH,
+    ERAS,
+    EVERYTHING,
+    GATESPEC,
+    PYTHON,
+    Background,
+    child_running,
+    cpu_seconds,
+    free_port,
+    load_average,
+    percentile,
+    summary,
+    write_config,
+)
 from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
 
-ROOT = Path(__file__).resolve().parents[1]
-EVERYTHING = ROOT / "node_modules" / ".bin" / "mcp-server-everything"
-GATESPEC = Path(sys.executable).parent / "gatespec"
-
-
-async def _timed_calls(
-    params: StdioServerParameters, name: str, make_args: Any, n: int, warmup: int
-) -> list[float]:
-    async with Client(params) as client:
-        for i in range(warmup):
-            await client.call_tool(name, make_args(i))
-        times = []
-        for i in range(n):
-            started = time.perf_counter()
-            result = await client.call_tool(name, make_args(i))
-            times.append((time.perf_counter() - started) * 1000)
-            assert not result.is_error, result
-        return times
+TARGETS = ("direct", "gateway", "transparent", "floor", "fastmcp")
+TRANSPORTS = ("stdio", "http")
+INFLIGHT = 8
+# Goals, restated against the floor (issue 8): a Python second hop cannot get near a direct
+# call (the floor itself is ~3x direct), so gatespec is measured against the floor and FastMCP.
+GOALS = {
+    "stdio": {"vs_floor": 1.1, "throughput_vs_fastmcp": 2.0},
+    "http": {"vs_floor": 1.2, "vs_fastmcp": 1.0, "throughput_vs_fastmcp": 2.0},
+}
 
 
-async def _tool_id(params: StdioServerParameters) -> str:
-    async with Client(params) as client:
+def server_argv(target: str, config: Path, port: int | None) -> list[str]:
+    """The command that serves `target` over stdio (port None) or HTTP on `port`."""
+    http = ["--transport", "http", "--port", str(port)] if port else []
+    if target == "direct":
+        return [EVERYTHING, "streamableHttp" if port else "stdio"]
+    if target in ("gateway", "transparent"):
+        return [GATESPEC, "serve", "--config", str(config), "--mode", target, *http]
+    if target == "floor":
+        via = ["--http", str(port)] if port else []
+        return [PYTHON, str(BENCH / "floor_proxy.py"), *via, "--", EVERYTHING, "stdio"]
+    if target == "fastmcp":
+        argv = [PYTHON, str(BENCH / "fastmcp_proxy.py"), "--config", str(config)]
+        return argv + (["--http", str(port)] if port else [])
+    raise ValueError(target)
+
+
+Call = tuple[str, Callable[[int], dict[str, Any]]]
+
+
+async def _resolve(client: Client, target: str) -> Call:
+    """The tool to call and its arguments for call number i."""
+    if target == "gateway":
         found = await client.call_tool("tool_browse", {"path": "/everything"})
-        cards = found.structured_content["cards"]
-        return next(c["id"] for c in cards if c["name"] == "echo")
+        assert found.structured_content is not None, found
+        tool_id = next(c["id"] for c in found.structured_content["cards"] if c["name"] == "echo")
+    elif target == "transparent":
+        listed = await client.list_tools()
+        tool_id = next(t.name for t in listed.tools if "echo" in t.name)
+    else:
+        return "echo", lambda i: {"message": f"hello {i}"}
+    return "tool_execute", lambda i: {"tool_id": tool_id, "args": {"message": f"hello {i}"}}
 
 
-def _summary(times: list[float]) -> dict[str, float]:
-    ordered = sorted(times)
+async def _session(
+    transport: Any, era: str, target: str, calls: int, warmup: int, server_pid: Callable[[], int]
+) -> tuple[list[float], float, float]:
+    """(sequential latencies in ms, calls/s with INFLIGHT in flight, server CPU ms per call)
+    over one session."""
+    async with Client(transport, mode=era, cache=None) as client:
+        name, args = await _resolve(client, target)
+        for i in range(warmup):
+            await client.call_tool(name, args(i))
+        pid = server_pid()
+        cpu_before = cpu_seconds(pid)
+        times = []
+        for i in range(calls):
+            started = time.perf_counter()
+            result = await client.call_tool(name, args(i))
+            times.append((time.perf_counter() - started) * 1000)
+            if result.is_error:
+                raise RuntimeError(f"{target}: {name} failed: {result.content}")
+        per_worker = max(1, calls // 4)
+
+        async def worker(w: int) -> None:
+            for i in range(per_worker):
+                result = await client.call_tool(name, args(w * per_worker + i))
+                if result.is_error:
+                    raise RuntimeError(f"{target}: {name} failed: {result.content}")
+
+        started = time.perf_counter()
+        async with anyio.create_task_group() as tg:
+            for w in range(INFLIGHT):
+                tg.start_soon(worker, w)
+        throughput = INFLIGHT * per_worker / (time.perf_counter() - started)
+        cpu_ms = (cpu_seconds(pid) - cpu_before) * 1000 / (calls + INFLIGHT * per_worker)
+        return times, throughput, cpu_ms
+
+
+def _cases() -> list[tuple[str, str, str]]:
+    return [
+        (transport, era, target)
+        for transport in TRANSPORTS
+        for era in ERAS
+        for target in TARGETS
+        if not (target == "direct" and era != "legacy")
+    ]
+
+
+async def run(rounds: int, calls: int, warmup: int, log: Any) -> dict[str, Any]:
+    cases = _cases()
+    samples: dict[str, list[float]] = {}
+    round_p50: dict[str, list[float]] = {}
+    round_tput: dict[str, list[float]] = {}
+    round_cpu: dict[str, list[float]] = {}
+    load = [load_average()]
+    with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
+        config = write_config(Path(tmp) / "proxy.json", {"everything": [EVERYTHING, "stdio"]})
+        devnull = stack.enter_context(open("/dev/null", "w"))  # noqa: SIM115
+        servers: dict[str, Background] = {}
+        for target in TARGETS:
+            port = free_port()
+            argv = server_argv(target, config, port)
+            env = {"PORT": str(port)} if target == "direct" else None
+            servers[target] = Background(argv, port, env)
+            stack.callback(servers[target].stop)
+        for server in servers.values():
+            server.wait_listening()
+        for r in range(rounds):
+            shift = r * len(cases) // rounds
+            for transport, era, target in cases[shift:] + cases[:shift]:
+                key = f"{transport}/{era}/{target}"
+                if transport == "stdio":
+                    argv = server_argv(target, config, None)
+                    params = StdioServerParameters(command=argv[0], args=argv[1:])
+                    via: Any = stdio_client(params, errlog=devnull)
+                    pid = partial(child_running, os.getpid(), argv)
+                else:
+                    via = f"http://127.0.0.1:{servers[target].port}/mcp"
+                    pid = partial(int, servers[target].proc.pid)
+                times, tput, cpu = await _session(via, era, target, calls, warmup, pid)
+                samples.setdefault(key, []).extend(times)
+                round_p50.setdefault(key, []).append(percentile(times, 0.5))
+                round_tput.setdefault(key, []).append(tput)
+                round_cpu.setdefault(key, []).append(cpu)
+                print(
+                    f"round {r + 1}/{rounds} {key}: p50 {percentile(times, 0.5):.2f} ms, "
+                    f"{tput:.0f} calls/s",
+                    file=log,
+                    flush=True,
+                )
+            load.append(load_average())
+    results = {
+        key: {
+            "latency_ms": summary(samples[key], round_p50[key]),
+            "throughput_per_s": summary(round_tput[key], round_tput[key], digits=0),
+            "server_cpu_ms_per_call": summary(round_cpu[key], round_cpu[key]),
+        }
+        for key in samples
+    }
     return {
-        "calls": len(times),
-        "mean_ms": round(statistics.fmean(times), 3),
-        "p50_ms": round(ordered[len(ordered) // 2], 3),
-        "p99_ms": round(ordered[max(0, int(len(ordered) * 0.99) - 1)], 3),
+        "upstream": "npm @modelcontextprotocol/server-everything, tool echo, over stdio",
+        "client": "official mcp client (Client), one session per case and round",
+        "rounds": rounds,
+        "calls_per_round": calls,
+        "inflight": INFLIGHT,
+        "load_average": load,
+        "cases": results,
+        "ratios": ratios(results),
+        "goals": GOALS,
     }
 
 
-async def run(n: int, warmup: int) -> dict[str, Any]:
-    direct = StdioServerParameters(command=str(EVERYTHING), args=["stdio"])
-    with tempfile.TemporaryDirectory() as tmp:
-        config = Path(tmp) / "gateway.json"
-        config.write_text(
-            json.dumps(
-                {"mcpServers": {"everything": {"command": str(EVERYTHING), "args": ["stdio"]}}}
-            )
-        )
-        gateway = StdioServerParameters(
-            command=str(GATESPEC), args=["serve", "--config", str(config), "--mode", "gateway"]
-        )
-        tool_id = await _tool_id(gateway)
-        rounds: list[dict[str, Any]] = []
-        # Alternate the two so that machine load drifts affect both alike.
-        for _ in range(3):
-            d = await _timed_calls(direct, "echo", lambda i: {"message": f"hello {i}"}, n, warmup)
-            g = await _timed_calls(
-                gateway,
-                "tool_execute",
-                lambda i: {"tool_id": tool_id, "args": {"message": f"hello {i}"}},
-                n,
-                warmup,
-            )
-            rounds.append({"direct": d, "gateway": g})
-    direct_all = [t for r in rounds for t in r["direct"]]
-    gateway_all = [t for r in rounds for t in r["gateway"]]
-    d, g = _summary(direct_all), _summary(gateway_all)
-    return {
-        "upstream": "npm @modelcontextprotocol/server-everything, tool echo, stdio",
-        "direct": d,
-        "gateway": g,
-        "ratio_p50": round(g["p50_ms"] / d["p50_ms"], 2),
-        "ratio_mean": round(g["mean_ms"] / d["mean_ms"], 2),
-        "goal_ratio": 1.15,
-    }
+def _ratio(a: float, b: float) -> float | None:
+    return round(a / b, 2) if b else None
+
+
+def ratios(results: dict[str, Any]) -> dict[str, dict[str, float | None]]:
+    """Per transport/era: gatespec against the floor and FastMCP (p50), throughput ratios."""
+    out: dict[str, dict[str, float | None]] = {}
+    for transport in TRANSPORTS:
+        for era in ERAS:
+
+            def p50(target: str, t: str = transport, e: str = era) -> float:
+                return float(results[f"{t}/{e}/{target}"]["latency_ms"]["round_median"])
+
+            def tput(target: str, t: str = transport, e: str = era) -> float:
+                return float(results[f"{t}/{e}/{target}"]["throughput_per_s"]["p50"])
+
+            def cpu(target: str, t: str = transport, e: str = era) -> float:
+                return float(results[f"{t}/{e}/{target}"]["server_cpu_ms_per_call"]["p50"])
+
+            row: dict[str, float | None] = {}
+            for mode in ("gateway", "transparent"):
+                row[f"{mode}_vs_floor"] = _ratio(p50(mode), p50("floor"))
+                row[f"{mode}_vs_fastmcp"] = _ratio(p50(mode), p50("fastmcp"))
+                row[f"{mode}_throughput_vs_fastmcp"] = _ratio(tput(mode), tput("fastmcp"))
+                row[f"{mode}_cpu_vs_floor"] = _ratio(cpu(mode), cpu("floor"))
+                row[f"{mode}_cpu_vs_fastmcp"] = _ratio(cpu(mode), cpu("fastmcp"))
+            if era == "legacy":
+                row["floor_vs_direct"] = _ratio(p50("floor"), p50("direct"))
+            out[f"{transport}/{era}"] = row
+    return out
 
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "execute.json")
-    parser.add_argument("--calls", type=int, default=200)
+    parser.add_argument("--out", type=Path, default=BENCH / "results" / "execute.json")
+    parser.add_argument("--rounds", type=int, default=6)
+    parser.add_argument("--calls", type=int, default=100)
+    parser.add_argument("--warmup", type=int, default=20)
     args = parser.parse_args()
-    if not EVERYTHING.exists():
+    if not Path(EVERYTHING).exists():
         print("node_modules is missing: run `make install`", file=sys.stderr)
         return 1
-    result = anyio.run(run, args.calls, 20)
+    try:
+        import fastmcp  # noqa: F401
+    except ImportError:
+        print("FastMCP is missing: `make bench` installs the bench extras", file=sys.stderr)
+        return 1
+    result = anyio.run(run, args.rounds, args.calls, args.warmup, sys.stderr)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    print(json.dumps(result, indent=2))
+    print(json.dumps(result["ratios"], indent=2))
     return 0
 
 

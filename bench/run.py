@@ -6,6 +6,7 @@ Benchmarks are reports, not tests: nothing here asserts a timing. Each script al
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import platform
@@ -17,7 +18,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
-SCRIPTS = ["surface", "context", "retrieval", "execute"]
+SCRIPTS = ["surface", "context", "retrieval", "execute", "startup"]
 
 
 def _run(name: str) -> dict[str, Any] | None:
@@ -28,6 +29,14 @@ def _run(name: str) -> dict[str, Any] | None:
     )
     if done.returncode != 0:
         print(f"bench/{name}.py failed (exit {done.returncode})", file=sys.stderr)
+        return None
+    data: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+    return data
+
+
+def _last(name: str) -> dict[str, Any] | None:
+    out = RESULTS / f"{name}.json"
+    if not out.exists():
         return None
     data: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
     return data
@@ -151,27 +160,154 @@ def report(res: dict[str, Any]) -> str:
                 if not line.startswith("# ")
             ]
         lines.append("")
-    e = res.get("execute")
-    if e:
-        lines += [
-            "## tool_execute round trip (`bench/execute.py`)",
-            "",
-            f"Upstream: {e['upstream']}; official mcp client over stdio in both cases.",
-            "",
-            "| path | calls | mean (ms) | p50 (ms) | p99 (ms) |",
-            "|---|---|---|---|---|",
-            f"| direct | {e['direct']['calls']} | {e['direct']['mean_ms']} | {e['direct']['p50_ms']} | {e['direct']['p99_ms']} |",
-            f"| through gatespec | {e['gateway']['calls']} | {e['gateway']['mean_ms']} | {e['gateway']['p50_ms']} | {e['gateway']['p99_ms']} |",
-            "",
-            f"Ratio (p50): {e['ratio_p50']}×; goal ≤ {e['goal_ratio']}×.",
-            "",
-        ]
+    if res.get("execute"):
+        lines += execute_section(res["execute"])
+    if res.get("startup"):
+        lines += startup_section(res["startup"])
     return "\n".join(lines)
+
+
+def _spread(row: dict[str, Any], key: str = "p50") -> str:
+    low, high = row["spread"]
+    return f"{row[key]} ({low}–{high})"
+
+
+def _goal(value: float | None, goal: float, at_most: bool = True) -> str:
+    if value is None:
+        return "n/a"
+    met = value <= goal if at_most else value >= goal
+    return f"{value}× ({'met' if met else 'not met'}: {'≤' if at_most else '≥'} {goal}×)"
+
+
+def execute_section(e: dict[str, Any]) -> list[str]:
+    lines = [
+        "## tool_execute side by side (`bench/execute.py`)",
+        "",
+        f"Upstream: {e['upstream']}. Client: {e['client']}. {e['rounds']} interleaved rounds of "
+        f"{e['calls_per_round']} sequential calls, then {e['inflight']} in flight; load average "
+        f"{' → '.join(str(v) for v in e['load_average'])} on 2 cores shared with other work. "
+        "p50/p99 pool every round; brackets give the lowest and highest per-round figure. "
+        "Server CPU is the proxy process's own CPU time per call (its upstream excluded).",
+        "",
+        "| transport | client era | target | p50 ms, all calls | p50 ms, median of rounds (range) | p99 ms | calls/s, 8 in flight | server CPU ms/call |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for key, row in e["cases"].items():
+        transport, era, target = key.split("/")
+        lines.append(
+            f"| {transport} | {era} | {target} | {row['latency_ms']['p50']} | "
+            f"{_spread(row['latency_ms'], 'round_median')} | "
+            f"{row['latency_ms']['p99']} | {_spread(row['throughput_per_s'])} | "
+            f"{_spread(row['server_cpu_ms_per_call'])} |"
+        )
+    lines += [
+        "",
+        "Ratios within this run, of the medians of the per-round figures (gateway and "
+        "transparent are gatespec's two profiles):",
+        "",
+        "| transport / era | gateway ÷ floor, p50 | gateway ÷ FastMCP, p50 | gateway ÷ FastMCP, calls/s | transparent ÷ floor, p50 | transparent ÷ FastMCP, calls/s | gateway ÷ FastMCP, server CPU | floor ÷ direct, p50 |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for key, r in e["ratios"].items():
+        transport = key.split("/")[0]
+        goals = e["goals"][transport]
+        vs_fastmcp = (
+            _goal(r["gateway_vs_fastmcp"], goals["vs_fastmcp"])
+            if "vs_fastmcp" in goals
+            else f"{r['gateway_vs_fastmcp']}×"
+        )
+        lines.append(
+            f"| {key} | {_goal(r['gateway_vs_floor'], goals['vs_floor'])} | {vs_fastmcp} | "
+            f"{_goal(r['gateway_throughput_vs_fastmcp'], goals['throughput_vs_fastmcp'], False)} | "
+            f"{_goal(r['transparent_vs_floor'], goals['vs_floor'])} | "
+            f"{_goal(r['transparent_throughput_vs_fastmcp'], goals['throughput_vs_fastmcp'], False)} | "
+            f"{r['gateway_cpu_vs_fastmcp']}× | {r.get('floor_vs_direct', '')}{'×' if 'floor_vs_direct' in r else ''} |"
+        )
+    lines += [
+        "",
+        "The earlier goal “tool_execute ≤ 1.15× a direct call” cannot be met by any second MCP "
+        "hop written in Python: the floor, a pass-through proxy on the same SDK with nothing "
+        "else in it (`bench/floor_proxy.py`), is itself the “floor ÷ direct” column above. The "
+        "goal is restated against that floor: gatespec p50 ≤ 1.1× the floor over stdio, ≤ 1.2× "
+        "the floor and ≤ FastMCP's proxy over Streamable HTTP, and ≥ 2× FastMCP's throughput "
+        "with 8 calls in flight on both transports. Direct runs in the handshake era only "
+        "(server-everything speaks no other).",
+        "",
+    ]
+    return lines
+
+
+def startup_section(st: dict[str, Any]) -> list[str]:
+    three, big, goals = st["three"], st["scale"], st["goals"]
+    lines = [
+        "## Start-up and scale (`bench/startup.py`)",
+        "",
+        f"{st['rounds']} interleaved rounds; medians with the round range in brackets; load "
+        f"average {' → '.join(str(v) for v in st['load_average'])}. Start = spawn → first "
+        "tools/list answered (official client, stdio, handshake era). Idle RSS: the proxy "
+        "process alone, 1 s after that answer.",
+        "",
+        "| three upstreams | start s | ÷ slowest upstream's own start | idle RSS MiB |",
+        "|---|---|---|---|",
+    ]
+    for name, row in three["upstreams"].items():
+        lines.append(f"| upstream {name} (alone) | {_spread(row, 'median')} | | |")
+    fastmcp_rss = three["proxies"]["fastmcp"]["idle_rss_mib"]["median"]
+    for name, row in three["proxies"].items():
+        ratio = row["vs_slowest"]["median"]
+        rss = row["idle_rss_mib"]["median"]
+        rss_goal = (
+            f" ({'met' if rss <= fastmcp_rss else 'not met'}: ≤ FastMCP)"
+            if name == "gatespec"
+            else ""
+        )
+        lines.append(
+            f"| {name} | {_spread(row['first_list_s'], 'median')} | "
+            f"{_goal(ratio, goals['three_vs_slowest']) if name == 'gatespec' else f'{ratio}×'} | "
+            f"{_spread(row['idle_rss_mib'], 'median')}{rss_goal} |"
+        )
+    phases = big["build_s"]
+    lines += [
+        "",
+        f"| {big['tools']:,}-tool upstream | value |",
+        "|---|---|",
+        f"| upstream's own start (s) | {_spread(big['upstream_first_list_s'], 'median')} |",
+        f"| gatespec start → first tools/list (s) | {_spread(big['gatespec_first_list_s'], 'median')} |",
+        f"| ratio | {_goal(big['vs_upstream']['median'], goals['scale_vs_upstream'])} |",
+        f"| gatespec idle RSS (MiB) | {_spread(big['idle_rss_mib'], 'median')} |",
+        f"| first tool_browse(query) over MCP: builds cards, index, tree (ms) | {_spread(big['first_browse_ms'], 'median')} |",
+        f"| tool_browse(query) over MCP after that, p50 / p99 (ms, {big['browse_query_ms']['n']} calls) | {big['browse_query_ms']['p50']} / {big['browse_query_ms']['p99']} |",
+        f"| gatespec RSS after browsing (MiB) | {_spread(big['rss_after_browsing_mib'], 'median')} |",
+        "",
+        "| build phase, in-process | wall s | CPU s |",
+        "|---|---|---|",
+    ]
+    for key in ("catalog", "cards", "index", "tree", "cards_index_tree"):
+        label = "cards + index + tree (goal ≤ 1 s)" if key == "cards_index_tree" else key
+        lines.append(
+            f"| {label} | {_spread(phases['wall'][key], 'median')} | {_spread(phases['cpu'][key], 'median')} |"
+        )
+    lines += [
+        "",
+        "In the gateway profile tools/list shows only meta-tools, so the cards, ranking index and "
+        "browse tree (and the token encoder, ~40 MB) are built by the first browse, hydrate or "
+        "execute; the transparent profile lists the cards and builds them before it answers. "
+        "Stdio upstreams are started before gatespec imports the MCP SDK, so their start-up and "
+        "the gateway's overlap.",
+        "",
+    ]
+    return lines
 
 
 def main() -> int:
     RESULTS.mkdir(parents=True, exist_ok=True)
-    results = {name: _run(name) for name in SCRIPTS}
+    parser = argparse.ArgumentParser()
+    parser.add_argument(
+        "--only", help="comma-separated scripts to run; the others' last JSON is reused"
+    )
+    args = parser.parse_args()
+    chosen = args.only.split(",") if args.only else SCRIPTS
+    results = {name: _run(name) if name in chosen else _last(name) for name in SCRIPTS}
     if results.get("context"):
         (RESULTS / "context.svg").write_text(_svg(results["context"]["scaled"]), encoding="utf-8")
     (RESULTS / "REPORT.md").write_text(report(results), encoding="utf-8")

@@ -53,7 +53,7 @@ from gatespec_surface.parsers import parse_path
 from gatespec_surface.render import render_preamble
 from gatespec_surface.schemas import META_TOOL_INPUT_SCHEMAS
 
-__all__ = ["OTHER_CLUSTER", "BrowseResponse", "BrowseTree", "Browser", "leaf_slug"]
+__all__ = ["OTHER_CLUSTER", "BrowseResponse", "BrowseTree", "Browser", "build_ranker", "leaf_slug"]
 
 _BROWSE_ARGS: Final = META_TOOL_INPUT_SCHEMAS["tool_browse"]["properties"]
 _QUERY_MIN_CHARS: Final[int] = _BROWSE_ARGS["query"]["minLength"]
@@ -105,18 +105,26 @@ def _clusters(items: Sequence[Item]) -> list[tuple[str, list[Item]]]:
     the alphabetically first stem.
     """
     words = {item.id: _words(item.name) for item in items}
-    stems = {item.id: [stem(w) for w in words[item.id]] for item in items}
+    stem_of: dict[str, str] = {}  # names share few distinct words: stem each once
+    stems = {
+        i: [stem_of[w] if w in stem_of else stem_of.setdefault(w, stem(w)) for w in ws]
+        for i, ws in words.items()
+    }
+    distinct = {i: set(s) for i, s in stems.items()}
     leads: Counter[str] = Counter()
     occurs: Counter[str] = Counter()
+    holders: dict[str, list[str]] = {}  # stem -> ids of the tools whose names have it
     for item in items:
         for s in dict.fromkeys(stems[item.id]):
             occurs[s] += 1
             leads[s] += stems[item.id][0] == s
+            holders.setdefault(s, []).append(item.id)
     unassigned = {item.id: item for item in items}
+    # How many still-unassigned tools have each stem: kept up to date as tools are taken.
+    counts: Counter[str] = Counter(occurs)
     chosen: list[tuple[str, list[Item]]] = []
     used: set[str] = set()
     while len(chosen) < CLUSTER_THRESHOLD - 1 and unassigned:  # room left for OTHER_CLUSTER
-        counts: Counter[str] = Counter(s for i in unassigned for s in set(stems[i]))
         candidates = [
             (2 * leads[s] > occurs[s], -n, s)
             for s, n in counts.items()
@@ -126,7 +134,10 @@ def _clusters(items: Sequence[Item]) -> list[tuple[str, list[Item]]]:
             break
         _, _, best = min(candidates)
         used.add(best)
-        members = [unassigned.pop(i) for i in sorted(i for i in unassigned if best in stems[i])]
+        taken = sorted(i for i in holders[best] if i in unassigned)
+        members = [unassigned.pop(i) for i in taken]
+        for i in taken:
+            counts.subtract(distinct[i])
         surfaces = Counter(
             w for m in members for w, s in zip(words[m.id], stems[m.id], strict=True) if s == best
         )
@@ -134,6 +145,8 @@ def _clusters(items: Sequence[Item]) -> list[tuple[str, list[Item]]]:
         segment = min(surfaces, key=lambda w: (-surfaces[w], len(w), w))[:_SEGMENT_MAX]
         if segment == OTHER_CLUSTER or any(segment == c for c, _ in chosen):
             unassigned.update((m.id, m) for m in members)  # put back; the word stays used
+            for i in taken:
+                counts.update(distinct[i])
             continue
         chosen.append((segment, members))
     if unassigned:
@@ -175,12 +188,12 @@ class BrowseTree:
         taken: set[str] = set()
         for item in sorted(items, key=lambda i: i.id):
             slug = leaf_slug(item.name)
-            digest = hashlib.sha256(item.id.encode("utf-8")).hexdigest()
-            n = LEAF_SLUG_DIGEST_HEX
-            while slug in taken:  # a later id whose name slugs alike gets a digest suffix
-                base = leaf_slug(item.name)[: _SEGMENT_MAX - n - 1]
-                slug = f"{base}-{digest[:n]}"
-                n += 1
+            if slug in taken:  # a later id whose name slugs alike gets a digest suffix
+                digest = hashlib.sha256(item.id.encode("utf-8")).hexdigest()
+                n = LEAF_SLUG_DIGEST_HEX
+                while slug in taken:
+                    slug = f"{leaf_slug(item.name)[: _SEGMENT_MAX - n - 1]}-{digest[:n]}"
+                    n += 1
             assert is_path_segment(slug), slug
             taken.add(slug)
             key = (*parent, slug)
@@ -217,6 +230,20 @@ class BrowseTree:
 # ---------------------------------------------------------------------- browsing
 
 
+def build_ranker(catalog: Catalog, *, semantic: bool = True, background: bool = True) -> Ranker:
+    """The ranker over every catalog item (what a query browse searches)."""
+    return Ranker(
+        [
+            Document.of_tool(
+                item.id, item.name, item.description, item.namespace, item.input_schema
+            )
+            for item in catalog.items()
+        ],
+        semantic=semantic,
+        background=background,
+    )
+
+
 class Browser:
     """tool_browse over one catalog snapshot: the cards, the ranker and the tree are built once
     here and shared by every browse.
@@ -235,16 +262,7 @@ class Browser:
     ) -> None:
         self.catalog = catalog
         self.cards = cards if cards is not None else build_cards(catalog)
-        self.ranker = Ranker(
-            [
-                Document.of_tool(
-                    item.id, item.name, item.description, item.namespace, item.input_schema
-                )
-                for item in catalog.items()
-            ],
-            semantic=semantic,
-            background=background,
-        )
+        self.ranker = build_ranker(catalog, semantic=semantic, background=background)
         self.tree = BrowseTree(catalog, self.cards)
 
     def browse_args(

@@ -27,48 +27,42 @@ import json
 import logging
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol, TextIO
+from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
 import anyio
 
-from gatespec import demo
-from gatespec.config import ConfigError, GatewayConfig, load_config
+from gatespec import demo, spawn
+from gatespec.config import DEFAULT_CONNECT_CONCURRENCY, ConfigError, GatewayConfig, load_config
 from gatespec.rank_cli import add_subcommand as add_rank_subcommand
 from gatespec.rank_cli import ranking_status
-from gatespec.server import (
-    SERVED_PROFILES,
-    CatalogListing,
-    GatewayRuntime,
-    ServeError,
-    bind_http,
-    build_server,
-    print_ready,
-    serve_http,
-    serve_stdio,
-)
-from gatespec.upstream import ProgressCallback, UpstreamPool, UpstreamStatus
+from gatespec.serving import SERVED_PROFILES, ServeError
 
+# The server layer, the upstream layer and the MCP SDK are imported only once the stdio
+# upstreams have been started (gatespec.spawn), so their start-up overlaps the SDK's import.
+if TYPE_CHECKING:
+    from gatespec.server import CatalogListing, GatewayRuntime
+    from gatespec.upstream import ProgressCallback, UpstreamPool, UpstreamStatus
 
-class ServedRuntime(GatewayRuntime, Protocol):
-    """What the CLI needs beyond the server layer's protocol (ProxyRuntime has it all)."""
+    class ServedRuntime(GatewayRuntime, Protocol):
+        """What the CLI needs beyond the server layer's protocol (ProxyRuntime has it all)."""
 
-    pool: UpstreamPool
+        pool: UpstreamPool
 
-    async def start(self, progress: ProgressCallback | None = None) -> list[UpstreamStatus]: ...
+        async def start(self, progress: ProgressCallback | None = None) -> list[UpstreamStatus]: ...
 
-    async def keep_upstreams(self) -> None: ...
+        async def keep_upstreams(self) -> None: ...
 
-    async def aclose(self) -> None: ...
+        async def aclose(self) -> None: ...
 
-    def catalog_listing(self) -> CatalogListing: ...
+        def catalog_listing(self) -> CatalogListing: ...
 
-
-RuntimeFactory = Callable[[GatewayConfig, str], ServedRuntime]
-"""(config, mode) -> an unstarted runtime; tests inject fakes through main(runtime_factory=)."""
+    RuntimeFactory = Callable[[GatewayConfig, str], ServedRuntime]
+    """(config, mode) -> an unstarted runtime; tests inject fakes through main(runtime_factory=)."""
 
 
 def _proxy_runtime(config: GatewayConfig, mode: str) -> ServedRuntime:
-    # Imported on use: argument and config errors need none of the catalog machinery.
+    # Imported on use: argument and config errors need none of the catalog machinery, and
+    # the stdio upstreams start while it loads (see _runtime).
     from gatespec.runtime import ProxyRuntime
 
     return ProxyRuntime.from_config(config, mode=mode)
@@ -229,14 +223,25 @@ def _serve(args: argparse.Namespace, factory: RuntimeFactory | None) -> int:
     host = args.host or options.host
     port = args.port if args.port is not None else options.port
     web_log = "warning" if args.verbose == 0 else "info" if args.verbose == 1 else "debug"
-    runtime = (factory or _proxy_runtime)(config, mode)
-    anyio.run(_serve_async, runtime, len(config.servers), transport, host, port, web_log)
+    try:
+        runtime = _runtime(factory, config, mode)
+        anyio.run(_serve_async, runtime, len(config.servers), transport, host, port, web_log)
+    finally:
+        spawn.discard_early()
     return 0
+
+
+def _runtime(factory: RuntimeFactory | None, config: GatewayConfig, mode: str) -> ServedRuntime:
+    """Start the stdio upstreams, then build the runtime (importing the SDK meanwhile)."""
+    spawn.spawn_early(config.servers.values(), DEFAULT_CONNECT_CONCURRENCY)
+    return (factory or _proxy_runtime)(config, mode)
 
 
 async def _serve_async(
     runtime: ServedRuntime, total: int, transport: str, host: str, port: int, web_log: str
 ) -> None:
+    from gatespec.server import bind_http, build_server, print_ready, serve_http, serve_stdio
+
     # Bind first: a taken port should fail before minutes of upstream start-up.
     sock = bind_http(host, port) if transport == "http" else None
     try:
@@ -306,8 +311,11 @@ async def _start(runtime: ServedRuntime, total: int) -> list[UpstreamStatus]:
 def _catalog(args: argparse.Namespace, factory: RuntimeFactory | None) -> int:
     config = load_config(args.config)
     mode = config.options.mode if config.options.mode in SERVED_PROFILES else "gateway"
-    runtime = (factory or _proxy_runtime)(config, mode)
-    listing, statuses = anyio.run(_catalog_async, runtime, len(config.servers))
+    try:
+        runtime = _runtime(factory, config, mode)
+        listing, statuses = anyio.run(_catalog_async, runtime, len(config.servers))
+    finally:
+        spawn.discard_early()
     if args.json:
         print(json.dumps(_catalog_json(listing, statuses), indent=2, ensure_ascii=False))
     else:

@@ -79,6 +79,7 @@ DEFAULT_PORT: Final = 8765
 DEFAULT_CALL_TIMEOUT: Final = 30.0
 DEFAULT_CONNECT_TIMEOUT: Final = 20.0
 DEFAULT_REFRESH_INTERVAL: Final = 30.0
+DEFAULT_CONNECT_CONCURRENCY: Final = 8  # upstreams connecting at once
 
 # Keys other MCP clients write into server entries that change nothing for the gateway.
 # ("disabled" is honoured, the rest are ignored.) Anything else unknown is most likely a typo

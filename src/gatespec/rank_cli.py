@@ -20,12 +20,12 @@ import json
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gatespec.browse import Browser
-from gatespec.cards import admit_cards
-from gatespec.catalog import Catalog
 from gatespec_surface.budgets import BROWSE_MAX_TOP_K
+
+if TYPE_CHECKING:  # imported on use: the gatespec CLI imports this module on every start
+    from gatespec.browse import Browser
 
 __all__ = ["add_subcommand", "metrics", "rank", "ranking_status"]
 
@@ -62,6 +62,10 @@ def _load(path: Path, what: str) -> list[Mapping[str, Any]]:
 
 
 def _browser(rows: Sequence[Mapping[str, Any]]) -> tuple[Browser, dict[str, str]]:
+    from gatespec.browse import Browser
+    from gatespec.cards import admit_cards
+    from gatespec.catalog import Catalog
+
     by_server: dict[str, list[dict[str, Any]]] = {}
     for n, row in enumerate(rows):
         if not isinstance(row.get("server"), str) or not isinstance(row.get("name"), str):

@@ -2,6 +2,12 @@
 
 It owns the operations (browse, hydrate, execute, view) over a catalog snapshot built from the
 upstream pool; the server layer (gatespec.server) turns them into a profile's MCP surface.
+
+Start-up cost: a rebuild checks every listed tool into a Catalog at once (cheap), but the cards,
+the ranking index and the browse tree (and with them the token encoder, ~40 MB and ~0.25 s) are
+built on first use in the gateway profile, whose tools/list shows only meta-tools; the
+transparent profile lists the cards, so it builds them at once. A lazy build runs in a worker
+thread, so the event loop keeps serving while it runs.
 Every expected failure is a GatewayError carrying a spec error code; the server layer returns
 it as an isError result, so nothing raises across the MCP boundary.
 """
@@ -10,7 +16,8 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+import threading
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,8 +62,9 @@ class Snapshot:
     stripped: tuple[Tool, ...]
 
 
-def _snapshot(tools_by_server: Mapping[str, Sequence[object]]) -> Snapshot:
-    catalog, cards = admit_cards(Catalog.build(tools_by_server))
+def _build_snapshot(listed: Catalog) -> Snapshot:
+    """Cards (admitting only tools whose card fits, AM-CARD-OVER-CAP), index, tree, stripped."""
+    catalog, cards = admit_cards(listed)
     stripped = tuple(
         Tool(
             name=catalog.wire_name(item.id),
@@ -104,7 +112,11 @@ class ProxyRuntime:
         self.sessions = SessionStore()
         self.validator = ArgsValidator()
         self._listeners: list[CatalogListener] = []
-        self._snapshot = _snapshot({})
+        # (listed catalog, its snapshot or None until first use): swapped as one pair.
+        self._lazy = mode != "transparent"
+        empty = Catalog.build({})
+        self._state: tuple[Catalog, Snapshot | None] = (empty, _build_snapshot(empty))
+        self._build_lock = threading.Lock()
 
     @classmethod
     def from_config(cls, config: GatewayConfig, *, mode: str | None = None) -> ProxyRuntime:
@@ -153,16 +165,17 @@ class ProxyRuntime:
         await self.pool.aclose()
 
     async def rebuild(self) -> None:
-        old = {item.id for item in self._snapshot.catalog.items()}
+        old = {item.id for item in self._state[0].items()}
         try:
-            snapshot = _snapshot(self.pool.tools())
+            listed = Catalog.build(self.pool.tools())
+            snapshot = None if self._lazy else _build_snapshot(listed)
         except GatewayError as exc:
             # A collision (§1.5) is loud, but the gateway keeps serving the last good catalog.
             log.error("catalog rebuild failed, keeping the previous catalog: %s", exc)
             raise
-        self._snapshot = snapshot
+        self._state = (listed, snapshot)
         self.validator.forget()
-        if {item.id for item in snapshot.catalog.items()} != old or not old:
+        if {item.id for item in listed.items()} != old or not old:
             for listener in list(self._listeners):
                 try:
                     await listener()
@@ -179,9 +192,29 @@ class ProxyRuntime:
     def add_catalog_listener(self, callback: CatalogListener) -> None:
         self._listeners.append(callback)
 
+    def _snapshot(self) -> Snapshot:
+        """The current snapshot, built now if it has not been yet (blocks while building)."""
+        listed, snapshot = self._state
+        if snapshot is not None:
+            return snapshot
+        with self._build_lock:  # one build per listing, however many callers wait for it
+            listed, snapshot = self._state
+            if snapshot is None:
+                snapshot = _build_snapshot(listed)
+                if self._state[0] is listed:  # not replaced by a rebuild meanwhile
+                    self._state = (listed, snapshot)
+            return snapshot
+
+    async def _ready(self) -> Snapshot:
+        """The current snapshot; a first build runs in a worker thread."""
+        snapshot = self._state[1]
+        if snapshot is None:
+            snapshot = await anyio.to_thread.run_sync(self._snapshot)
+        return snapshot
+
     @property
     def catalog(self) -> Catalog:
-        return self._snapshot.catalog
+        return self._snapshot().catalog
 
     def statuses(self) -> list[UpstreamStatus]:
         return self.pool.statuses()
@@ -200,7 +233,8 @@ class ProxyRuntime:
 
     async def browse(self, session: str, query: str | None, path: str | None) -> Reply:
         stable = self.sessions.get(session) if self.cache_stable else None
-        response = self._snapshot.browser.browse(query, path, session=stable)
+        browser = (await self._ready()).browser
+        response = browser.browse(query, path, session=stable)
         return Reply(response.text, response.structured)
 
     def _hydrate(self, tool_id: str) -> dict[str, Any]:
@@ -208,6 +242,7 @@ class ProxyRuntime:
         return self.catalog.hydrate(item.id)
 
     async def hydrate(self, session: str, tool_id: str) -> Reply:
+        await self._ready()
         if self.cache_stable:
             # §5.5: only a successful hydration enters the seen-set.
             result = self.sessions.get(session).hydrate(self._hydrate, tool_id)
@@ -216,14 +251,14 @@ class ProxyRuntime:
         return Reply(json.dumps(result, ensure_ascii=False, indent=1), result)
 
     async def execute(self, session: str, tool_id: str, args: dict[str, Any]) -> Reply:
-        catalog = self.catalog
+        catalog = (await self._ready()).catalog
         item = catalog.resolve(tool_id)
-        hydrated = catalog.hydrate(item.id)
         if self.cache_stable and "execute" in CACHE_SEEN_BY:
             # §4.3's implicit hydration succeeded: the tool is seen (AM-CACHE-SEEN-BY-EXECUTE)
             self.sessions.get(session).record_hydrated(item.id)
-        # §4.4: arguments are checked against the hydrated schema before any upstream call.
-        self.validator.validate(item.id, hydrated["input_schema"], args)
+        # §4.4: arguments are checked against the hydrated schema before any upstream call
+        # (the item's own schema: what hydrate copies out; the validator only reads it).
+        self.validator.validate(item.id, item.input_schema, args)
         server = item.metadata["server"]
         upstream_name = item.metadata["upstream_name"]
         try:
@@ -249,4 +284,4 @@ class ProxyRuntime:
         return Reply(result["content"], result)
 
     def stripped_tools(self) -> list[Tool]:
-        return [tool.model_copy() for tool in self._snapshot.stripped]
+        return [tool.model_copy() for tool in self._snapshot().stripped]

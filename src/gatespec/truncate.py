@@ -17,9 +17,10 @@ characters). The tests check both against a brute-force reference that counts ev
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
-from gatespec.tokens import count_tokens, encoder
+from gatespec.tokens import count_tokens, encode, encoder
 from gatespec_surface.budgets import (
     COLLAPSE_WHITESPACE,
     ELLIPSIS,
@@ -36,6 +37,8 @@ _DIP_WINDOW = 8  # characters past a binary-search answer still searched
 # almost always holds the tokens the search needs; when it does not, the whole text is encoded.
 PROBE_CHARS_PER_TOKEN = 8
 _TERMINATORS = frozenset(SENTENCE_TERMINATORS)
+# A sentence ends at one terminator character (_ends_sentence looks at one character).
+_TERMINATOR_CHAR = re.compile("|".join(re.escape(t) for t in sorted(_TERMINATORS) if len(t) == 1))
 _NEED_SPACE = frozenset(TERMINATORS_NEEDING_SPACE)
 
 
@@ -56,10 +59,10 @@ def truncate_description(text: str, budget_tokens: int) -> str:
         return ""
     # Encode a probe first: a long description needs only its first budget + _SLACK tokens.
     probe = text[: PROBE_CHARS_PER_TOKEN * (budget_tokens + _SLACK)]
-    tokens = encoder().encode(probe, disallowed_special=())
+    tokens = encode(probe)
     whole = len(probe) == len(text)
     if not whole and len(tokens) <= budget_tokens + _SLACK:
-        tokens = encoder().encode(text, disallowed_special=())  # unusually long tokens
+        tokens = encode(text)  # unusually long tokens
         whole = True
     if whole and len(tokens) <= budget_tokens:
         return text
@@ -79,7 +82,11 @@ def truncate_description(text: str, budget_tokens: int) -> str:
 
 def _sentence_prefix(text: str, budget: int, limit: int) -> str | None:
     """The longest prefix ending at a terminator that fits, or None."""
-    for end in range(min(limit + 1, len(text)), 0, -1):
+    # Only the positions just after a terminator character can end a sentence: find those
+    # with one regex scan rather than testing every character in Python.
+    stop = min(limit + 1, len(text))
+    candidates = [m.end() for m in _TERMINATOR_CHAR.finditer(text, 0, stop)]
+    for end in reversed(candidates):
         if _ends_sentence(text, end):
             prefix = text[:end]
             if count_tokens(prefix) <= budget:

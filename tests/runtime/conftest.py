@@ -6,6 +6,7 @@ test modules never depend on which conftest a module-name lookup would find.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import socket
@@ -128,6 +129,17 @@ def servers() -> Iterator[Servers]:
     yield helper
     for proc in helper.started:
         proc.stop()
+
+
+@pytest.fixture(scope="session")
+def fake_gateway() -> Any:
+    """tests/fixtures/fake_gateway.py as a module (FakeRuntime, sample_tools, ...)."""
+    spec = importlib.util.spec_from_file_location("fake_gateway", FIXTURES / "fake_gateway.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("fake_gateway", module)
+    spec.loader.exec_module(module)
+    return module
 
 
 # A real tool catalog shipped with the tests (644 tools of 71 MCP servers; see its README).

@@ -202,6 +202,33 @@ def test_cache_stable_browse_records_hydration_only_on_success() -> None:
     assert [c["id"] for c in cards] == [ids[1], "__cache_breakpoint__", ids[0]]
 
 
+@pytest.mark.parametrize(("mode", "built_at_rebuild"), [("gateway", 0), ("transparent", 1)])
+def test_cards_index_and_tree_are_built_on_first_use_in_the_gateway_profile(
+    monkeypatch: pytest.MonkeyPatch, mode: str, built_at_rebuild: int
+) -> None:
+    import gatespec.runtime as runtime_module
+
+    builds: list[int] = []
+    real = runtime_module.admit_cards
+
+    def counting(catalog: Any) -> Any:
+        builds.append(len(catalog))
+        return real(catalog)
+
+    monkeypatch.setattr(runtime_module, "admit_cards", counting)
+    tools = {"a": [{"name": "alpha", "description": "A tool.", "inputSchema": SCHEMA}]}
+    runtime = ProxyRuntime(SpyPool(tools), mode=mode)  # type: ignore[arg-type]
+    builds.clear()  # the empty catalog a runtime starts with
+    anyio.run(runtime.rebuild)
+    assert builds == [1] * built_at_rebuild  # gateway: tools/list needs no cards
+    tool_id = runtime.catalog.items()[0].id
+    anyio.run(runtime.execute, "s", tool_id, {"count": 1})
+    anyio.run(runtime.hydrate, "s", tool_id)
+    assert builds == [1]  # built once, by the first use, then shared
+    anyio.run(runtime.rebuild)
+    assert builds == [1] * (1 + built_at_rebuild)
+
+
 def test_cache_stable_execute_makes_its_tool_seen() -> None:
     """AM-CACHE-SEEN-BY-EXECUTE: tool_execute's implicit hydration (§4.3) enters the seen-set;
     a call that fails before hydrating (unknown tool) does not."""

@@ -6,6 +6,7 @@ github/github-mcp-server tool snapshots (MIT), and @modelcontextprotocol/server-
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import urllib.request
 from typing import Any
@@ -378,6 +379,45 @@ def test_formats_are_annotations_unless_asked_for() -> None:
     ArgsValidator().validate("t:x", schema, {"e": "not-an-email"})
     strict = ArgsValidator(check_formats=True)
     assert args_error(schema, {"e": "not-an-email"}, strict).code is ErrorCode.ARGS_INVALID
+
+
+# ---------------------------------------------------------------------- fast path
+
+
+class _Unused:
+    """Stands in for python-jsonschema where the fast path must decide alone."""
+
+    def iter_errors(self, instance: object) -> Any:
+        raise AssertionError("python-jsonschema was asked about args jsonschema-rs accepts")
+
+
+def test_jsonschema_rs_alone_accepts_valid_args() -> None:
+    compiled = compile_schema("t:x", LIST_COMMITS)
+    assert compiled.fast is not None
+    fast_only = dataclasses.replace(compiled, validator=_Unused())
+    validation.check_args("t:x", fast_only, {"owner": "o", "repo": "r"})
+    with pytest.raises(GatewayError, match="python-jsonschema was asked"):
+        validation.check_args("t:x", fast_only, {"owner": 1})  # a rejection is re-checked
+
+
+@pytest.mark.parametrize(
+    ("pattern", "value"),
+    [
+        (r"^\d+$", "\u0663"),  # ARABIC-INDIC DIGIT THREE: a digit to Python, not to ECMA-262
+        ("^a$", "a\n"),  # Python's "$" also matches before a trailing newline
+    ],
+)
+def test_python_jsonschema_decides_what_jsonschema_rs_rejects(pattern: str, value: str) -> None:
+    schema = {"type": "object", "properties": {"v": {"type": "string", "pattern": pattern}}}
+    compiled = compile_schema("t:x", schema)
+    assert not validation.fast_accepts(compiled.fast, {"v": value})  # the engines differ here
+    ArgsValidator().validate("t:x", schema, {"v": value})  # python-jsonschema's verdict stands
+
+
+def test_schema_jsonschema_rs_refuses_is_checked_by_python_jsonschema_alone() -> None:
+    schema = {"type": "object", "properties": {"a": {"$ref": "https://example.com/s.json"}}}
+    assert compile_schema("t:x", schema).fast is None
+    assert compile_schema("t:x", LIST_COMMITS, check_formats=True).fast is None
 
 
 # ---------------------------------------------------------------------- cache

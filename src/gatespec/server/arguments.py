@@ -5,6 +5,9 @@ pattern the generator emitted from grammars.yaml), the grammar's own checker exp
 error code is used if the meta-tool declares that code (so a malformed browse path is
 PATH_INVALID, as §3.4 requires); every other failure is ARGS_INVALID, including both or
 neither of query/path.
+
+jsonschema-rs accepts valid arguments (microseconds); python-jsonschema explains the rest, so
+the messages are its (see gatespec.validation).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from typing import Any, Final
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
+from gatespec.validation import fast_accepts, fast_validator
 from gatespec_surface import grammars
 from gatespec_surface.descriptors import META_TOOL_ERRORS
 from gatespec_surface.errors import ErrorCode, GatewayError
@@ -70,13 +74,15 @@ class ArgumentChecker:
         self.declared: frozenset[ErrorCode] = frozenset(META_TOOL_ERRORS[tool])
         Draft202012Validator.check_schema(self.schema)
         self._validator = Draft202012Validator(self.schema)
+        self._fast = fast_validator(Draft202012Validator, self.schema)
 
     def check(self, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
         """The arguments with defaults filled in, or a GatewayError naming what is wrong."""
         args = dict(arguments or {})
-        errors = list(self._validator.iter_errors(args))
-        if errors:
-            raise self._explain(args, min(errors, key=self._rank))
+        if not fast_accepts(self._fast, args):
+            errors = list(self._validator.iter_errors(args))
+            if errors:
+                raise self._explain(args, min(errors, key=self._rank))
         for name, prop in self.properties.items():
             if name not in args and "default" in prop:
                 args[name] = copy.deepcopy(prop["default"])

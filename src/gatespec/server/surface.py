@@ -38,6 +38,8 @@ from mcp_types import CallToolResult, ListToolsResult, TextContent, Tool
 from gatespec.server.arguments import ArgumentChecker
 from gatespec.server.notify import ListChangedNotifier
 from gatespec.server.sessions import session_key
+from gatespec.serving import SERVED_PROFILES
+from gatespec.validation import fast_accepts, fast_validator
 from gatespec_surface.descriptors import (
     META_TOOL_DESCRIPTIONS,
     PROFILES,
@@ -49,7 +51,6 @@ from gatespec_surface.schemas import META_TOOL_INPUT_SCHEMAS, STRIPPED_INPUT_SCH
 
 logger = logging.getLogger(__name__)
 
-SERVED_PROFILES: Final = ("gateway", "transparent")
 MESSAGE_MAX: Final = 2000  # ErrorPayload.message maxLength (models.yaml)
 
 
@@ -142,9 +143,10 @@ class MetaToolSurface:
         self._checkers = {name: ArgumentChecker(name) for name in self.names}
         advertised = any(tool.output_schema is not None for tool in self.meta_tools)
         self.structured_errors = not advertised if structured_errors is None else structured_errors
-        # Results are checked against the output models whether or not tools/list shows them.
+        # Results are checked against the output models whether or not tools/list shows them:
+        # jsonschema-rs accepts, python-jsonschema words a rejection.
         self._outputs = {
-            name: Draft202012Validator(schema)
+            name: (fast_validator(Draft202012Validator, schema), Draft202012Validator(schema))
             for name in self.names
             if (schema := output_schema(name)) is not None
         }
@@ -188,12 +190,12 @@ class MetaToolSurface:
             return error_result(error, self.structured_errors)
 
     def _success(self, name: str, reply: Reply) -> CallToolResult:
-        validator = self._outputs.get(name)
-        if validator is not None:
+        validators = self._outputs.get(name)
+        if validators is not None and not fast_accepts(validators[0], reply.structured):
             problem = (
                 "no structured content"
                 if reply.structured is None
-                else next((e.message for e in validator.iter_errors(reply.structured)), None)
+                else next((e.message for e in validators[1].iter_errors(reply.structured)), None)
             )
             if problem is not None:
                 logger.error("%s produced an invalid result: %s", name, problem)

@@ -50,6 +50,8 @@ def absorb_tools(
     On 2026-07-28 connections the session mirrors `x-mcp-header` arguments into `Mcp-Param-*`
     headers on tools/call, from state built by its own listing; a raw listing bypasses that, so
     it is replayed here with the tools that parse. Best effort: a failure only costs headers.
+    (Handshake-era sessions would only cache output schemas for `call_tool`'s result check, which
+    raw requests never run, so callers skip it for them.)
     """
     parsed: list[types.Tool] = []
     for tool in tools:

@@ -19,6 +19,7 @@ coalesced, in a task of the connection.
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import logging
 from collections.abc import Mapping
@@ -36,6 +37,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
+from gatespec import spawn
 from gatespec.config import DEFAULT_CONNECT_TIMEOUT, ServerConfig
 from gatespec.upstream import _sdk
 from gatespec.upstream._host import TaskHost
@@ -211,7 +213,12 @@ class McpUpstream(Upstream):
         """One connection attempt: handshake, then wait for stop or end of transport."""
         if conn.stderr is not None:
             conn.stderr.close()
-        conn.stderr = StderrTail() if self.config.transport == "stdio" else None
+        # The first connection adopts a process started before the SDK was imported, if any.
+        early = spawn.take(self.config) if _on_asyncio() else None
+        if early is not None:
+            conn.stderr = early.stderr
+        else:
+            conn.stderr = StderrTail() if self.config.transport == "stdio" else None
 
         def on_eof() -> None:
             if conn.ready.is_set() and not conn.stopped.is_set():
@@ -225,7 +232,7 @@ class McpUpstream(Upstream):
                 logger.debug("upstream %r transport error: %r", self.key, message)
 
         client = Client(
-            open_transport(self.config, on_eof, conn.stderr),
+            open_transport(self.config, on_eof, conn.stderr, early),
             mode=mode,
             cache=None,  # the gateway keeps its own catalog; stale SDK caches would hide changes
             message_handler=on_message,
@@ -370,7 +377,14 @@ class McpUpstream(Upstream):
         else:
             raise UpstreamError(self.key, "protocol", f"tools/list exceeded {MAX_TOOL_PAGES} pages")
         conn = self._conn
-        if conn is not None and conn.client is not None:
+        # Only 2026-07-28 sessions use what a listing teaches them (x-mcp-header -> Mcp-Param-*
+        # headers); handshake-era ones would only parse every tool with pydantic for nothing
+        # (~0.3 s at 10,000 tools).
+        if (
+            conn is not None
+            and conn.client is not None
+            and self.protocol_version in MODERN_PROTOCOL_VERSIONS
+        ):
             _sdk.absorb_tools(conn.client.session, tools, complete=True)
         return tools
 
@@ -455,6 +469,15 @@ class McpUpstream(Upstream):
 
 class _HandshakeClosed(Exception):
     """The connection closed during an auto-mode handshake (maybe killed by the probe)."""
+
+
+def _on_asyncio() -> bool:
+    """adopted_stdio drives pipes with asyncio; under another anyio backend the SDK spawns."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 def _root_cause(exc: BaseException) -> BaseException:

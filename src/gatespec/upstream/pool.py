@@ -22,6 +22,7 @@ from anyio.abc import TaskGroup
 
 from gatespec.config import (
     DEFAULT_CALL_TIMEOUT,
+    DEFAULT_CONNECT_CONCURRENCY,
     DEFAULT_CONNECT_TIMEOUT,
     GatewayConfig,
     ServerConfig,
@@ -53,7 +54,7 @@ class UpstreamPool:
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         call_timeout: float = DEFAULT_CALL_TIMEOUT,
         *,
-        max_concurrency: int = 8,
+        max_concurrency: int = DEFAULT_CONNECT_CONCURRENCY,
         on_tools_changed: ToolsChangedCallback | None = None,
         upstream_factory: Callable[..., Upstream] = create_upstream,
     ) -> None:

@@ -4,70 +4,44 @@ two small additions the gateway needs from them:
 - end-of-stream detection (`EofWatch`): a crashed stdio server or a dropped SSE stream shows up
   as the read stream ending, so the upstream can be marked failed at once instead of on the
   next call;
-- a stderr tail (`StderrTail`): a stdio server's stderr goes to an unlinked temporary file in
-  append mode, so a start failure or crash can be reported with the server's last words.
+- a stderr tail (`StderrTail`, gatespec.spawn): a stdio server's stderr goes to an unlinked
+  temporary file, so a start failure or crash can be reported with the server's last words;
+- adopting a process started early (`adopted_stdio`, see gatespec.spawn): the SDK's stdio client
+  only talks to processes it spawns itself, so a process spawned before the SDK was imported is
+  driven here the same way (JSON lines on stdin/stdout; on close stdin is closed, then after
+  the SDK's grace periods its session gets SIGTERM, then SIGKILL).
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
-import tempfile
+import signal
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from types import TracebackType
-from typing import Any, Final, Self, TextIO, cast
+from typing import Any, Final, Self
 
 import anyio
 import httpx2
+import mcp_types as types
 from mcp.client._transport import TransportStreams
 from mcp.client.sse import sse_client
-from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.stdio import (
+    FORCE_KILL_TIMEOUT,
+    PROCESS_TERMINATION_TIMEOUT,
+    StdioServerParameters,
+    stdio_client,
+)
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.message import SessionMessage
 
 from gatespec.config import ServerConfig
+from gatespec.spawn import EarlyProcess, StderrTail
 
-_STDERR_CAP: Final = 1 << 20  # keep the stderr file under ~1 MiB...
-_STDERR_KEEP: Final = 16 << 10  # ...by cutting it down to its last 16 KiB when it grows past
+__all__ = ["EofWatch", "StderrTail", "adopted_stdio", "open_transport", "stdio_parameters"]
 
-
-class StderrTail:
-    """A stdio server's stderr, kept in an unlinked temp file; `tail()` reads its end cheaply.
-
-    Append mode matters: the child shares the file description, so after `trim()` truncates
-    the file the child's next write lands at the new end instead of leaving a hole.
-    """
-
-    def __init__(self) -> None:
-        self.file = cast(
-            TextIO, tempfile.TemporaryFile(mode="a+", encoding="utf-8", errors="replace")
-        )
-
-    def tail(self, max_chars: int = 800) -> str:
-        try:
-            fd = self.file.fileno()
-            size = os.fstat(fd).st_size
-            data = os.pread(fd, max_chars * 4, max(0, size - max_chars * 4))
-        except (OSError, ValueError):
-            return ""
-        text = data.decode("utf-8", errors="replace").strip()
-        return text[-max_chars:]
-
-    def trim(self) -> None:
-        """Bound the file for long-lived chatty servers (called now and then, cheap)."""
-        try:
-            fd = self.file.fileno()
-            size = os.fstat(fd).st_size
-            if size <= _STDERR_CAP:
-                return
-            keep = os.pread(fd, _STDERR_KEEP, size - _STDERR_KEEP)
-            os.ftruncate(fd, 0)
-            os.write(fd, keep)
-        except (OSError, ValueError):
-            pass
-
-    def close(self) -> None:
-        self.file.close()
+_LINE_LIMIT: Final = 64 * 1024 * 1024  # one JSON-RPC message per line; big results happen
 
 
 class EofWatch:
@@ -134,12 +108,96 @@ def stdio_parameters(config: ServerConfig) -> StdioServerParameters:
     )
 
 
+def _parse(line: bytes) -> SessionMessage | Exception:
+    """One stdout line as the SDK's stdio client reads it (a parse error is passed on)."""
+    try:
+        return SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
+    except ValueError as exc:
+        return exc
+
+
+async def _wait_exit(process: Any, timeout: float) -> bool:
+    with anyio.move_on_after(timeout):
+        while process.poll() is None:
+            await anyio.sleep(0.01)
+        return True
+    return False
+
+
+async def _stop(process: Any) -> None:
+    """The SDK's shutdown order: stdin is closed already; grace, SIGTERM, grace, SIGKILL."""
+    for sig, grace in ((None, PROCESS_TERMINATION_TIMEOUT), (signal.SIGTERM, FORCE_KILL_TIMEOUT)):
+        if sig is not None:
+            with suppress(OSError):
+                os.killpg(process.pid, sig)
+        if await _wait_exit(process, grace):
+            return
+    with suppress(OSError):
+        os.killpg(process.pid, signal.SIGKILL)
+    await _wait_exit(process, 2.0)
+
+
+@asynccontextmanager
+async def adopted_stdio(early: EarlyProcess) -> AsyncIterator[TransportStreams]:
+    """MCP over the pipes of a stdio server spawned before this connection (asyncio only)."""
+    process = early.process
+    assert process.stdin is not None and process.stdout is not None
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=_LINE_LIMIT)
+    read_pipe, _ = await loop.connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(reader), process.stdout
+    )
+    write_pipe, protocol = await loop.connect_write_pipe(
+        asyncio.streams.FlowControlMixin, process.stdin
+    )
+    writer = asyncio.StreamWriter(write_pipe, protocol, reader, loop)
+    inbound_send, inbound = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    outbound, outbound_receive = anyio.create_memory_object_stream[SessionMessage](0)
+
+    async def read_lines() -> None:
+        async with inbound_send:
+            with suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+                while line := await reader.readline():
+                    if line.strip():
+                        await inbound_send.send(_parse(line))
+
+    async def write_lines() -> None:
+        async with outbound_receive:
+            try:
+                async for message in outbound_receive:
+                    text = message.message.model_dump_json(by_alias=True, exclude_unset=True)
+                    writer.write(text.encode("utf-8") + b"\n")
+                    await writer.drain()
+            except (ConnectionError, OSError):
+                await inbound_send.aclose()  # the session sees the connection end
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(read_lines)
+        tg.start_soon(write_lines)
+        try:
+            yield inbound, outbound
+        finally:
+            with anyio.CancelScope(shield=True):
+                outbound.close()
+                write_pipe.close()  # EOF on the server's stdin: its cue to exit
+                await _stop(process)
+                read_pipe.close()
+            tg.cancel_scope.cancel()
+
+
 @asynccontextmanager
 async def open_transport(
-    config: ServerConfig, on_eof: Callable[[], None], stderr: StderrTail | None
+    config: ServerConfig,
+    on_eof: Callable[[], None],
+    stderr: StderrTail | None,
+    early: EarlyProcess | None = None,
 ) -> AsyncIterator[TransportStreams]:
-    """Open the SDK transport a server config asks for; the read stream reports its end."""
-    if config.transport == "stdio":
+    """Open the SDK transport a server config asks for (or drive the stdio process started
+    early for it); the read stream reports its end."""
+    if early is not None:
+        async with adopted_stdio(early) as (read, write):
+            yield EofWatch(read, on_eof), write
+    elif config.transport == "stdio":
         errlog = stderr.file if stderr is not None else None
         if errlog is None:
             ctx = stdio_client(stdio_parameters(config))

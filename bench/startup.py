@@ -1,0 +1,249 @@
+"""Start-up and scale, side by side: how long until a proxy answers its first tools/list, next
+to how long its slowest upstream alone takes, and what the proxy holds in memory once idle.
+
+1. Three real upstreams (npm server-everything, PyPI mcp-server-time and mcp-server-git):
+   each upstream's own start (spawn -> its first tools/list answered, direct client), then
+   gatespec (gateway mode) and FastMCP's proxy with all three: spawn -> first tools/list, and
+   the proxy process's RSS after a second idle.
+2. A 10,000-tool upstream (bench/many_tools_server.py, a real MCP server process): its own
+   start; gatespec's spawn -> first tools/list, idle RSS, then tool_browse(query) over MCP (the
+   first browse builds the cards, index and tree: reported apart) and RSS after browsing; and,
+   in this process on the same tools, the catalog, cards, ranking index and browse tree build
+   times (wall clock and CPU: the machine is shared, CPU time moves less with others' load).
+
+Every client is the official mcp client over stdio in the handshake era (what the upstreams
+speak). Rounds are interleaved; medians and the spread between rounds are reported.
+
+Run: `python bench/startup.py --out bench/results/startup.json`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+from harness import (
+    BENCH,
+    EVERYTHING,
+    GATESPEC,
+    PYTHON,
+    child_running,
+    load_average,
+    median,
+    percentile,
+    rss_mib,
+    write_config,
+)
+from many_tools_server import DATA, synthetic_tools
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+VENV_BIN = Path(sys.executable).parent
+SCALE_TOOLS = 10_000
+IDLE_S = 1.0
+GOALS = {"three_vs_slowest": 1.3, "scale_vs_upstream": 1.5, "cards_index_tree_s": 1.0}
+
+
+async def _first_list(
+    argv: list[str], *, rss: bool = False, browse: list[str] | None = None
+) -> tuple[float, list[float], list[float]]:
+    """(seconds from spawn to the first tools/list answer, [RSS MiB after IDLE_S, and after
+    browsing] when asked, tool_browse(query) latencies in ms)."""
+    params = StdioServerParameters(command=argv[0], args=argv[1:])
+    latencies: list[float] = []
+    memory: list[float] = []
+    with open(os.devnull, "w") as devnull:
+        started = time.perf_counter()
+        async with Client(stdio_client(params, errlog=devnull), mode="legacy", cache=None) as c:
+            await c.list_tools()
+            elapsed = time.perf_counter() - started
+            if rss:
+                await anyio.sleep(IDLE_S)
+                memory.append(_server_rss(argv))
+            for query in browse or ():
+                t0 = time.perf_counter()
+                result = await c.call_tool("tool_browse", {"query": query})
+                latencies.append((time.perf_counter() - t0) * 1000)
+                if result.is_error:
+                    raise RuntimeError(f"tool_browse failed: {result.content}")
+            if rss and browse:
+                memory.append(_server_rss(argv))
+    return elapsed, memory, latencies
+
+
+def _server_rss(argv: list[str]) -> float:
+    """RSS of the server process this benchmark spawned for `argv` (not its upstreams)."""
+    return rss_mib(child_running(os.getpid(), argv))
+
+
+def _spread(values: list[float], digits: int = 3) -> dict[str, Any]:
+    return {
+        "median": round(median(values), digits),
+        "spread": [round(min(values), digits), round(max(values), digits)],
+        "rounds": [round(v, digits) for v in values],
+    }
+
+
+async def three_upstreams(rounds: int, tmp: Path, log: Any) -> dict[str, Any]:
+    repo = tmp / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    upstreams = {
+        "everything": [EVERYTHING, "stdio"],
+        "time": [str(VENV_BIN / "mcp-server-time")],
+        "git": [str(VENV_BIN / "mcp-server-git"), "--repository", str(repo)],
+    }
+    config = write_config(tmp / "three.json", upstreams)
+    proxies = {
+        "gatespec": [GATESPEC, "serve", "--config", str(config), "--mode", "gateway"],
+        "fastmcp": [PYTHON, str(BENCH / "fastmcp_proxy.py"), "--config", str(config)],
+    }
+    starts: dict[str, list[float]] = {}
+    memory: dict[str, list[float]] = {}
+    runs = [(name, argv, False) for name, argv in upstreams.items()]
+    runs += [(name, argv, True) for name, argv in proxies.items()]
+    for r in range(rounds):
+        for name, argv, is_proxy in runs[r % len(runs) :] + runs[: r % len(runs)]:
+            elapsed, rss, _ = await _first_list(argv, rss=is_proxy)
+            starts.setdefault(name, []).append(elapsed)
+            if rss:
+                memory.setdefault(name, []).append(rss[0])
+            print(f"round {r + 1}/{rounds} {name}: {elapsed:.2f} s", file=log, flush=True)
+    slowest = [max(starts[k][r] for k in upstreams) for r in range(rounds)]
+    return {
+        "upstreams": {k: _spread(starts[k]) for k in upstreams},
+        "slowest_upstream_s": _spread(slowest),
+        "proxies": {
+            name: {
+                "first_list_s": _spread(starts[name]),
+                "vs_slowest": _spread(
+                    [s / w for s, w in zip(starts[name], slowest, strict=True)], 2
+                ),
+                "idle_rss_mib": _spread(memory[name], 1),
+            }
+            for name in proxies
+        },
+    }
+
+
+def _queries() -> list[str]:
+    tasks = json.loads((DATA / "mcp_queries_dev.json").read_text(encoding="utf-8"))
+    return [t["query"][:512] for t in tasks[:40]]
+
+
+async def scale(rounds: int, tmp: Path, log: Any) -> dict[str, Any]:
+    upstream = [PYTHON, str(BENCH / "many_tools_server.py"), "--tools", str(SCALE_TOOLS)]
+    config = write_config(tmp / "scale.json", {"many": upstream})
+    gateway = [GATESPEC, "serve", "--config", str(config), "--mode", "gateway"]
+    own: list[float] = []
+    ready: list[float] = []
+    ratio: list[float] = []
+    idle: list[float] = []
+    browsed: list[float] = []
+    first: list[float] = []
+    browse: list[float] = []
+    queries = _queries()
+    for r in range(rounds):
+        pair = [("upstream", upstream), ("gatespec", gateway)]
+        for name, argv in pair if r % 2 == 0 else pair[::-1]:
+            elapsed, rss, lat = await _first_list(
+                argv, rss=name == "gatespec", browse=queries if name == "gatespec" else None
+            )
+            (own if name == "upstream" else ready).append(elapsed)
+            if rss:
+                idle.append(rss[0])
+                browsed.append(rss[1])
+                first.append(lat[0])
+                browse.extend(lat[1:])
+            print(f"round {r + 1}/{rounds} {name}: {elapsed:.2f} s", file=log, flush=True)
+        ratio.append(ready[-1] / own[-1])
+    return {
+        "tools": SCALE_TOOLS,
+        "upstream_first_list_s": _spread(own),
+        "gatespec_first_list_s": _spread(ready),
+        "vs_upstream": _spread(ratio, 2),
+        "idle_rss_mib": _spread(idle, 1),
+        "rss_after_browsing_mib": _spread(browsed, 1),
+        "first_browse_ms": _spread(first, 1),
+        "browse_query_ms": {
+            "n": len(browse),
+            "p50": round(percentile(browse, 0.5), 3),
+            "p99": round(percentile(browse, 0.99), 3),
+        },
+        "build_s": build_phases(rounds),
+    }
+
+
+def build_phases(rounds: int) -> dict[str, Any]:
+    """The snapshot gatespec builds from a listing, phase by phase, in this process."""
+    from gatespec.browse import BrowseTree, build_ranker
+    from gatespec.cards import admit_cards
+    from gatespec.catalog import Catalog
+    from gatespec.tokens import encoder
+
+    encoder()  # loaded once per process; its load is part of start-up, not of a build
+    names = ("catalog", "cards", "index", "tree")
+    wall: dict[str, list[float]] = {k: [] for k in names}
+    cpu: dict[str, list[float]] = {k: [] for k in names}
+    for _ in range(rounds):
+        tools = {"many": synthetic_tools(SCALE_TOOLS)}
+        gc.collect()
+        marks = [(time.perf_counter(), time.process_time())]
+        catalog = Catalog.build(tools)
+        marks.append((time.perf_counter(), time.process_time()))
+        catalog, cards = admit_cards(catalog)
+        marks.append((time.perf_counter(), time.process_time()))
+        build_ranker(catalog, semantic=False, background=False)  # the lexical index
+        marks.append((time.perf_counter(), time.process_time()))
+        BrowseTree(catalog, cards)
+        marks.append((time.perf_counter(), time.process_time()))
+        for key, before, after in zip(names, marks, marks[1:], strict=False):
+            wall[key].append(after[0] - before[0])
+            cpu[key].append(after[1] - before[1])
+    out: dict[str, Any] = {}
+    for label, times in (("wall", wall), ("cpu", cpu)):
+        total = [sum(v) for v in zip(times["cards"], times["index"], times["tree"], strict=True)]
+        out[label] = {
+            **{k: _spread(v) for k, v in times.items()},
+            "cards_index_tree": _spread(total),
+        }
+    return out
+
+
+async def run(rounds: int, log: Any) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as tmp:
+        load = [load_average()]
+        three = await three_upstreams(rounds, Path(tmp), log)
+        load.append(load_average())
+        big = await scale(rounds, Path(tmp), log)
+        load.append(load_average())
+    return {"rounds": rounds, "load_average": load, "three": three, "scale": big, "goals": GOALS}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--out", type=Path, default=BENCH / "results" / "startup.json")
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+    if not Path(EVERYTHING).exists() or shutil.which("git") is None:
+        print("node_modules or git is missing: run `make install`", file=sys.stderr)
+        return 1
+    result = anyio.run(run, args.rounds, sys.stderr)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps({"three": result["three"]["proxies"], "scale": result["scale"]}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
