@@ -433,6 +433,7 @@ class Budgets(Strict):
 class ProfileSpec(Strict):
     summary: str
     source: Source
+    seeds: list[str]
     meta_tools: list[str]
     lists_upstream_tools: Literal["none", "stripped", "namespaced"]
 
@@ -901,6 +902,11 @@ def resolve_references(spec: Spec) -> None:
         for c in t.errors:
             code("profiles.yaml", f"{where}.errors", c)
     for pname, p in spec.profiles.profiles.items():
+        for seed in p.seeds:
+            if seed not in seeds:
+                errors.append(
+                    SpecError("profiles.yaml", f"profiles.{pname}.seeds", f"unknown seed {seed!r}")
+                )
         for tool in p.meta_tools:
             if tool not in spec.profiles.meta_tools:
                 errors.append(

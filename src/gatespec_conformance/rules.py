@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from gatespec_conformance.report import Example, RequirementRef, RuleFailure, refs_for_ids
+from gatespec_surface.descriptors import PROFILES
 from gatespec_surface.errors import ErrorCode
 
 __all__ = [
@@ -148,7 +149,7 @@ SEED_META_TOOL_CODES: Final = frozenset(seed_value(SEED_CODE_FACTS, [c.value for
 # The seeds a profile's design comes from (seed 000 §4.1/§4.2 and seed 002's "Runtime modes").
 # A requirement of another seed (001's registry gateway) is one the spec applies to the profile:
 # --level seed leaves it out, --level spec reports it as the spec's decision.
-PROFILE_SEEDS: Final = {"gateway": ("000", "002"), "transparent": ("000", "002")}
+PROFILE_SEEDS: Final = {name: p.seeds for name, p in PROFILES.items()}
 
 
 def foreign_seeds(requirement_ids: Sequence[str], profile: str) -> tuple[str, ...]:

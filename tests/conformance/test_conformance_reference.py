@@ -17,7 +17,6 @@ from gatespec_conformance.protocol import all_functions
 from gatespec_conformance.report import Outcome
 from gatespec_surface import SPEC_HASH, SPEC_VERSION
 from gatespec_surface.vectors import FUNCTIONS, VECTOR_FILES, load_cases
-from tests.conformance.gaps import known_gap
 
 REFERENCE = [sys.executable, "-m", "gatespec.adapter"]
 MINIMAL = Path(__file__).resolve().parents[2] / "docs" / "examples" / "adapter_minimal.py"
@@ -33,7 +32,7 @@ def cases():
 
 def test_reference_adapter_passes_every_case(cases) -> None:
     results, info = run_cases(REFERENCE, cases)
-    failed = [r for r in results if r.outcome is not Outcome.PASS and not known_gap(r)]
+    failed = [r for r in results if r.outcome is not Outcome.PASS]
     assert [(r.name, r.reason) for r in failed] == []
     assert len(results) == len(cases)
     assert info.implementation.startswith("gatespec ") and info.spec_version == SPEC_VERSION

@@ -11,6 +11,7 @@ from typing import Any
 class Profile:
     name: str
     summary: str
+    seeds: tuple[str, ...]  # the seeds its design comes from
     meta_tools: tuple[str, ...]
     lists_upstream_tools: str  # none | stripped | namespaced
 
