@@ -68,6 +68,7 @@ PACKAGE_FILES: tuple[Output, ...] = (
         Views.budgets,
     ),
     Output("render.py", "render.py.j2", ("cards.yaml",), Views.render),
+    Output("text.py", "text.py.j2", ("cards.yaml",), Views.init),
     Output("validators.py", "validators.py.j2", ("models.yaml", "cards.yaml"), Views.validators),
     Output(
         "schemas.py",

@@ -12,6 +12,7 @@ import enum
 from typing import Any, Final
 
 from ._support.errors import SurfaceError
+from .budgets import ELLIPSIS
 
 
 class ErrorCode(enum.StrEnum):
@@ -94,6 +95,7 @@ class GatewayError(SurfaceError):
     summaries = ERROR_SUMMARIES
     message_max = MESSAGE_MAX_CHARS
     path_max = PATH_MAX_CHARS
+    ellipsis = ELLIPSIS
 
 
 class CatalogError(GatewayError):

@@ -46,12 +46,13 @@ from gatespec_surface.descriptors import (
     output_schema,
     tools_for_profile,
 )
-from gatespec_surface.errors import ErrorCode, GatewayError
+from gatespec_surface.errors import PATH_MAX_CHARS, ErrorCode, GatewayError
 from gatespec_surface.schemas import META_TOOL_INPUT_SCHEMAS, STRIPPED_INPUT_SCHEMA
+from gatespec_surface.text import clip
 
 logger = logging.getLogger(__name__)
 
-MESSAGE_MAX: Final = 2000  # ErrorPayload.message maxLength (models.yaml)
+_SHOWN_MAX: Final = 80  # a quoted tool name in a message
 
 
 @dataclass(frozen=True)
@@ -113,10 +114,6 @@ def error_result(error: GatewayError, structured: bool = True) -> CallToolResult
         structured_content=payload if structured else None,
         is_error=True,
     )
-
-
-def _clip(message: str) -> str:
-    return message if len(message) <= MESSAGE_MAX else message[: MESSAGE_MAX - 1] + "…"
 
 
 def _gateway_error(exc: BaseException) -> GatewayError | None:
@@ -184,7 +181,7 @@ class MetaToolSurface:
                 logger.exception("%s failed unexpectedly", name)
                 error = GatewayError(
                     ErrorCode.UPSTREAM_ERROR,
-                    _clip(f"{name} failed inside the gateway: {type(exc).__name__}: {exc}"),
+                    f"{name} failed inside the gateway: {type(exc).__name__}: {exc}",
                     details={"exception": type(exc).__name__},
                 )
             return error_result(error, self.structured_errors)
@@ -201,7 +198,7 @@ class MetaToolSurface:
                 logger.error("%s produced an invalid result: %s", name, problem)
                 raise GatewayError(
                     ErrorCode.UPSTREAM_ERROR,
-                    _clip(f"{name} produced a result that breaks its output schema: {problem}"),
+                    f"{name} produced a result that breaks its output schema: {problem}",
                     details={"output_invalid": True},
                 )
         return CallToolResult(
@@ -210,7 +207,7 @@ class MetaToolSurface:
         )
 
     def _not_a_meta_tool(self, name: str) -> GatewayError:
-        shown = name if len(name) <= 80 else name[:77] + "..."
+        shown = clip(name, _SHOWN_MAX)
         tools = ", ".join(self.names)
         if name in META_TOOL_DESCRIPTIONS:  # a meta-tool of another profile
             message = (
@@ -231,7 +228,7 @@ class MetaToolSurface:
         return GatewayError(
             ErrorCode.TOOL_NOT_FOUND,
             message,
-            name if len(name) <= 512 else "",
+            name if len(name) <= PATH_MAX_CHARS else "",
             {"tools": list(self.names), "use": "tool_execute"},
         )
 
