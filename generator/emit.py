@@ -52,7 +52,7 @@ class Output:
 
 
 PACKAGE_FILES: tuple[Output, ...] = (
-    Output("__init__.py", "init.py.j2", ("surface.yaml",), Views.init),
+    Output("__init__.py", "init.py.j2", ("surface.yaml", "profiles.yaml"), Views.init),
     Output("errors.py", "errors.py.j2", ("errors.yaml", "models.yaml"), Views.errors),
     Output("grammars.py", "grammars.py.j2", ("grammars.yaml",), Views.grammars),
     Output(

@@ -59,7 +59,7 @@ def spy_runtime() -> tuple[ProxyRuntime, SpyPool]:
     pool = SpyPool(
         {"spy": [{"name": "count_things", "description": "Counts things.", "inputSchema": SCHEMA}]}
     )
-    runtime = ProxyRuntime(pool, mode="gateway")  # type: ignore[arg-type]
+    runtime = ProxyRuntime(pool, profile="gateway")  # type: ignore[arg-type]
     anyio.run(runtime.rebuild)
     return runtime, pool
 
@@ -192,7 +192,7 @@ def test_cache_stable_browse_records_hydration_only_on_success() -> None:
             for n in ("alpha", "beta")
         ]
     }
-    runtime = ProxyRuntime(SpyPool(tools), mode="gateway", cache_stable=True)  # type: ignore[arg-type]
+    runtime = ProxyRuntime(SpyPool(tools), profile="gateway", cache_stable=True)  # type: ignore[arg-type]
     anyio.run(runtime.rebuild)
     ids = [i.id for i in runtime.catalog.items()]
     with pytest.raises(GatewayError):
@@ -217,7 +217,7 @@ def test_cards_index_and_tree_are_built_on_first_use_in_the_gateway_profile(
 
     monkeypatch.setattr(runtime_module, "admit_cards", counting)
     tools = {"a": [{"name": "alpha", "description": "A tool.", "inputSchema": SCHEMA}]}
-    runtime = ProxyRuntime(SpyPool(tools), mode=mode)  # type: ignore[arg-type]
+    runtime = ProxyRuntime(SpyPool(tools), profile=mode)  # type: ignore[arg-type]
     builds.clear()  # the empty catalog a runtime starts with
     anyio.run(runtime.rebuild)
     assert builds == [1] * built_at_rebuild  # gateway: tools/list needs no cards
@@ -238,7 +238,7 @@ def test_cache_stable_execute_makes_its_tool_seen() -> None:
             for n in ("alpha", "beta")
         ]
     }
-    runtime = ProxyRuntime(SpyPool(tools), mode="gateway", cache_stable=True)  # type: ignore[arg-type]
+    runtime = ProxyRuntime(SpyPool(tools), profile="gateway", cache_stable=True)  # type: ignore[arg-type]
     anyio.run(runtime.rebuild)
     ids = [i.id for i in runtime.catalog.items()]
     with pytest.raises(GatewayError):

@@ -1,6 +1,6 @@
 """The gateway's MCP server side: a profile's surface over a runtime, and its transports.
 
-server = build_server(runtime)          # runtime.mode picks the profile
+server = build_server(runtime)          # runtime.profile picks the surface
 await serve_stdio(server)               # or
 await serve_http(server, "127.0.0.1", 8765, on_ready=print_ready)
 """

@@ -1,6 +1,6 @@
 """The MCP surface of one exposure profile over a GatewayRuntime: tools/list and tools/call.
 
-`build_server(runtime)` returns an mcp low-level Server for the runtime's profile (its `mode`):
+`build_server(runtime)` returns an mcp low-level Server for the runtime's profile:
 
 - tools/list: exactly the profile's meta-tools (generated descriptors); a profile that lists
   upstream tools as "stripped" (transparent) adds `runtime.stripped_tools()`.
@@ -74,7 +74,7 @@ class CatalogListing:
 class GatewayRuntime(Protocol):
     """The runtime the server layer drives. Methods raise GatewayError for expected failures."""
 
-    mode: str  # "gateway" | "transparent": the exposure profile served
+    profile: str  # "gateway" | "transparent": the exposure profile served
 
     async def browse(self, session: str, query: str | None, path: str | None) -> Reply: ...
 
@@ -85,7 +85,7 @@ class GatewayRuntime(Protocol):
     async def view(self, session: str, handle: str, selector: str) -> Reply: ...
 
     def stripped_tools(self) -> list[Tool]:
-        """Transparent mode's stripped upstream entries (wire names, sentinel schema)."""
+        """The transparent profile's stripped upstream entries (wire names, sentinel schema)."""
         ...
 
     def add_catalog_listener(self, callback: Callable[[], Awaitable[None]]) -> None:
@@ -127,7 +127,7 @@ class MetaToolSurface:
     """tools/list and tools/call of one profile, independent of MCP plumbing."""
 
     def __init__(self, runtime: GatewayRuntime, structured_errors: bool | None = None) -> None:
-        profile = runtime.mode
+        profile = runtime.profile
         if profile not in SERVED_PROFILES:
             raise ValueError(
                 f"profile {profile!r} is not served (served: {', '.join(SERVED_PROFILES)})"
@@ -269,11 +269,11 @@ def build_server(
     notify_list_changed: bool | None = None,
     structured_errors: bool | None = None,
 ) -> GatewayServer:
-    """An MCP server for `runtime.mode`.
+    """An MCP server for `runtime.profile`.
 
     fallback_session: the session key when the transport identifies no session (stdio: one
     client per process). notify_list_changed: announce catalog changes; by default only for
-    profiles whose tools/list shows the catalog (in gateway mode the list never changes).
+    profiles whose tools/list shows the catalog (in the gateway profile the list never changes).
     structured_errors: put error payloads in structuredContent too; by default only when
     tools/list advertises no output schema (see the module docstring).
     """

@@ -1,6 +1,6 @@
 """gatespec's own `serve`, with one deliberate defect: the IUT of the layer-2 mutation tests.
 
-    python serve_mutant.py MUTANT serve --config FILE [--mode ...]
+    python serve_mutant.py MUTANT serve --config FILE [--profile ...]
 
 Each mutant monkeypatches one thing in this process (nothing under src/ changes), then runs
 gatespec's normal CLI entry point over stdio. `MUTANTS` maps a name to its patch; the test
