@@ -40,7 +40,7 @@ from gatespec.serving import SERVED_PROFILES, ServeError
 # The server layer, the upstream layer and the MCP SDK are imported only once the stdio
 # upstreams have been started (gatespec.spawn), so their start-up overlaps the SDK's import.
 if TYPE_CHECKING:
-    from gatespec.server import CatalogListing, GatewayRuntime
+    from gatespec.core import CatalogListing, GatewayRuntime
     from gatespec.upstream import ProgressCallback, UpstreamPool, UpstreamStatus
 
     class ServedRuntime(GatewayRuntime, Protocol):

@@ -29,8 +29,8 @@ from gatespec.browse import Browser
 from gatespec.cards import admit_cards
 from gatespec.catalog import Catalog, Excluded
 from gatespec.config import GatewayConfig
+from gatespec.core import CatalogListing, Reply
 from gatespec.firewall import to_envelope
-from gatespec.server.surface import CatalogListing, Reply
 from gatespec.session import SessionStore
 from gatespec.upstream import ProgressCallback, UpstreamError, UpstreamPool, UpstreamStatus
 from gatespec.validation import ArgsValidator

@@ -5,15 +5,13 @@ await serve_stdio(server)               # or
 await serve_http(server, "127.0.0.1", 8765, on_ready=print_ready)
 """
 
+from gatespec.core import CatalogListing, GatewayRuntime, Reply
 from gatespec.server.notify import ListChangedNotifier
 from gatespec.server.sessions import SESSIONLESS_KEY, session_key
 from gatespec.server.surface import (
     SERVED_PROFILES,
-    CatalogListing,
-    GatewayRuntime,
     GatewayServer,
     MetaToolSurface,
-    Reply,
     build_server,
     error_result,
 )

@@ -25,9 +25,8 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from importlib import metadata
-from typing import Any, Final, Protocol
+from typing import Any, Final
 
 from jsonschema import Draft202012Validator
 from mcp.server import Server
@@ -35,6 +34,7 @@ from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.models import InitializationOptions
 from mcp_types import CallToolResult, ListToolsResult, TextContent, Tool
 
+from gatespec.core import GatewayRuntime, Reply
 from gatespec.server.arguments import ArgumentChecker
 from gatespec.server.notify import ListChangedNotifier
 from gatespec.server.sessions import session_key
@@ -53,44 +53,6 @@ from gatespec_surface.text import clip
 logger = logging.getLogger(__name__)
 
 _SHOWN_MAX: Final = 80  # a quoted tool name in a message
-
-
-@dataclass(frozen=True)
-class Reply:
-    """What a meta-tool returns on success."""
-
-    text: str  # the exact text content the client receives (budgets are counted on it)
-    structured: dict[str, Any] | None  # structuredContent, matching the meta-tool's output model
-
-
-@dataclass(frozen=True)
-class CatalogListing:
-    """What `gatespec catalog` prints (optional runtime method `catalog_listing()`)."""
-
-    tools: list[tuple[str, str]]  # (tool_id, wire_name), in catalog order
-    excluded: list[tuple[str, str, str]]  # (server key, upstream tool name, reason)
-
-
-class GatewayRuntime(Protocol):
-    """The runtime the server layer drives. Methods raise GatewayError for expected failures."""
-
-    profile: str  # "gateway" | "transparent": the exposure profile served
-
-    async def browse(self, session: str, query: str | None, path: str | None) -> Reply: ...
-
-    async def hydrate(self, session: str, tool_id: str) -> Reply: ...
-
-    async def execute(self, session: str, tool_id: str, args: dict[str, Any]) -> Reply: ...
-
-    async def view(self, session: str, handle: str, selector: str) -> Reply: ...
-
-    def stripped_tools(self) -> list[Tool]:
-        """The transparent profile's stripped upstream entries (wire names, sentinel schema)."""
-        ...
-
-    def add_catalog_listener(self, callback: Callable[[], Awaitable[None]]) -> None:
-        """Call `callback` after every catalog change."""
-        ...
 
 
 MetaToolCall = Callable[[GatewayRuntime, str, dict[str, Any]], Awaitable[Reply]]

@@ -176,7 +176,8 @@ def root_small_catalog() -> None:
 
     def listing(self: Any, path: object) -> Any:
         found = real(self, path)
-        if path == "/" and len(self._leaf_paths) <= 20:
+        tools = {c["id"] for n in self._nodes.values() for c in n.cards if c["kind"] != "internal"}
+        if path == "/" and len(tools) <= 20:
             return ()
         return found
 
