@@ -51,6 +51,7 @@ DEFAULT_MAX_TOTAL_BYTES: Final = 64 * 1024 * 1024
 DEFAULT_MAX_ARTIFACTS: Final = 4096
 # How many evicted handles are remembered, to tell "evicted" from "never existed".
 _EVICTED_MEMORY: Final = 4096
+_DECODE_ERROR_MAX: Final = 200  # the parser's own words about a document that is not JSON
 
 OCTET_STREAM: Final = "application/octet-stream"
 _TEXT_APPLICATION_TYPES: Final = frozenset(
@@ -350,7 +351,7 @@ def _json_value(artifact: Artifact, pointer: str, selector: str) -> str:
     except (ValueError, RecursionError) as exc:
         raise view_error(
             f"{selector}: artifact {artifact.handle} ({artifact.media_type}) is not JSON: "
-            f"{str(exc)[:200]}",
+            f"{clip(str(exc), _DECODE_ERROR_MAX)}",
             artifact.handle,
         ) from None
     value = resolve_pointer(doc, pointer, artifact.handle, selector)

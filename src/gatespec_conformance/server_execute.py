@@ -59,7 +59,7 @@ from gatespec_surface.budgets import (
     SUMMARY_MAX_CHARS,
 )
 from gatespec_surface.errors import ErrorCode, GatewayError
-from gatespec_surface.grammars import is_tool_id, is_wire_name
+from gatespec_surface.grammars import WIRE_NAME, is_tool_id, is_wire_name
 from gatespec_surface.schemas import STRIPPED_INPUT_SCHEMA
 
 __all__ = ["FAMILIES"]
@@ -617,7 +617,7 @@ async def _stripped_names(live: Live, emit: Emit) -> None:
     def judge(tool: Any) -> list[Finding]:
         out = []
         if not is_wire_name(tool.name):
-            out.append(Finding(_WIRE_NAME, "not [A-Za-z0-9_-]{1,64}", tool.name))
+            out.append(Finding(_WIRE_NAME, f"does not match {WIRE_NAME.json_pattern}", tool.name))
         elif not parsers.is_shortened_wire_name(tool.name):
             try:
                 parsers.decode_wire_name(tool.name)
