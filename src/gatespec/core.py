@@ -21,6 +21,8 @@ class Reply:
 
     text: str  # the exact text content the client receives (budgets are counted on it)
     structured: dict[str, Any] | None  # structuredContent, matching the meta-tool's output model
+    # The called tool itself failed (AM-UPSTREAM-ISERROR): the result carries isError true.
+    is_error: bool = False
 
 
 @dataclass(frozen=True)

@@ -277,7 +277,7 @@ class ProxyRuntime:
             upstream_name=upstream_name,
             store=self.artifacts,
         )
-        return Reply(envelope_text(envelope), envelope)
+        return Reply(envelope_text(envelope), envelope, is_error=envelope["status"] == "error")
 
     async def view(self, session: str, handle: str, selector: str) -> Reply:
         result = self.artifacts.view(handle, selector)

@@ -166,6 +166,7 @@ class MetaToolSurface:
         return CallToolResult(
             content=[TextContent(type="text", text=reply.text)],
             structured_content=reply.structured,
+            is_error=reply.is_error,
         )
 
     def _not_a_meta_tool(self, name: str) -> GatewayError:
