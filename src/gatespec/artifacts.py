@@ -269,6 +269,21 @@ class ArtifactStore:
                 self._evicted.popitem(last=False)
 
 
+def view_cut_note(result: dict[str, Any]) -> str:
+    """What a cut tool_view answer tells its reader (AM-TRANSPARENT-VIEW): how much it shows and
+    the selector that reads on."""
+    shown = len(result["content"])
+    if result["encoding"] == "base64":
+        read = shown // 4 * 3  # whole base64 quanta: 3 bytes per 4 characters
+        more = f"bytes:{read}-{min(read + read, result['total_size']) - 1}"
+        return f"[cut: {read} of {result['total_size']} bytes shown; read on with {more!r}]"
+    return (
+        f"[cut: the first {shown} characters of the selection are shown "
+        f"({result['total_size']} bytes in the artifact); read on with a narrower selector, "
+        '"lines:A-B" or "bytes:A-B"]'
+    )
+
+
 # ---------------------------------------------------------------------- selection
 
 
@@ -432,5 +447,6 @@ __all__ = [
     "clean_media_type",
     "is_textual_media_type",
     "resolve_pointer",
+    "view_cut_note",
     "view_error",
 ]

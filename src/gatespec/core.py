@@ -23,6 +23,9 @@ class Reply:
     structured: dict[str, Any] | None  # structuredContent, matching the meta-tool's output model
     # The called tool itself failed (AM-UPSTREAM-ISERROR): the result carries isError true.
     is_error: bool = False
+    # Further text parts for the reader, after `text` (e.g. that a view was cut, and how to
+    # read on); never counted into `text`'s budget.
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from typing import Any
 import anyio
 from mcp.types import Tool
 
-from gatespec.artifacts import ArtifactStore
+from gatespec.artifacts import ArtifactStore, view_cut_note
 from gatespec.browse import Browser
 from gatespec.cards import admit_cards
 from gatespec.catalog import Catalog, Excluded
@@ -281,7 +281,8 @@ class ProxyRuntime:
 
     async def view(self, session: str, handle: str, selector: str) -> Reply:
         result = self.artifacts.view(handle, selector)
-        return Reply(result["content"], result)
+        notes = (view_cut_note(result),) if result["truncated"] else ()
+        return Reply(result["content"], result, notes=notes)
 
     def stripped_tools(self) -> list[Tool]:
         return [tool.model_copy() for tool in self._snapshot().stripped]

@@ -164,7 +164,10 @@ class MetaToolSurface:
                     details={"output_invalid": True},
                 )
         return CallToolResult(
-            content=[TextContent(type="text", text=reply.text)],
+            content=[
+                TextContent(type="text", text=reply.text),
+                *(TextContent(type="text", text=note) for note in reply.notes),
+            ],
             structured_content=reply.structured,
             is_error=reply.is_error,
         )
