@@ -33,6 +33,7 @@ import anyio
 
 from gatespec import demo, spawn
 from gatespec.config import DEFAULT_CONNECT_CONCURRENCY, ConfigError, GatewayConfig, load_config
+from gatespec.logs import OneLineFormatter
 from gatespec.rank_cli import add_subcommand as add_rank_subcommand
 from gatespec.rank_cli import ranking_status
 from gatespec.serving import SERVED_PROFILES, ServeError
@@ -199,9 +200,9 @@ def _port(text: str) -> int:
 
 def _configure_logging(verbose: int) -> None:
     level = logging.WARNING if verbose == 0 else logging.INFO if verbose == 1 else logging.DEBUG
-    logging.basicConfig(
-        level=level, stream=sys.stderr, format="gatespec: %(levelname)s %(name)s: %(message)s"
-    )
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(OneLineFormatter("gatespec: %(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=level, handlers=[handler])
     if verbose == 0:  # the progress lines already say which upstream failed and why
         logging.getLogger("gatespec.upstream.pool").setLevel(logging.ERROR)
 
