@@ -39,7 +39,6 @@ from mcp.server.auth.settings import AuthSettings
 from mcp.server.sse import SseServerTransport
 from mcp.server.stdio import stdio_server
 from mcp.server.transport_security import TransportSecuritySettings
-from pydantic import AnyHttpUrl
 from starlette.applications import Starlette
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -90,10 +89,15 @@ def _auth_settings(access: AccessConfig, resource_url: str) -> AuthSettings:
     issuer = http.authorization_server
     if issuer is None and access.jwt is not None and access.jwt.issuer.startswith("http"):
         issuer = access.jwt.issuer
-    return AuthSettings(
-        issuer_url=AnyHttpUrl(issuer or resource),
-        resource_server_url=AnyHttpUrl(resource),
-        validate_token_resource=False,
+    origin = "/".join(resource.split("/", 3)[:3])  # scheme://host:port
+    # validated from strings so that AuthSettings keeps a path-less URL as written (RFC 8414
+    # issuers compare as exact strings; a trailing slash would make another issuer)
+    return AuthSettings.model_validate(
+        {
+            "issuer_url": issuer or origin,
+            "resource_server_url": resource,
+            "validate_token_resource": False,
+        }
     )
 
 
