@@ -471,3 +471,25 @@ def test_a_config_path_resolves_key_files_against_the_config(tmp_path: Path, jwt
     from gatespec.config import load_config
 
     assert load_config(config).options.access.jwt is not None
+
+
+def test_the_readme_example_is_a_valid_config(tmp_path: Path, jwt_keys: Any) -> None:
+    """README.md's worked example parses, and decides as its prose says."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme.split("## Identities and access control", 1)[1]
+    (tmp_path / "gw.yaml").write_text(section.split("```yaml\n", 1)[1].split("```", 1)[0])
+    (tmp_path / "idp-jwks.json").write_text((jwt_keys["folder"] / "jwks.json").read_text())
+    from gatespec.config import load_config
+
+    env = {"GITHUB_TOKEN": "g", "CI_GATEWAY_TOKEN": "ci-secret"}
+    parsed = load_config(tmp_path / "gw.yaml", environ=env).options.access
+    assert parsed.static.verify("ci-secret").name == "ci"
+    alice = parsed.static.verify("alice-token")  # the example's digest is of this token
+    assert alice is not None and parsed.stdio_identity.name == "alice"
+    delete = Subject.tool("fs", "fs:delete_file#00000000")
+    read = Subject.tool("fs", "fs:read_file#00000000", {"readOnlyHint": True})
+    assert not parsed.policy.visible(alice, delete) and parsed.policy.visible(alice, read)
+    docs = Identity("dana", "jwt", ("docs-team",), {"sub": "dana"})
+    assert parsed.policy.visible(docs, delete) and not parsed.policy.visible(
+        docs, Subject.tool("github", "github:create_issue#00000000")
+    )
