@@ -33,7 +33,7 @@ from gatespec_surface import parsers
 from gatespec_surface.errors import ErrorCode, GatewayError
 from gatespec_surface.schemas import META_TOOL_INPUT_SCHEMAS
 
-__all__ = ["FAMILIES", "HIDDEN_PROBES", "RESTRICTED_VISIBLE"]
+__all__ = ["FAMILIES", "HIDDEN_PROBES", "INITIALIZE", "RESTRICTED_VISIBLE"]
 
 # What the restricted identity may see (by fixture tool name), and hidden tools it is made to
 # call (one named like a visible one).
@@ -43,7 +43,8 @@ _ABSENT: Final = "zz_no_such_tool"
 _FORBIDDEN: Final = ErrorCode.FORBIDDEN.value
 _LIMIT: Final[int] = META_TOOL_INPUT_SCHEMAS["search"]["properties"]["limit"]["maximum"]
 _QUIET: Final = 2.0  # seconds the restricted identity is watched for a notification
-_INIT: Final = {
+# An initialize request (handshake era), sent raw where the client would hide the answer.
+INITIALIZE: Final = {
     "jsonrpc": "2.0",
     "id": 1,
     "method": "initialize",
@@ -127,7 +128,7 @@ async def _unauthenticated(live: Live, emit: Emit) -> None:
     if live.target.url is None or live.target.token is None:
         raise NotGiven("bearer tokens are checked over HTTP: give --url and --token")
     for case, token in (("no-token", None), ("unknown-token", "gatespec-conformance-guess")):
-        answer = await _post(live, token, _INIT)
+        answer = await _post(live, token, INITIALIZE)
         emit.judge(case, _refusal(answer), input={"token": token}, got=answer.status_code)
 
 
@@ -135,7 +136,7 @@ async def _expired(live: Live, emit: Emit) -> None:
     token = live.options.expired_token
     if token is None or live.target.url is None:
         raise NotGiven("needs --url and --expired-token")
-    answer = await _post(live, token, _INIT)
+    answer = await _post(live, token, INITIALIZE)
     emit.judge("", _refusal(answer), input={"token": "(expired)"}, got=answer.status_code)
 
 
@@ -326,7 +327,7 @@ async def _list_changed(live: Live, emit: Emit) -> None:
 
 async def _sessions(live: Live, emit: Emit) -> None:
     token = _restricted_token(live)
-    opened = await _post(live, live.target.token, _INIT)
+    opened = await _post(live, live.target.token, INITIALIZE)
     session = opened.headers.get("mcp-session-id")
     if not session:
         raise NoFact("the IUT opened no session for a handshake-era client")

@@ -12,6 +12,7 @@ import contextlib
 import json
 import urllib.parse
 from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager as AsyncContextManager
 from dataclasses import dataclass, field, replace
 from typing import Any, Final, TypeVar
 
@@ -545,25 +546,24 @@ class Live:
         connection: 2026-07-28 Streamable HTTP has no sessions, so per-session state such as
         the cache-stable seen-set could not be told apart from other clients'."""
         target = self.target if self.target.url is None else replace(self.target, protocol="legacy")
-        try:
-            session = LiveSession(target, connect_timeout=self.options.connect_timeout)
-            async with session:
-                yield Live(target, self.options, session, self.log)
-        except IUTGone as exc:
-            raise NoFact(f"cannot open a fresh session: {exc}") from exc
+        async with self._another(target, "cannot open a fresh session") as live:
+            yield live
 
-    @contextlib.asynccontextmanager
-    async def as_token(self, token: str, protocol: str | None = None) -> AsyncIterator[Live]:
+    def as_token(self, token: str, protocol: str | None = None) -> AsyncContextManager[Live]:
         """A session of the IUT (at its URL) under another bearer token."""
         if self.target.url is None:
             raise NoFact("identities are checked over HTTP: give --url")
         target = replace(self.target, token=token, protocol=protocol or self.target.protocol)
+        return self._another(target, "cannot connect with that token")
+
+    @contextlib.asynccontextmanager
+    async def _another(self, target: Target, failure: str) -> AsyncIterator[Live]:
         try:
             session = LiveSession(target, connect_timeout=self.options.connect_timeout)
             async with session:
                 yield Live(target, self.options, session, self.log)
         except IUTGone as exc:
-            raise NoFact(f"cannot connect with that token: {exc}") from exc
+            raise NoFact(f"{failure}: {exc}") from exc
 
 
 def listed_tool_id(name: str) -> str | None:

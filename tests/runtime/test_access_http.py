@@ -16,8 +16,6 @@ import hashlib
 import json
 import os
 import re
-import socket
-import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -38,26 +36,17 @@ from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
-from gatespec_conformance.fixture_upstream import fixture_argv
+from gatespec_conformance.server_access import INITIALIZE as INIT
 from gatespec_surface import parsers
 from gatespec_surface.descriptors import META_TOOL_DESCRIPTIONS
 from gatespec_surface.errors import GatewayError
+from tests.conformance.mutants.harness import http_gatespec, write_config
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 
 TOKENS = {"alice": "alice-secret-0001", "bob": "bob-secret-0002", "admin": "admin-secret-03"}
 ISSUER, AUDIENCE = "https://idp.test", "gatespec-test"
 BOB_ONLY = {"echo", "read_file", "big_text"}
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "raw-test", "version": "0"},
-    },
-}
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
@@ -82,75 +71,34 @@ class Gateway:
         return jwt.encode(body, self.key, "EdDSA")
 
 
-def write_config(
-    folder: Path, profile: str, call_log: Path
-) -> tuple[Path, ed25519.Ed25519PrivateKey]:
+def access_block(folder: Path) -> tuple[dict[str, Any], ed25519.Ed25519PrivateKey]:
+    """The identities of the module docstring, and the key their JWT issuer signs with."""
     key = ed25519.Ed25519PrivateKey.generate()
     pem = key.public_key().public_bytes(Encoding.PEM, PublicFormat.SubjectPublicKeyInfo)
     (folder / "idp.pem").write_bytes(pem)
-    argv = fixture_argv(call_log)
-    config = {
-        "mcpServers": {"fixture": {"command": argv[0], "args": argv[1:]}},
-        "gateway": {
-            "profile": profile,
-            "call_timeout": 5,
-            "refresh_interval": 0,
-            "access": {
-                "identities": {
-                    "alice": {"tokens": [digest(TOKENS["alice"])],
-                              "deny": [{"tools": ["fixture:read*"]}]},
-                    "bob": {"tokens": ["${BOB_TOKEN}"], "allow": [
-                        {"tools": ["fixture:echo#*", "fixture:read_file#*", "fixture:big_text#*"]}]},
-                    "admin": {"tokens": [digest(TOKENS["admin"])]},
-                },
-                "groups": {"auditors": {"allow": [{"tools": ["fixture:echo#*"]}]}},
-                "jwt": {"public_key_file": "idp.pem", "issuer": ISSUER, "audience": AUDIENCE},
-                "stdio_identity": "bob",
-            },
+    access = {
+        "identities": {
+            "alice": {"tokens": [digest(TOKENS["alice"])], "deny": [{"tools": ["fixture:read*"]}]},
+            "bob": {"tokens": ["${BOB_TOKEN}"], "allow": [
+                {"tools": ["fixture:echo#*", "fixture:read_file#*", "fixture:big_text#*"]}]},
+            "admin": {"tokens": [digest(TOKENS["admin"])]},
         },
+        "groups": {"auditors": {"allow": [{"tools": ["fixture:echo#*"]}]}},
+        "jwt": {"public_key_file": "idp.pem", "issuer": ISSUER, "audience": AUDIENCE},
+        "stdio_identity": "bob",
     }  # fmt: skip
-    path = folder / f"gatespec-{profile}.json"
-    path.write_text(json.dumps(config))
-    return path, key
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    return access, key
 
 
 @pytest.fixture(scope="module", params=["gateway", "transparent", "search"])
 def gateway(request: Any, tmp_path_factory: Any) -> Iterator[Gateway]:
     profile = request.param
     folder = tmp_path_factory.mktemp(f"access-{profile}")
-    call_log = folder / "calls.jsonl"
-    config, key = write_config(folder, profile, call_log)
-    port = free_port()
-    argv = [sys.executable, "-m", "gatespec.cli", "serve", "--config", str(config)]
-    argv += ["--transport", "http", "--port", str(port)]
-    env = {**os.environ, "BOB_TOKEN": TOKENS["bob"]}
-    errors = (folder / "stderr.txt").open("w")
-    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=errors)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert proc.poll() is None, (folder / "stderr.txt").read_text()
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                    break
-            except OSError:
-                assert time.monotonic() < deadline, "gatespec never listened"
-                time.sleep(0.1)
-        yield Gateway(f"http://127.0.0.1:{port}", call_log, key, profile)
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
-        errors.close()
+    access, key = access_block(folder)
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("BOB_TOKEN", TOKENS["bob"])  # the env reference of bob's token
+        with http_gatespec(folder, profile, access=access) as (url, call_log):
+            yield Gateway(url.removesuffix("/mcp"), call_log, key, profile)
 
 
 @asynccontextmanager
@@ -355,9 +303,8 @@ async def test_sse_clients_are_identified_too(gateway: Gateway) -> None:
     assert names == BOB_ONLY
 
 
+@pytest.mark.parametrize("gateway", ["gateway"], indirect=True)  # tool_view's artifacts
 async def test_artifacts_stay_with_their_identity(gateway: Gateway) -> None:
-    if gateway.profile != "gateway":
-        pytest.skip("artifacts are the gateway profile's (tool_view)")
     async with connect(gateway, TOKENS["admin"]) as admin:
         big = (await fixture_ids(admin, "gateway"))["big_text"]
     async with connect(gateway, TOKENS["bob"]) as bob:
@@ -373,11 +320,10 @@ async def test_artifacts_stay_with_their_identity(gateway: Gateway) -> None:
     assert shown == absent.structured_content["message"].replace("art_0000000000000000", "H")
 
 
+@pytest.mark.parametrize("gateway", ["transparent"], indirect=True)  # its list changes
 async def test_list_changed_reaches_only_the_identity_whose_catalog_changed(
     gateway: Gateway,
 ) -> None:
-    if gateway.profile != "transparent":
-        pytest.skip("only the transparent profile's tools/list changes")
     told = {"alice": anyio.Event(), "bob": anyio.Event()}
 
     def handler(who: str) -> Any:
@@ -404,7 +350,10 @@ async def test_list_changed_reaches_only_the_identity_whose_catalog_changed(
 
 
 async def test_over_stdio_the_identity_is_the_configs(tmp_path: Path) -> None:
-    config, _ = write_config(tmp_path, "search", tmp_path / "calls.jsonl")
+    config = write_config(tmp_path, "search", call_log=tmp_path / "calls.jsonl")
+    body = json.loads(config.read_text())
+    body["gateway"]["access"], _ = access_block(tmp_path)
+    config.write_text(json.dumps(body))
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "gatespec.cli", "serve", "--config", str(config)],

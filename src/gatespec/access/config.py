@@ -44,7 +44,7 @@ from gatespec.access.tokens import (
     StaticTokens,
     token_digest,
 )
-from gatespec.config import ConfigError, expand_env
+from gatespec.config import _Reader  # the one reader of config values
 from gatespec_surface.schemas import MODEL_SCHEMAS
 
 __all__ = ["AccessConfig", "HttpAccess", "parse_access"]
@@ -103,14 +103,8 @@ class AccessConfig:
         return GatewayTokenVerifier(self.static, self.jwt)
 
 
-class _Parser:
-    def __init__(self, source: Path | None, environ: Mapping[str, str]) -> None:
-        self.source = source
-        self.environ = environ
-        self.base = source.parent if source is not None else Path.cwd()
-
-    def error(self, path: str, problem: str) -> ConfigError:
-        return ConfigError(self.source, path, problem)
+class _Parser(_Reader):
+    """The config reader (file, key paths, ${VAR} expansion) with what access needs."""
 
     def mapping(self, value: Any, path: str, keys: frozenset[str] | None = None) -> dict[str, Any]:
         if not isinstance(value, dict):
@@ -121,14 +115,6 @@ class _Parser:
                     expected = ", ".join(sorted(keys))
                     raise self.error(f"{path}.{k}", f"unknown key (expected {expected})")
         return value
-
-    def string(self, value: Any, path: str) -> str:
-        if not isinstance(value, str):
-            raise self.error(path, "expected a string")
-        text = expand_env(value, self.environ, source=self.source, path=path)
-        if not text:
-            raise self.error(path, "must not be empty")
-        return text
 
     def strings(self, value: Any, path: str) -> tuple[str, ...]:
         if not isinstance(value, list):
@@ -250,8 +236,7 @@ class _Parser:
 
     def keys(self, entry: Mapping[str, Any], at: str) -> Any:
         key = "jwks_file" if "jwks_file" in entry else "public_key_file"
-        path = Path(self.string(entry[key], f"{at}.{key}")).expanduser()
-        path = path if path.is_absolute() else self.base / path
+        path = self.path(entry[key], f"{at}.{key}")
         try:
             text = path.read_text(encoding="utf-8")
         except OSError as exc:

@@ -272,17 +272,22 @@ def call_drops_structure() -> None:
 # (served over HTTP behind the kit's two identities: tests/conformance/test_server_mutants.py)
 
 
-def search_unfiltered() -> None:
-    """search lists every operation whoever asks (call is still filtered)."""
+def _as_local(method: str) -> None:
+    """SearchOperations.`method` runs as the local (unrestricted) identity, whoever calls."""
     from gatespec import search
     from gatespec.core import Caller
 
-    real = search.SearchOperations.search
+    real = getattr(search.SearchOperations, method)
 
-    async def everything(self: Any, caller: Any, args: Any) -> Any:
+    async def unrestricted(self: Any, caller: Any, args: Any) -> Any:
         return await real(self, Caller(caller.session), args)
 
-    search.SearchOperations.search = everything
+    setattr(search.SearchOperations, method, unrestricted)
+
+
+def search_unfiltered() -> None:
+    """search lists every operation whoever asks (call is still filtered)."""
+    _as_local("search")
 
 
 def forbidden_tells() -> None:
@@ -312,15 +317,7 @@ def list_changed_to_all() -> None:
 
 def batch_escapes_policy() -> None:
     """batch runs its calls without the caller's identity (call and schema keep it)."""
-    from gatespec import search
-    from gatespec.core import Caller
-
-    real = search.SearchOperations._batch_item
-
-    async def item(self: Any, caller: Any, call: Any) -> Any:
-        return await real(self, Caller(caller.session), call)
-
-    search.SearchOperations._batch_item = item
+    _as_local("_batch_item")
 
 
 def expiry_ignored() -> None:
