@@ -25,7 +25,7 @@ import httpx2
 
 from gatespec_conformance.fixture_upstream import ADD_TOOL, BIG_TEXT, ECHO, FAILS, STRUCTURED
 from gatespec_conformance.live_client import CallResult
-from gatespec_conformance.payloads import payload_of
+from gatespec_conformance.payloads import QUOTED_MAX, payload_of
 from gatespec_conformance.rules import SPEC, Finding, Rule
 from gatespec_conformance.server_checks import Emit, Family, expect_error
 from gatespec_conformance.server_facts import Live, NoFact, NotGiven
@@ -117,7 +117,7 @@ async def _post(live: Live, token: str | None, body: Any, **headers: str) -> htt
 
 def _refusal(answer: httpx2.Response) -> list[Finding]:
     if answer.status_code != 401:
-        return [Finding(_REFUSED, f"HTTP {answer.status_code}", answer.text[:200])]
+        return [Finding(_REFUSED, f"HTTP {answer.status_code}", answer.text[:QUOTED_MAX])]
     challenge = answer.headers.get("www-authenticate", "")
     if not challenge.lower().startswith("bearer") or "resource_metadata=" not in challenge:
         return [Finding(_CHALLENGE, challenge or "no WWW-Authenticate", challenge)]
@@ -336,7 +336,7 @@ async def _sessions(live: Live, emit: Emit) -> None:
     unknown = await _post(live, token, listing, **{"Mcp-Session-Id": "0" * 32})
     same = (stolen.status_code, stolen.text) == (unknown.status_code, unknown.text)
     problem = None if same and stolen.status_code >= 400 else [Finding(_SESSION, "", None)]
-    got = {"theirs": [stolen.status_code, stolen.text[:200]], "unknown": unknown.status_code}
+    got = {"theirs": [stolen.status_code, stolen.text[:QUOTED_MAX]], "unknown": unknown.status_code}
     emit.judge("", problem, got=got)
 
 

@@ -24,7 +24,7 @@ from gatespec_conformance.fixture_upstream import (
     by_name,
 )
 from gatespec_conformance.functions import same_json
-from gatespec_conformance.payloads import judge_failed, judge_success
+from gatespec_conformance.payloads import QUOTED_MAX, judge_failed, judge_success
 from gatespec_conformance.rules import Finding, Rule
 from gatespec_conformance.server_checks import Emit, Family, expect_error
 from gatespec_conformance.server_facts import QUERIES, Live, admitted
@@ -205,7 +205,7 @@ async def _call(live: Live, emit: Emit) -> None:
         else:
             findings += judge_failed(call)
             if case == "echo" and call.text.strip() != "from the kit from the kit":
-                findings.append(Finding(_RESULT, "text content", call.text[:200]))
+                findings.append(Finding(_RESULT, "text content", call.text[:QUOTED_MAX]))
             if case == "structured" and not same_json(call.structured, STRUCTURED_CONTENT):
                 findings.append(Finding(_RESULT, "structuredContent", call.structured))
         if [e.get("name") for e in new] != [name] or not same_json(new[0].get("arguments"), args):

@@ -174,6 +174,7 @@ def test_access_mutant_is_caught_by_the_right_check(tmp_path: Path, mutant: Muta
     assert all(c["example"] is not None and c["reason"] for c in failed)
 
 
+@pytest.mark.slow  # the search profile's full run over HTTP is in make test (reference)
 @pytest.mark.parametrize("profile", ["gateway", "transparent", "search"])
 def test_the_access_checks_pass_on_gatespec(tmp_path: Path, profile: str) -> None:
     """The same checks, unbroken: none of them fails (the mutants above are their evidence)."""

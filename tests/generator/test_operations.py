@@ -80,6 +80,7 @@ def _regenerate(tmp_path: Path, edit: Any) -> subprocess.CompletedProcess[str]:
     return subprocess.run(argv, cwd=ROOT, capture_output=True, text=True)
 
 
+@pytest.mark.slow  # a cold mypy run (~10 s): `make test-slow`
 def test_renaming_an_argument_breaks_type_checking(tmp_path: Path) -> None:
     """search's namespace renamed in profiles.yaml: generation succeeds, and mypy finds every
     place the runtime still reads the old name."""
