@@ -302,8 +302,14 @@ class ProxyRuntime(SearchOperations):
     async def _for(self, identity: Identity) -> Snapshot:
         """The current snapshot as `identity` may see it; builds run in a worker thread."""
         snapshot = await self._ready()
-        if not self.policy.restricted(identity):
+        rules = self.policy.rules_for(identity)
+        if not rules:
             return snapshot
+        views = self._views  # a built view is served without a thread hop
+        if views is not None and views.snapshot is snapshot and rules in views.visible:
+            built = views.views.get(views.visible[rules])
+            if built is not None:
+                return built
         return await anyio.to_thread.run_sync(self._restricted, snapshot, identity)
 
     def _access(self, item: Item | None, name: str, identity: Identity) -> Item:

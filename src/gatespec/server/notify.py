@@ -116,7 +116,8 @@ class ListChangedNotifier:
         try:
             told: set[str] = set()
             for key, audience in list(self._audiences.items()):
-                now = self._visible_now(audience.identity)
+                # an identity's visible set may need a catalog view built: off the event loop
+                now = await anyio.to_thread.run_sync(self._visible_now, audience.identity)
                 if now is not None and now == audience.seen:
                     continue
                 audience.seen = now
