@@ -44,11 +44,14 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 import yaml
 
 from gatespec_surface import PROFILE_NAMES
+
+if TYPE_CHECKING:
+    from gatespec.access.config import AccessConfig
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT",
@@ -119,6 +122,7 @@ _GATEWAY_KEYS: Final = frozenset(
         "connect_timeout",
         "cache_stable",
         "refresh_interval",
+        "access",  # identities, tokens and the access policy (gatespec.access.config)
     }
 )
 _VAR: Final = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -166,6 +170,8 @@ class GatewayOptions:
     cache_stable: bool = False
     # While serving: how often to retry upstreams that failed or died (seconds; 0 = never).
     refresh_interval: float = DEFAULT_REFRESH_INTERVAL
+    # Identities and the access policy; None: no access control (every caller unrestricted).
+    access: AccessConfig | None = None
 
 
 @dataclass(frozen=True)
@@ -474,7 +480,13 @@ class _Reader:
             if "refresh_interval" in raw
             else defaults.refresh_interval
         )
+        access = None
+        if "access" in raw:
+            from gatespec.access.config import parse_access  # it imports this module
+
+            access = parse_access(raw["access"], self.source, self.environ)
         return GatewayOptions(
+            access=access,
             profile=profile,
             transport=transport,  # type: ignore[arg-type]  # checked against SERVE_TRANSPORTS
             host=host,

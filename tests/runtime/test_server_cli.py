@@ -67,7 +67,7 @@ def test_an_unserved_mode_exits_2(tmp_path: Path, capsys: Any) -> None:
         cli.main(["serve", "--config", str(config)], runtime_factory=fake.create_fake_runtime) == 2
     )
     assert (
-        "profile 'aggregate' is not served yet (served: gateway, transparent)"
+        "profile 'aggregate' is not served yet (served: gateway, transparent, search)"
         in capsys.readouterr().err
     )
 

@@ -15,16 +15,22 @@
   Inspector 0.15, SDK 1.32) validate structuredContent against the advertised outputSchema
   even on isError results and replace our error with their own -32602 (typescript-sdk#2748,
   fixed in its 2.x line). The text always carries the payload.
+- Meta-tools whose result is the upstream's own (profiles.yaml `result: upstream`: the search
+  profile's call) answer with the upstream's content, structuredContent and isError.
+- The dispatch from a meta-tool name to the runtime's operation is generated from
+  profiles.yaml (gatespec_surface.operations.call_meta_tool), with typed arguments.
+- Who is calling: the session key of the transport and the identity the bearer token proved
+  (HTTP) or the config names (stdio); tools/list and every call see that identity's catalog.
 - list_changed (profiles that list upstream tools): handshake-era clients get
   notifications/tools/list_changed, 2026-07-28 clients a subscriptions/listen event, whenever
-  the runtime reports a catalog change.
+  the catalog their identity may see changed.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from importlib import metadata
 from typing import Any, Final
 
@@ -33,11 +39,13 @@ from mcp.server import Server
 from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.models import InitializationOptions
 from mcp_types import CallToolResult, ListToolsResult, TextContent, Tool
+from pydantic import ValidationError
 
-from gatespec.core import GatewayRuntime, Reply
+from gatespec.access import LOCAL, Identity
+from gatespec.core import Caller, GatewayRuntime, Reply
 from gatespec.server.arguments import ArgumentChecker
 from gatespec.server.notify import ListChangedNotifier
-from gatespec.server.sessions import session_key
+from gatespec.server.sessions import identity_of, session_key
 from gatespec.serving import SERVED_PROFILES
 from gatespec.validation import fast_accepts, fast_validator
 from gatespec_surface.descriptors import (
@@ -47,23 +55,14 @@ from gatespec_surface.descriptors import (
     tools_for_profile,
 )
 from gatespec_surface.errors import PATH_MAX_CHARS, ErrorCode, GatewayError
+from gatespec_surface.operations import call_meta_tool
 from gatespec_surface.schemas import META_TOOL_INPUT_SCHEMAS, STRIPPED_INPUT_SCHEMA
 from gatespec_surface.text import clip
 
 logger = logging.getLogger(__name__)
 
 _SHOWN_MAX: Final = 80  # a quoted tool name in a message
-
-
-MetaToolCall = Callable[[GatewayRuntime, str, dict[str, Any]], Awaitable[Reply]]
-
-# The runtime operation behind each meta-tool (the arguments are already checked and defaulted).
-_DISPATCH: Final[dict[str, MetaToolCall]] = {
-    "tool_browse": lambda rt, s, a: rt.browse(s, a.get("query"), a.get("path")),
-    "tool_hydrate": lambda rt, s, a: rt.hydrate(s, a["tool_id"]),
-    "tool_execute": lambda rt, s, a: rt.execute(s, a["tool_id"], a["args"]),
-    "tool_view": lambda rt, s, a: rt.view(s, a["handle"], a["selector"]),
-}
+UNAUTHENTICATED: Final = "this request carries no verified identity"
 
 
 def error_result(error: GatewayError, structured: bool = True) -> CallToolResult:
@@ -110,11 +109,13 @@ class MetaToolSurface:
             if (schema := output_schema(name)) is not None
         }
 
-    def list_tools(self) -> list[Tool]:
+    def list_tools(self, identity: Identity | None = LOCAL) -> list[Tool]:
+        """The meta-tools, and for a profile that lists them the stripped entries `identity`
+        may see (none for a request with no verified identity)."""
         tools = list(self.meta_tools)
-        if self.lists_stripped:
+        if self.lists_stripped and identity is not None:
             try:
-                tools.extend(self.runtime.stripped_tools())
+                tools.extend(self.runtime.stripped_tools(identity))
             except Exception:  # a broken catalog must not take the meta-tools down with it
                 logger.exception("listing the stripped catalog failed; serving meta-tools only")
         return tools
@@ -127,15 +128,20 @@ class MetaToolSurface:
         return STRIPPED_INPUT_SCHEMA if self.lists_stripped else None
 
     async def call(
-        self, session: str, name: str, arguments: Mapping[str, Any] | None
+        self, caller: Caller | str | None, name: str, arguments: Mapping[str, Any] | None
     ) -> CallToolResult:
-        """Run one tools/call; never raises (cancellation aside)."""
+        """Run one tools/call for `caller` (a bare session key: the local identity; None: an
+        HTTP request with no verified identity, refused); never raises (cancellation aside)."""
         try:
+            if caller is None:
+                raise GatewayError(ErrorCode.FORBIDDEN, UNAUTHENTICATED)
+            if isinstance(caller, str):
+                caller = Caller(caller)
             checker = self._checkers.get(name)
             if checker is None:
                 raise self._not_a_meta_tool(name)
             args = checker.check(arguments)
-            reply = await _DISPATCH[name](self.runtime, session, args)
+            reply = await call_meta_tool(self.runtime, name, caller, args)
             return self._success(name, reply)
         except Exception as exc:
             error = _gateway_error(exc)
@@ -149,6 +155,22 @@ class MetaToolSurface:
             return error_result(error, self.structured_errors)
 
     def _success(self, name: str, reply: Reply) -> CallToolResult:
+        if reply.content is not None:  # the upstream's own result (`result: upstream`)
+            try:
+                return CallToolResult.model_validate(
+                    {
+                        "content": list(reply.content),
+                        "structuredContent": reply.structured,
+                        "isError": reply.is_error,
+                    }
+                )
+            except ValidationError as exc:
+                why = exc.errors()[0]["msg"]
+                raise GatewayError(
+                    ErrorCode.UPSTREAM_ERROR,
+                    f"the upstream's result is not a valid MCP tool result: {why}",
+                    details={"output_invalid": True},
+                ) from None
         validators = self._outputs.get(name)
         if validators is not None and not fast_accepts(validators[0], reply.structured):
             problem = (
@@ -204,6 +226,9 @@ class GatewayServer(Server[Any]):
 
     surface: MetaToolSurface
     notifier: ListChangedNotifier | None = None
+    # Whether an HTTP request must carry a verified identity (the HTTP app sets it when it
+    # requires bearer tokens); a request without one is then refused, never served as local.
+    requires_identity: bool = False
 
     def create_initialization_options(
         self,
@@ -232,26 +257,41 @@ def build_server(
     *,
     name: str = "gatespec",
     fallback_session: str = "local",
+    fallback_identity: Identity = LOCAL,
     notify_list_changed: bool | None = None,
     structured_errors: bool | None = None,
 ) -> GatewayServer:
     """An MCP server for `runtime.profile`.
 
-    fallback_session: the session key when the transport identifies no session (stdio: one
-    client per process). notify_list_changed: announce catalog changes; by default only for
-    profiles whose tools/list shows the catalog (in the gateway profile the list never changes).
+    fallback_session and fallback_identity: who calls when the transport says nothing (stdio:
+    one client per process, with the config's stdio identity). An HTTP request's identity is
+    the one its bearer token proved; without access control HTTP callers are the fallback.
+    notify_list_changed: announce catalog changes; by default only for profiles whose
+    tools/list shows the catalog (in the gateway profile the list never changes).
     structured_errors: put error payloads in structuredContent too; by default only when
     tools/list advertises no output schema (see the module docstring).
     """
     surface = MetaToolSurface(runtime, structured_errors)
     announce = surface.lists_stripped if notify_list_changed is None else notify_list_changed
-    notifier = ListChangedNotifier() if announce else None
+
+    def identity(ctx: Any) -> Identity | None:
+        found = identity_of(ctx, fallback_identity)
+        if found is None and not server.requires_identity:
+            return fallback_identity  # HTTP without access control: today's local caller
+        return found
+
+    def caller_of(ctx: Any) -> Caller | None:
+        who = identity(ctx)
+        return None if who is None else Caller(session_key(ctx, fallback_session), who)
+
+    notifier = ListChangedNotifier(runtime.visible_ids, identity) if announce else None
 
     async def on_list_tools(ctx: Any, params: Any) -> ListToolsResult:
-        return ListToolsResult(tools=surface.list_tools())
+        caller = caller_of(ctx)
+        return ListToolsResult(tools=surface.list_tools(caller.identity if caller else None))
 
     async def on_call_tool(ctx: Any, params: Any) -> CallToolResult:
-        return await surface.call(session_key(ctx, fallback_session), params.name, params.arguments)
+        return await surface.call(caller_of(ctx), params.name, params.arguments)
 
     server = GatewayServer(
         name,
