@@ -48,6 +48,8 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 import yaml
 
+from gatespec import secrets
+from gatespec.secrets import Written
 from gatespec_surface import PROFILE_NAMES
 
 if TYPE_CHECKING:
@@ -134,14 +136,18 @@ class ConfigError(ValueError):
     def __init__(self, source: Path | str | None, path: str, problem: str) -> None:
         self.source = source
         self.path = path
+        problem = secrets.redact(problem)  # it may quote an expanded value
         self.problem = problem
         where = str(source) if source is not None else "<config>"
         super().__init__(f"{where}: {path}: {problem}" if path else f"{where}: {problem}")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class ServerConfig:
-    """One upstream MCP server, as configured (env-expanded, paths resolved)."""
+    """One upstream MCP server, as configured (env-expanded, paths resolved).
+
+    The expanded fields are for running the server only; a message quotes `written` (the
+    config as written, ``${VAR}`` references unexpanded: gatespec.secrets)."""
 
     key: str
     transport: Transport
@@ -155,6 +161,18 @@ class ServerConfig:
     timeout: float | None = None
     # stub only: keep catalog items whose "server" field equals this (catalogs of many servers).
     catalog_server: str | None = None
+    # The command, args and URL as written (None: built in code, nothing was expanded).
+    written_as: Written | None = field(default=None, compare=False)
+
+    @property
+    def written(self) -> Written:
+        """What a message may quote of this server."""
+        if self.written_as is not None:
+            return self.written_as
+        return Written(self.command, self.args, self.url)
+
+    def __repr__(self) -> str:  # never the expanded values (gatespec.secrets)
+        return f"ServerConfig(key={self.key!r}, transport={self.transport!r}, {self.written!r})"
 
 
 @dataclass(frozen=True)
@@ -239,6 +257,7 @@ def expand_env(
         name, default = match.group(1), match.group(2)
         current = environ.get(name)
         if current:
+            secrets.remember(current, name)  # never quoted again (gatespec.secrets)
             return current
         if default is not None:
             return default
@@ -398,7 +417,14 @@ class _Reader:
         if not re.match(r"^https?://[^/\s]+", url):
             raise self.error(f"{at}.url", f"expected an http:// or https:// URL, got {url!r}")
         headers = self.string_map(raw["headers"], f"{at}.headers") if "headers" in raw else {}
-        return ServerConfig(key=key, transport=transport, url=url, headers=headers, timeout=timeout)
+        return ServerConfig(
+            key=key,
+            transport=transport,
+            url=url,
+            headers=headers,
+            timeout=timeout,
+            written_as=Written(url=raw["url"]),
+        )
 
     def transport(self, raw: dict[str, Any], at: str, type_key: str) -> Transport:
         if "command" in raw and "url" in raw:
@@ -443,6 +469,7 @@ class _Reader:
             env=env,
             cwd=cwd,
             timeout=timeout,
+            written_as=Written(raw["command"], tuple(args_raw)),
         )
 
     def options(self, raw: Any) -> GatewayOptions:

@@ -428,24 +428,25 @@ class McpUpstream(Upstream):
         """Turn a connection failure (often an exception group) into a kind and a reason."""
         leaf = _root_cause(exc)
         cfg = self.config
-        target = cfg.url if cfg.url else " ".join([cfg.command or "", *cfg.args]).strip()
+        shown = cfg.written  # never the expanded values (gatespec.secrets)
+        target = shown.target()
         start: ErrorKind = "start_failed" if handshake else "unavailable"
         if isinstance(leaf, FileNotFoundError):
             # POSIX spawn reports a bad cwd with the executable as filename: look ourselves.
             if cfg.cwd is not None and not cfg.cwd.is_dir():
                 return "start_failed", f"working directory not found: {cfg.cwd}"
-            return "start_failed", f"command not found: {cfg.command}"
+            return "start_failed", f"command not found: {shown.command}"
         if isinstance(leaf, PermissionError):
-            return "start_failed", f"cannot execute {cfg.command}: permission denied"
+            return "start_failed", f"cannot execute {shown.command}: permission denied"
         if isinstance(leaf, httpx2.HTTPStatusError):
             status = leaf.response.status_code
-            return start, f"{cfg.url} answered HTTP {status} {leaf.response.reason_phrase}"
+            return start, f"{shown.url} answered HTTP {status} {leaf.response.reason_phrase}"
         if isinstance(leaf, httpx2.TimeoutException):
-            return "timeout", f"{cfg.url}: HTTP timeout ({_describe(leaf)})"
+            return "timeout", f"{shown.url}: HTTP timeout ({_describe(leaf)})"
         if isinstance(leaf, httpx2.ConnectError):
-            return start, f"cannot connect to {cfg.url}: {_describe(leaf)} (connection refused?)"
+            return start, f"cannot connect to {shown.url}: {_describe(leaf)} (connection refused?)"
         if isinstance(leaf, httpx2.HTTPError):
-            return start, f"{cfg.url}: {_describe(leaf)}"
+            return start, f"{shown.url}: {_describe(leaf)}"
         if isinstance(leaf, MCPError):
             if leaf.code == types.CONNECTION_CLOSED:
                 what = "server exited" if cfg.transport == "stdio" else "connection closed"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Final, Literal, get_args
 
+from gatespec.secrets import redact
+
 ErrorKind = Literal[
     "unknown_server", "start_failed", "unavailable", "timeout", "call_failed", "protocol"
 ]
@@ -28,6 +30,8 @@ class UpstreamError(Exception):
             raise ValueError(f"unknown UpstreamError kind {kind!r}")
         self.key = key
         self.kind: ErrorKind = kind
+        # A reason may quote stderr, a command line or an HTTP error: never a secret's value.
+        reason = redact(reason)
         self.reason = reason
         super().__init__(f"upstream {key!r}: {reason}")
 
