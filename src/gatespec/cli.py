@@ -22,16 +22,20 @@ catalog); `demo` runs `gatespec.demo.run_demo()`, a scripted session against it.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import json
 import logging
+import os
+import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
 import anyio
 
-from gatespec import demo, spawn
+from gatespec import chain, demo, spawn
 from gatespec.config import DEFAULT_CONNECT_CONCURRENCY, ConfigError, GatewayConfig, load_config
 from gatespec.logs import OneLineFormatter
 from gatespec.rank_cli import add_subcommand as add_rank_subcommand
@@ -111,6 +115,8 @@ def _user_error(exc: BaseException) -> tuple[str, int] | None:
         return str(exc), exc.status
     if isinstance(exc, ServeError):
         return str(exc), 1
+    if isinstance(exc, chain.ChainLoop):
+        return str(exc), chain.LOOP_EXIT_STATUS
     return None
 
 
@@ -236,13 +242,59 @@ def _serve(args: argparse.Namespace, factory: RuntimeFactory | None) -> int:
     access = config.options.access
     if transport == "http":
         _check_http_access(access, host)
-    try:
+    with _link(args.config), _upstreams_stopped():
         runtime = _runtime(factory, config, profile)
-        anyio.run(
-            _serve_async, runtime, len(config.servers), transport, host, port, web_log, access
-        )
+        main = _serve_async(runtime, len(config.servers), transport, host, port, web_log, access)
+        # A stdio gateway without the client that started it has nobody to serve.
+        return anyio.run(_until_stopped, main, transport == "stdio")
+
+
+def _link(config: str | None) -> contextlib.AbstractContextManager[None]:
+    """This process as a link of the chain of gatespec configs (gatespec.chain)."""
+    return chain.entered(Path(config)) if config else contextlib.nullcontext()
+
+
+@contextlib.contextmanager
+def _upstreams_stopped() -> Iterator[None]:
+    """However the command ends, no stdio upstream it started is left running."""
+    try:
+        yield
     finally:
         spawn.discard_early()
+
+
+_PARENT_POLL = 0.5  # seconds between checks that the process that started us still exists
+
+
+async def _until_stopped(main: Awaitable[object], watch_parent: bool) -> int:
+    """Run `main`; on SIGTERM (or, with watch_parent, when the parent process is gone) cancel
+    it, so its clean-up closes every upstream, and exit 143 (128 + SIGTERM). SIGINT is
+    asyncio's: it cancels the same way and ends as KeyboardInterrupt (exit 130)."""
+    stopped: list[str] = []
+    parent = os.getppid()
+
+    async def on_signal(scope: anyio.CancelScope) -> None:
+        with anyio.open_signal_receiver(signal.SIGTERM) as signals:
+            async for _ in signals:
+                stopped.append("SIGTERM")
+                scope.cancel()
+                return
+
+    async def on_orphaned(scope: anyio.CancelScope) -> None:
+        while os.getppid() == parent:
+            await anyio.sleep(_PARENT_POLL)
+        stopped.append("the parent process is gone")
+        scope.cancel()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(on_signal, tg.cancel_scope)
+        if watch_parent:
+            tg.start_soon(on_orphaned, tg.cancel_scope)
+        await main
+        tg.cancel_scope.cancel()
+    if stopped:
+        _say(f"stopped ({stopped[0]}); upstreams closed")
+        return 128 + signal.SIGTERM
     return 0
 
 
@@ -354,11 +406,17 @@ async def _start(runtime: ServedRuntime, total: int) -> list[UpstreamStatus]:
 def _catalog(args: argparse.Namespace, factory: RuntimeFactory | None) -> int:
     config = load_config(args.config)
     profile = config.options.profile if config.options.profile in SERVED_PROFILES else "gateway"
-    try:
+    with _link(args.config), _upstreams_stopped():
         runtime = _runtime(factory, config, profile)
-        listing, statuses = anyio.run(_catalog_async, runtime, len(config.servers))
-    finally:
-        spawn.discard_early()
+        found: list[tuple[CatalogListing, list[UpstreamStatus]]] = []
+
+        async def listed() -> None:
+            found.append(await _catalog_async(runtime, len(config.servers)))
+
+        status = anyio.run(_until_stopped, listed(), False)
+    if not found:
+        return status
+    listing, statuses = found[0]
     if args.json:
         print(json.dumps(_catalog_json(listing, statuses), indent=2, ensure_ascii=False))
     else:

@@ -66,6 +66,7 @@ _UPSTREAM_CODES: dict[str, ErrorCode] = {
     "timeout": ErrorCode.TIMEOUT,
     "unavailable": ErrorCode.SERVER_UNAVAILABLE,
     "start_failed": ErrorCode.SERVER_UNAVAILABLE,
+    "loop": ErrorCode.SERVER_UNAVAILABLE,
 }
 
 CatalogListener = Callable[[], Awaitable[None]]

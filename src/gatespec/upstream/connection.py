@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import logging
+import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -37,7 +38,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
-from gatespec import spawn
+from gatespec import chain, spawn
 from gatespec.config import DEFAULT_CONNECT_TIMEOUT, ServerConfig
 from gatespec.upstream import _sdk
 from gatespec.upstream._host import TaskHost
@@ -48,7 +49,7 @@ from gatespec.upstream.base import (
     UpstreamState,
 )
 from gatespec.upstream.errors import ErrorKind, UpstreamError
-from gatespec.upstream.transports import StderrTail, open_transport
+from gatespec.upstream.transports import OVERSIZED_CODE, StderrTail, open_transport
 from gatespec.upstream.wire import call_result
 
 logger = logging.getLogger(__name__)
@@ -70,6 +71,7 @@ class _Connection:
     changed: anyio.Event = field(default_factory=anyio.Event)  # tool list changed, not yet handled
     client: Client | None = None
     stderr: StderrTail | None = None
+    process: subprocess.Popen[bytes] | None = None  # a stdio server's process
     error: UpstreamError | None = None
     closing: bool = False
     list_changed: ListChangedSupport = None
@@ -191,12 +193,16 @@ class McpUpstream(Upstream):
                 try:
                     await self._serve(conn, conn.mode)
                 except _HandshakeClosed:
+                    if _refused_as_loop(conn):
+                        raise
                     # Auto mode's probe may have killed a handshake-era server: retry plainly.
                     logger.info("upstream %r closed during the probe; retrying legacy", self.key)
                     await self._serve(conn, "legacy")
         except Exception as exc:  # every failure is recorded; nothing escapes into the group
             if conn.error is None and not conn.closing:
                 kind, reason = self._classify(exc, handshake=not conn.ready.is_set())
+                if _refused_as_loop(conn):
+                    kind, reason = "loop", _LOOP_REASON
                 conn.error = self._error(kind, reason, conn)
         finally:
             conn.client = None
@@ -213,8 +219,13 @@ class McpUpstream(Upstream):
         """One connection attempt: handshake, then wait for stop or end of transport."""
         if conn.stderr is not None:
             conn.stderr.close()
-        # The first connection adopts a process started before the SDK was imported, if any.
-        early = spawn.take(self.config) if _on_asyncio() else None
+            conn.stderr = None
+        # The first connection adopts a process started before the SDK was imported, if any;
+        # later ones start theirs the same way (gatespec.spawn), the SDK only off asyncio.
+        early = None
+        if self.config.transport == "stdio" and _on_asyncio():
+            early = spawn.take(self.config) or spawn.start(self.config)
+            conn.process = early.process
         if early is not None:
             conn.stderr = early.stderr
         else:
@@ -335,6 +346,8 @@ class McpUpstream(Upstream):
                 ) from exc
             if exc.code == types.REQUEST_TIMEOUT:
                 raise UpstreamError(self.key, "timeout", f"{what}: {exc.message}") from exc
+            if exc.code == OVERSIZED_CODE:  # made up by our transport; the server is fine
+                raise UpstreamError(self.key, "too_large", f"{what}: {exc.message}") from exc
             raise UpstreamError(
                 self.key, "call_failed", f"{what}: server error {exc.code}: {exc.message}"
             ) from exc
@@ -466,6 +479,17 @@ class McpUpstream(Upstream):
         if isinstance(leaf, RuntimeError) and "protocol version" in str(leaf):
             return "protocol", str(leaf)
         return start, f"{type(leaf).__name__}: {leaf}"
+
+
+_LOOP_REASON: Final = (
+    "refused: this upstream is gatespec serving a config that a gatespec above it already "
+    "serves (it would start itself again); remove it from the config"
+)
+
+
+def _refused_as_loop(conn: _Connection) -> bool:
+    """Whether the connection's process is a gatespec that refused to join a loop."""
+    return conn.process is not None and conn.process.poll() == chain.LOOP_EXIT_STATUS
 
 
 class _HandshakeClosed(Exception):

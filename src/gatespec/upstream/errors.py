@@ -7,7 +7,14 @@ from typing import Final, Literal, get_args
 from gatespec.secrets import redact
 
 ErrorKind = Literal[
-    "unknown_server", "start_failed", "unavailable", "timeout", "call_failed", "protocol"
+    "unknown_server",
+    "start_failed",
+    "unavailable",
+    "timeout",
+    "call_failed",
+    "protocol",
+    "loop",
+    "too_large",
 ]
 ERROR_KINDS: Final[tuple[str, ...]] = get_args(ErrorKind)
 
@@ -23,6 +30,9 @@ class UpstreamError(Exception):
       timeout       no answer in time (handshake or call); the request was cancelled
       call_failed   the server answered the request with a JSON-RPC error
       protocol      the server answered with something that is not valid MCP
+      loop          the server is gatespec on a config already up this chain (gatespec.chain)
+      too_large     the server's answer is over the spec's size cap (budgets
+                    MAX_UPSTREAM_RESULT_BYTES); the connection stays usable
     """
 
     def __init__(self, key: str, kind: ErrorKind, reason: str) -> None:
