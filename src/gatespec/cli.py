@@ -36,7 +36,13 @@ from typing import TYPE_CHECKING, Any, Protocol, TextIO
 import anyio
 
 from gatespec import chain, demo, spawn
-from gatespec.config import DEFAULT_CONNECT_CONCURRENCY, ConfigError, GatewayConfig, load_config
+from gatespec.config import (
+    DEFAULT_CONNECT_CONCURRENCY,
+    ConfigError,
+    GatewayConfig,
+    SessionBounds,
+    load_config,
+)
 from gatespec.logs import OneLineFormatter
 from gatespec.rank_cli import add_subcommand as add_rank_subcommand
 from gatespec.rank_cli import ranking_status
@@ -244,7 +250,9 @@ def _serve(args: argparse.Namespace, factory: RuntimeFactory | None) -> int:
         _check_http_access(access, host)
     with _link(args.config), _upstreams_stopped():
         runtime = _runtime(factory, config, profile)
-        main = _serve_async(runtime, len(config.servers), transport, host, port, web_log, access)
+        main = _serve_async(
+            runtime, len(config.servers), transport, host, port, web_log, access, options.sessions
+        )
         # A stdio gateway without the client that started it has nobody to serve.
         return anyio.run(_until_stopped, main, transport == "stdio")
 
@@ -326,6 +334,7 @@ async def _serve_async(
     port: int,
     web_log: str,
     access: AccessConfig | None = None,
+    sessions: SessionBounds | None = None,
 ) -> None:
     from gatespec.access import LOCAL
     from gatespec.server import bind_http, build_server, print_ready, serve_http, serve_stdio
@@ -351,6 +360,7 @@ async def _serve_async(
                     on_ready=print_ready,
                     log_level=web_log,
                     access=access,
+                    sessions=sessions,
                 )
             tg.cancel_scope.cancel()
     finally:

@@ -125,6 +125,9 @@ _GATEWAY_KEYS: Final = frozenset(
         "cache_stable",
         "refresh_interval",
         "access",  # identities, tokens and the access policy (gatespec.access.config)
+        "max_sessions",  # Streamable HTTP session table bounds (SessionBounds)
+        "max_sessions_per_client",
+        "session_idle_timeout",
     }
 )
 _VAR: Final = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -176,6 +179,16 @@ class ServerConfig:
 
 
 @dataclass(frozen=True)
+class SessionBounds:
+    """Bounds of the Streamable HTTP session table (gatespec.server.session_limits):
+    gateway.max_sessions, max_sessions_per_client and session_idle_timeout (seconds)."""
+
+    max_sessions: int = 1000
+    per_client: int = 100
+    idle_timeout: float = 600.0
+
+
+@dataclass(frozen=True)
 class GatewayOptions:
     """The ``gateway`` block: how the gateway itself is served."""
 
@@ -190,6 +203,7 @@ class GatewayOptions:
     refresh_interval: float = DEFAULT_REFRESH_INTERVAL
     # Identities and the access policy; None: no access control (every caller unrestricted).
     access: AccessConfig | None = None
+    sessions: SessionBounds = field(default_factory=SessionBounds)
 
 
 @dataclass(frozen=True)
@@ -514,6 +528,7 @@ class _Reader:
             access = parse_access(raw["access"], self.source, self.environ)
         return GatewayOptions(
             access=access,
+            sessions=self.session_bounds(raw),
             profile=profile,
             transport=transport,  # type: ignore[arg-type]  # checked against SERVE_TRANSPORTS
             host=host,
@@ -523,6 +538,29 @@ class _Reader:
             cache_stable=cache_stable,
             refresh_interval=refresh_interval,
         )
+
+    def session_bounds(self, raw: dict[str, Any]) -> SessionBounds:
+        defaults = SessionBounds()
+        return SessionBounds(
+            max_sessions=self.whole(raw["max_sessions"], "gateway.max_sessions")
+            if "max_sessions" in raw
+            else defaults.max_sessions,
+            per_client=self.whole(raw["max_sessions_per_client"], "gateway.max_sessions_per_client")
+            if "max_sessions_per_client" in raw
+            else defaults.per_client,
+            idle_timeout=self.number(raw["session_idle_timeout"], "gateway.session_idle_timeout")
+            if "session_idle_timeout" in raw
+            else defaults.idle_timeout,
+        )
+
+    def whole(self, value: Any, path: str) -> int:
+        """A whole number of at least 1 (a string from ${VAR} is parsed)."""
+        if isinstance(value, str):
+            text = self.string(value, path).strip()
+            value = int(text) if text.isdigit() else text
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise self.error(path, f"expected a whole number of at least 1, got {value!r}")
+        return value
 
     def choice(self, raw: dict[str, Any], key: str, allowed: tuple[str, ...], default: str) -> str:
         if key not in raw:

@@ -43,6 +43,8 @@ from starlette.applications import Starlette
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from gatespec.config import SessionBounds
+from gatespec.server.session_limits import SessionLimits
 from gatespec.server.stdio import pipe_stdio
 from gatespec.server.surface import GatewayServer
 from gatespec.serving import ServeError
@@ -147,10 +149,13 @@ def build_http_app(
     security: TransportSecuritySettings | None = None,
     access: AccessConfig | None = None,
     resource_url: str | None = None,
+    sessions: SessionBounds | None = None,
 ) -> Starlette:
     """One Starlette app: Streamable HTTP at /mcp, legacy SSE at /sse + /messages; with an
     access config that names tokens, every MCP route requires one (module docstring).
-    resource_url: this gateway's /mcp URL, for the protected-resource metadata."""
+    resource_url: this gateway's /mcp URL, for the protected-resource metadata; sessions:
+    the bounds of the /mcp session table (gatespec.server.session_limits)."""
+    sessions = sessions or SessionBounds()
     if security is None:
         http = access.http if access is not None else None
         security = loopback_security(
@@ -168,7 +173,7 @@ def build_http_app(
         Route(MESSAGES_PATH, endpoint=messages, methods=["POST"]),
         Route(MESSAGES_PATH + "/", endpoint=messages, methods=["POST"]),
     ]
-    return server.streamable_http_app(
+    app = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         json_response=True,
         host=host,
@@ -176,7 +181,26 @@ def build_http_app(
         auth=auth,
         token_verifier=access.verifier() if auth is not None and access is not None else None,
         custom_starlette_routes=routes,
+        session_idle_timeout=sessions.idle_timeout,
+        max_sessions=sessions.max_sessions,
     )
+    _bound_sessions(app, server, sessions, requires_identity=auth is not None)
+    return app
+
+
+def _bound_sessions(
+    app: Starlette, server: GatewayServer, bounds: SessionBounds, *, requires_identity: bool
+) -> None:
+    """Put SessionLimits in front of the /mcp endpoint (inside the app's authentication
+    middleware, so it knows who is calling; outside the SDK's token requirement, which it
+    lets answer callers without a valid token)."""
+    for route in app.routes:
+        if isinstance(route, Route) and route.path == MCP_PATH:
+            route.app = SessionLimits(
+                route.app, server.session_manager, bounds, requires_identity=requires_identity
+            )
+            return
+    raise RuntimeError(f"the SDK's app has no {MCP_PATH} route")  # pragma: no cover
 
 
 async def serve_stdio(server: GatewayServer) -> None:
@@ -198,6 +222,7 @@ async def serve_http(
     on_ready: Callable[[str], Awaitable[None] | None] | None = None,
     log_level: str = "warning",
     access: AccessConfig | None = None,
+    sessions: SessionBounds | None = None,
 ) -> None:
     """Serve the HTTP app with uvicorn until interrupted; on_ready gets the base URL.
 
@@ -213,7 +238,9 @@ async def serve_http(
         ) from exc
     sock = sock if sock is not None else bind_http(host, port)
     resource_url = _url(host, sock.getsockname()[1]) + MCP_PATH
-    app = build_http_app(server, host=host, access=access, resource_url=resource_url)
+    app = build_http_app(
+        server, host=host, access=access, resource_url=resource_url, sessions=sessions
+    )
     config = uvicorn.Config(
         app,
         log_level=log_level,
