@@ -1,0 +1,73 @@
+"""AM-RESULT-SIZE-CAP: an upstream answer over MAX_UPSTREAM_RESULT_BYTES is skipped unparsed
+and answers its request with a typed error naming the limit; the upstream stays usable and
+other upstreams are served while the oversized answer is still arriving."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import pytest
+
+from gatespec.runtime import ProxyRuntime
+from gatespec.upstream import UpstreamError, UpstreamPool
+from gatespec_surface.budgets import MAX_UPSTREAM_RESULT_BYTES
+from gatespec_surface.errors import ErrorCode, GatewayError
+from tests.faults.support import config, upstream
+
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
+
+
+async def test_oversized_answer_is_capped_while_another_upstream_keeps_answering(
+    tmp_path: Path,
+) -> None:
+    hold, started = tmp_path / "hold", tmp_path / "started"
+    cfg = config({"big": upstream(), "fast": upstream()}, call_timeout=60)
+    events: list[str] = []
+    async with UpstreamPool.from_config(cfg) as pool:
+        await pool.start()
+        assert [s.state for s in pool.statuses()] == ["connected", "connected"]
+
+        async def oversized() -> None:
+            args = {
+                "bytes": MAX_UPSTREAM_RESULT_BYTES + 1024,
+                "hold_file": str(hold),
+                "started_file": str(started),
+            }
+            with pytest.raises(UpstreamError) as caught:
+                await pool.call("big", "big", args)
+            events.append("big:" + caught.value.kind)
+            assert f"{MAX_UPSTREAM_RESULT_BYTES:,}" in caught.value.reason
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(oversized)
+            while not started.exists():  # half of the answer (8 MiB) is on its way
+                await anyio.sleep(0.01)
+            for i in range(20):
+                result = await pool.call("fast", "echo", {"text": f"t{i}"})
+                events.append(result["content"][0]["text"])
+            hold.write_text("go")  # only now does the rest of the oversized answer come
+        # Every call to the other upstream was answered before the oversized one ended.
+        assert events == [f"t{i}" for i in range(20)] + ["big:too_large"]
+        # The oversized upstream is still connected and answers its next call.
+        assert pool.status("big").state == "connected"
+        again = await pool.call("big", "echo", {"text": "still here"})
+        assert again["content"][0]["text"] == "still here"
+
+
+async def test_the_agent_sees_a_typed_error_naming_the_limit(tmp_path: Path) -> None:
+    runtime = ProxyRuntime.from_config(config({"big": upstream()}, call_timeout=60))
+    try:
+        await runtime.start()
+        tool_id = next(i.id for i in runtime.catalog.items() if i.name == "big")
+        hold = tmp_path / "hold"
+        hold.write_text("go")
+        with pytest.raises(GatewayError) as caught:
+            await runtime.execute(
+                "s", tool_id, {"bytes": MAX_UPSTREAM_RESULT_BYTES + 1, "hold_file": str(hold)}
+            )
+        assert caught.value.code is ErrorCode.UPSTREAM_ERROR
+        assert caught.value.details == {"server": "big", "kind": "too_large"}
+        assert "MAX_UPSTREAM_RESULT_BYTES" in caught.value.message
+    finally:
+        await runtime.aclose()
