@@ -18,5 +18,7 @@ def upstream(*args: str, **extra: Any) -> dict[str, Any]:
     return {"command": sys.executable, "args": [UPSTREAM, *args], **extra}
 
 
-def config(servers: dict[str, Any], environ: dict[str, str] | None = None, **gateway: Any) -> GatewayConfig:
+def config(
+    servers: dict[str, Any], environ: dict[str, str] | None = None, **gateway: Any
+) -> GatewayConfig:
     return parse_config({"mcpServers": servers, "gateway": gateway}, environ=environ or {})
