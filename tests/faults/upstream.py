@@ -56,9 +56,8 @@ def send(message: dict[str, Any]) -> None:
 
 def big(request_id: Any, args: dict[str, Any]) -> None:
     size = int(args["bytes"])
-    head = '{"jsonrpc": "2.0", "id": %s, "result": {"content": [{"type": "text", "text": "' % (
-        json.dumps(request_id)
-    )
+    opening = {"jsonrpc": "2.0", "id": request_id, "result": {"content": [{"type": "text"}]}}
+    head = json.dumps(opening)[: -len("}]}}")] + ', "text": "'
     body = "x" * size
     tail = '"}], "isError": false}}\n'
     half = len(body) // 2
