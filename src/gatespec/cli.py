@@ -95,13 +95,17 @@ def main(
     forwarded = _kit_argv(sys.argv[1:] if argv is None else argv)
     if forwarded is not None:
         return _forward(forwarded)
+    _PARENT[0] = os.getppid()  # as early as can be: a client may die during start-up
     parser = _parser()
     args = parser.parse_args(argv)
     _configure_logging(args.verbose)
     try:
-        return int(args.run(args, runtime_factory))
+        with _terminable():
+            return int(args.run(args, runtime_factory))
     except KeyboardInterrupt:
         return 130
+    except _Terminated:
+        return 128 + signal.SIGTERM
     except Exception as exc:
         found = _user_error(exc)
         if found is None:
@@ -109,6 +113,34 @@ def main(
         message, status = found
         _say(f"error: {message}")
         return status
+
+
+class _Terminated(BaseException):
+    """SIGTERM before the event loop took the signal over (see _until_stopped)."""
+
+
+@contextlib.contextmanager
+def _terminable() -> Iterator[None]:
+    """SIGTERM unwinds like Ctrl-C, so every `finally` (stopping the upstreams started early)
+    runs; while the event loop runs, _until_stopped handles it instead."""
+
+    def terminate(signum: int, frame: object) -> None:
+        raise _Terminated
+
+    if threading_is_main():
+        previous = signal.signal(signal.SIGTERM, terminate)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+    else:  # pragma: no cover - signal handlers belong to the main thread
+        yield
+
+
+def threading_is_main() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
 
 
 def _user_error(exc: BaseException) -> tuple[str, int] | None:
@@ -272,6 +304,7 @@ def _upstreams_stopped() -> Iterator[None]:
 
 
 _PARENT_POLL = 0.5  # seconds between checks that the process that started us still exists
+_PARENT = [os.getppid()]  # the process that started us (main() records it again)
 
 
 async def _until_stopped(main: Awaitable[object], watch_parent: bool) -> int:
@@ -279,7 +312,7 @@ async def _until_stopped(main: Awaitable[object], watch_parent: bool) -> int:
     it, so its clean-up closes every upstream, and exit 143 (128 + SIGTERM). SIGINT is
     asyncio's: it cancels the same way and ends as KeyboardInterrupt (exit 130)."""
     stopped: list[str] = []
-    parent = os.getppid()
+    parent = _PARENT[0]
 
     async def on_signal(scope: anyio.CancelScope) -> None:
         with anyio.open_signal_receiver(signal.SIGTERM) as signals:
