@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: install generate check-generated lint test test-slow bench run report clean
+.PHONY: install generate check-generated lint test test-slow bench bench-fuzz run report clean
 
 install: $(STAMP)
 
@@ -44,6 +44,12 @@ $(BENCH_STAMP): $(STAMP)
 
 bench: install $(BENCH_STAMP)
 	$(PY) bench/run.py
+
+# 100,000 generated invalid inputs per meta-tool (about an hour on 2 cores); `make bench`
+# reports the last run.
+bench-fuzz: install
+	$(PY) bench/fuzz.py --out bench/results/fuzz.json
+	$(PY) bench/run.py --only none
 
 run: install
 	$(VENV)/bin/gatespec serve --demo
