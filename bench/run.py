@@ -18,7 +18,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
-SCRIPTS = ["surface", "context", "retrieval", "execute", "startup"]
+SCRIPTS = ["surface", "context", "retrieval", "execute", "startup", "faults"]
 # Long runs made by their own make target (`make bench-fuzz`); the report shows their last JSON.
 REPORTED_ONLY = ["fuzz"]
 
@@ -174,15 +174,24 @@ def report(res: dict[str, Any]) -> str:
 
 
 def faults_section(f: dict[str, Any]) -> list[str]:
+    load = f["load"]
     lines = [
         "## Load and faults (`bench/faults.py`)",
         "",
-        "| measure | value |",
-        "|---|---|",
+        f"{load['sessions']} handshake-era Streamable HTTP sessions at once × "
+        f"{load['calls_per_session']} tool_execute calls each, one stdio upstream:",
+        "",
+        "| calls | errors | wrong answers | p50 ms | p99 ms | RSS before → after (MiB) |",
+        "|---|---|---|---|---|---|",
+        f"| {load['calls']:,} | {load['errors']} | {load['wrong_answers']} | {load['p50_ms']} | "
+        f"{load['p99_ms']} | {load['rss_before_mib']} → {load['rss_after_mib']} |",
+        "",
+        "| fault | answer | seconds |",
+        "|---|---|---|",
     ]
-    for key, value in f["figures"].items():
-        lines.append(f"| {key} | {value} |")
-    return [*lines, "", f["note"], ""]
+    for name, row in f["faults"].items():
+        lines.append(f"| {name.replace('_', ' ')} | {row['answer']} | {row['seconds']} |")
+    return [*lines, ""]
 
 
 def fuzz_section(f: dict[str, Any]) -> list[str]:
