@@ -1,9 +1,13 @@
 """AM-RESULT-SIZE-CAP: an upstream answer over MAX_UPSTREAM_RESULT_BYTES is skipped unparsed
 and answers its request with a typed error naming the limit; the upstream stays usable and
-other upstreams are served while the oversized answer is still arriving."""
+other upstreams are served while the oversized answer is still arriving. Stdio upstreams, and
+Streamable HTTP ones with JSON and SSE-framed answers."""
 
 from __future__ import annotations
 
+import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import anyio
@@ -71,3 +75,34 @@ async def test_the_agent_sees_a_typed_error_naming_the_limit(tmp_path: Path) -> 
         assert "MAX_UPSTREAM_RESULT_BYTES" in caught.value.message
     finally:
         await runtime.aclose()
+
+
+HTTP_UPSTREAM = str(Path(__file__).with_name("http_upstream.py"))
+
+
+@pytest.mark.parametrize("framing", ["json", "sse"])
+async def test_an_http_upstreams_oversized_answer_is_capped_too(framing: str) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    argv = [sys.executable, HTTP_UPSTREAM, str(port), *(["--json"] if framing == "json" else [])]
+    server = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        cfg = config({"web": {"type": "http", "url": f"http://127.0.0.1:{port}/mcp"}})
+        async with UpstreamPool.from_config(cfg) as pool:
+            for _ in range(100):  # until the server listens
+                await pool.start()
+                if pool.status("web").state == "connected":
+                    break
+                await anyio.sleep(0.1)
+            with pytest.raises(UpstreamError) as caught:
+                await pool.call("web", "big", {"bytes": MAX_UPSTREAM_RESULT_BYTES + 1})
+            assert caught.value.kind == "too_large"
+            assert f"{MAX_UPSTREAM_RESULT_BYTES:,}" in caught.value.reason
+            assert pool.status("web").state == "connected"
+            # an answer under the cap but over the SDK's 1 MiB SSE event default gets through
+            fine = await pool.call("web", "big", {"bytes": 2 * 1024 * 1024})
+            assert len(fine["content"][0]["text"]) == 2 * 1024 * 1024
+    finally:
+        server.terminate()
+        server.wait(10)

@@ -43,6 +43,7 @@ from mcp.shared.message import SessionMessage
 
 from gatespec.config import ServerConfig
 from gatespec.spawn import EarlyProcess, StderrTail
+from gatespec.upstream.capped_http import OVERSIZED_CODE, CappedHttp, oversized_error
 from gatespec_surface.budgets import MAX_UPSTREAM_RESULT_BYTES
 
 __all__ = [
@@ -55,10 +56,6 @@ __all__ = [
     "stdio_parameters",
 ]
 
-# The JSON-RPC error code of the answer `Oversized` makes up for a request whose real answer
-# was over the cap. It never leaves the gateway: the upstream layer turns it into its own
-# typed error (kind too_large).
-OVERSIZED_CODE: Final = -32090
 _EDGE: Final = 4096  # bytes kept of each end of an oversized line, to find its id
 _ID: Final = re.compile(rb'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.){0,256}")')
 
@@ -70,9 +67,15 @@ class EofWatch:
     consumes it exactly like the stream it wraps.
     """
 
-    def __init__(self, inner: Any, on_eof: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        inner: Any,
+        on_eof: Callable[[], None],
+        rewrite: Callable[[SessionMessage | Exception], SessionMessage | Exception] | None = None,
+    ) -> None:
         self._inner = inner
         self._on_eof = on_eof
+        self._rewrite = rewrite
         self._fired = False
 
     @property
@@ -87,7 +90,7 @@ class EofWatch:
     async def receive(self) -> SessionMessage | Exception:
         try:
             item: SessionMessage | Exception = await self._inner.receive()
-            return item
+            return self._rewrite(item) if self._rewrite is not None else item
         except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
             self._eof()
             raise
@@ -196,12 +199,7 @@ class Oversized:
 
     def answer(self, request: types.RequestId, size: int) -> SessionMessage:
         self.outstanding.discard(request)
-        error = types.ErrorData(
-            code=OVERSIZED_CODE,
-            message=f"the answer is over {size:,} bytes; the gateway reads at most "
-            f"{MAX_UPSTREAM_RESULT_BYTES:,} bytes (MAX_UPSTREAM_RESULT_BYTES)",
-        )
-        return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=request, error=error))
+        return oversized_error(request, size)
 
 
 async def _skip_line(reader: asyncio.StreamReader, first: bytes) -> tuple[bytes, bytes, int]:
@@ -317,10 +315,17 @@ async def open_transport(
         assert config.url is not None
         # The transport only manages an http client it created itself; ours carries the headers.
         # Same timeouts as the SDK's default client: 30 s, but 300 s between stream events.
+        # The transport stops reading an answer at the size cap (capped_http); SSE-framed
+        # answers get the same cap instead of the SDK's 1 MiB default per event.
         timeout = httpx2.Timeout(30.0, read=300.0)
-        async with httpx2.AsyncClient(headers=dict(config.headers), timeout=timeout) as http:
-            async with streamable_http_client(config.url, http_client=http) as (read, write):
-                yield EofWatch(read, on_eof), write
+        capped = CappedHttp()
+        async with httpx2.AsyncClient(
+            headers=dict(config.headers), timeout=timeout, transport=capped
+        ) as http:
+            async with streamable_http_client(
+                config.url, http_client=http, max_sse_event_size=MAX_UPSTREAM_RESULT_BYTES
+            ) as (read, write):
+                yield EofWatch(read, on_eof, capped.rewrite), write
     elif config.transport == "sse":
         assert config.url is not None
         async with sse_client(config.url, headers=dict(config.headers) or None) as (read, write):
