@@ -244,6 +244,9 @@ async def serve_http(
     config = uvicorn.Config(
         app,
         log_level=log_level,
+        # uvicorn's records go through the gateway's own handler (one line each, no expanded
+        # secret: gatespec.logs) instead of handlers uvicorn would install for itself.
+        log_config=None,
         lifespan="on",
         timeout_graceful_shutdown=SHUTDOWN_GRACE,
     )
