@@ -7,6 +7,7 @@ Usage: python upstream.py [--pid-file F] [--hang] [--say-argv] [--stderr TEXT]
 --stderr TEXT      write TEXT to stderr at start
 --exit-after-stderr CODE   then exit with CODE before the handshake
 --env-on-stderr NAME       write NAME=<value of that variable> to stderr at start
+--delay SECONDS    wait that long before answering anything (a slow handshake)
 Tools: echo(text); big(bytes, hold_file, started_file): answer with a result line of about
 `bytes` bytes, writing its first half, then `started_file`, then waiting for `hold_file` to
 exist before the rest; crash(): exit mid-call.
@@ -80,6 +81,7 @@ def main() -> None:
     parser.add_argument("--stderr")
     parser.add_argument("--exit-after-stderr", type=int)
     parser.add_argument("--env-on-stderr")
+    parser.add_argument("--delay", type=float, default=0.0)
     opts, _ = parser.parse_known_args()
     if opts.pid_file:
         Path(opts.pid_file).write_text(str(os.getpid()))
@@ -95,6 +97,7 @@ def main() -> None:
     if opts.hang:
         while True:
             time.sleep(3600)
+    time.sleep(opts.delay)
     for line in sys.stdin:
         if not line.strip():
             continue
