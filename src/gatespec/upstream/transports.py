@@ -56,7 +56,7 @@ __all__ = [
     "stdio_parameters",
 ]
 
-_EDGE: Final = 4096  # bytes kept of each end of an oversized line, to find its id
+_EDGE: Final = 1024  # bytes kept of each end of an oversized line, to find its id
 _ID: Final = re.compile(rb'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.){0,256}")')
 
 
@@ -166,7 +166,7 @@ class Oversized:
     inbound side forgets it when its answer passes (`answered`), so the requests awaiting an
     answer are known. An oversized line answers one of them: with one outstanding, that one;
     otherwise the outstanding id that appears as an "id" member in the line's first or last
-    4 KiB (a JSON-RPC response's members are its id, jsonrpc and result or error). When no
+    1 KiB (a JSON-RPC response's members are its id, jsonrpc and result or error). When no
     single request qualifies, None: the caller ends the connection rather than guess.
     """
 
