@@ -11,10 +11,12 @@ import sys
 from pathlib import Path
 
 import anyio
+import mcp_types as types
 import pytest
 
 from gatespec.runtime import ProxyRuntime
 from gatespec.upstream import UpstreamError, UpstreamPool
+from gatespec.upstream.transports import Oversized
 from gatespec_surface.budgets import MAX_UPSTREAM_RESULT_BYTES
 from gatespec_surface.errors import ErrorCode, GatewayError
 from tests.faults.support import config, upstream
@@ -106,3 +108,19 @@ async def test_an_http_upstreams_oversized_answer_is_capped_too(framing: str) ->
     finally:
         server.terminate()
         server.wait(10)
+
+
+def test_an_oversized_line_is_matched_to_its_request_by_id_or_not_at_all() -> None:
+    pending = Oversized()
+    for request_id in (1, 2, "seven"):
+        pending.sent(types.JSONRPCRequest(jsonrpc="2.0", id=request_id, method="tools/call"))
+    sdk_style = b'{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"xx'
+    node_style = b'xx"}],"isError":false},"jsonrpc":"2.0","id":"seven"}\n'
+    nested = b'{"result":{"content":[{"id":1,"id":2'  # two outstanding ids: no guess
+    assert pending.request_of(sdk_style, b"xx") == 2
+    assert pending.request_of(b"xx", node_style) == "seven"
+    assert pending.request_of(nested, b"xx") is None
+    assert pending.request_of(b'{"id":99', b"") is None  # answers nothing outstanding
+    pending.answered(types.JSONRPCResponse(jsonrpc="2.0", id=1, result={}))
+    pending.answered(types.JSONRPCResponse(jsonrpc="2.0", id=2, result={}))
+    assert pending.request_of(b"", b"") == "seven"  # the only one left
