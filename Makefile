@@ -8,9 +8,10 @@ STAMP  := $(VENV)/.installed
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml package.json package-lock.json
+# generated/ is the project folder of the surface's own distribution (gatespec-surface).
+$(STAMP): pyproject.toml generated/pyproject.toml package.json package-lock.json
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet -e ".[dev]"
+	$(PY) -m pip install --quiet -e ./generated -e ".[dev]"
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $(STAMP)
 

@@ -20,8 +20,7 @@ import sys
 from collections.abc import Callable, Collection, Sequence
 from typing import Any, TextIO
 
-from gatespec_conformance import DEFAULT_MAX_EXAMPLES, DEFAULT_SIZES
-from gatespec_conformance.cases import LEVELS
+from gatespec_conformance import DEFAULT_MAX_EXAMPLES, DEFAULT_SIZES, LEVELS, docs_path
 from gatespec_conformance.fixture_upstream import positive_count
 from gatespec_conformance.report import (
     ENFORCE,
@@ -578,6 +577,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_server(commands)
     _add_vectors(commands)
     _add_fixture(commands)
+    # "docs/conformance.md" in the help texts: say where this installation keeps it.
+    where = f"documentation (docs/conformance.md): {docs_path()}"
+    for command in (parser, *commands.choices.values()):
+        command.epilog = where
     return parser
 
 
@@ -585,7 +588,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``gatespec-conformance``; returns the exit status."""
     args = build_parser().parse_args(argv)
     try:
-        status = int(args.run(args))
+        status = _run(args)
         sys.stdout.flush()  # here, where a closed pipe can still be handled
         return status
     except BrokenPipeError:
@@ -593,6 +596,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         # SIGPIPE would (128 + 13), and keep the interpreter's final flush from failing.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+
+
+def _run(args: argparse.Namespace) -> int:
+    try:
+        return int(args.run(args))
+    except ModuleNotFoundError as exc:
+        if exc.name != "hypothesis":
+            raise
+        # The kit draws its cases with hypothesis, an extra: serving gatespec never needs it.
+        _say('error: the conformance kit needs hypothesis: pip install "gatespec[conformance]"')
+        return 2
 
 
 if __name__ == "__main__":
