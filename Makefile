@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: install generate check-generated lint test test-slow bench run report clean
+.PHONY: install generate check-generated lint test test-slow bench run report dist clean
 
 install: $(STAMP)
 
@@ -45,6 +45,11 @@ $(BENCH_STAMP): $(STAMP)
 
 bench: install $(BENCH_STAMP)
 	$(PY) bench/run.py
+
+# sdists and wheels of gatespec-surface and gatespec, built twice and compared, twine-checked,
+# and smoke-tested in fresh venvs (tools/dist.py).
+dist: install
+	$(PY) tools/dist.py
 
 run: install
 	$(VENV)/bin/gatespec serve --demo
