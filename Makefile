@@ -1,4 +1,6 @@
 # gatespec: every target does its own set-up on a fresh machine (through `install`).
+# `make -C DIR run` must not announce the directory on stdout (the MCP channel).
+MAKEFLAGS += --no-print-directory
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
@@ -51,8 +53,16 @@ bench: install $(BENCH_STAMP)
 dist: install
 	$(PY) tools/dist.py
 
-run: install
-	$(VENV)/bin/gatespec serve --demo
+# The gateway in front of real servers (tools/run.json), over stdio. stdout is the MCP channel:
+# nothing but the gateway may write to it, so the set-up is silent or goes to stderr, and the
+# gateway replaces the shell (exec). Test servers' scratch files live in $(RUN_DIR).
+RUN_DIR := $(VENV)/run
+
+run:
+	@$(MAKE) -s --no-print-directory install >&2
+	@mkdir -p $(RUN_DIR)
+	@test -e $(RUN_DIR)/hello.txt || echo "Hello from the filesystem server behind gatespec." > $(RUN_DIR)/hello.txt
+	@GATESPEC_ROOT="$(CURDIR)" GATESPEC_RUN_DIR="$(CURDIR)/$(RUN_DIR)" exec $(VENV)/bin/gatespec serve --config tools/run.json
 
 clean:
 	rm -rf $(VENV) node_modules .pytest_cache .mypy_cache .ruff_cache .hypothesis

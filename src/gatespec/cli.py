@@ -355,7 +355,15 @@ def _serve(args: argparse.Namespace, factory: RuntimeFactory | None) -> int:
     try:
         runtime = _runtime(factory, config, profile)
         anyio.run(
-            _serve_async, runtime, len(config.servers), transport, host, port, web_log, access
+            _serve_async,
+            runtime,
+            len(config.servers),
+            transport,
+            host,
+            port,
+            web_log,
+            access,
+            _stubs(config),
         )
     finally:
         spawn.discard_early()
@@ -390,6 +398,7 @@ async def _serve_async(
     port: int,
     web_log: str,
     access: AccessConfig | None = None,
+    stubs: frozenset[str] = frozenset(),
 ) -> None:
     from gatespec.access import LOCAL
     from gatespec.server import bind_http, build_server, print_ready, serve_http, serve_stdio
@@ -397,7 +406,7 @@ async def _serve_async(
     # Bind first: a taken port should fail before minutes of upstream start-up.
     sock = bind_http(host, port) if transport == "http" else None
     try:
-        await _start(runtime, total)
+        await _start(runtime, total, stubs)
         identity = access.stdio_identity if access is not None else LOCAL
         server = build_server(runtime, fallback_session=transport, fallback_identity=identity)
         async with anyio.create_task_group() as tg:
@@ -424,14 +433,27 @@ async def _serve_async(
             sock.close()
 
 
-class _Progress:
-    """start(progress=...): one line per upstream, or one updating line on a terminal."""
+def _stubs(config: GatewayConfig) -> frozenset[str]:
+    """The upstreams that are stubs (a captured tool list; calls echoed), not servers."""
+    return frozenset(key for key, s in config.servers.items() if s.transport == "stub")
 
-    def __init__(self, pool: UpstreamPool, total: int, stream: TextIO | None = None) -> None:
+
+class _Progress:
+    """start(progress=...): one line per upstream, or one updating line on a terminal. A stub
+    upstream is called one: nothing real answers its calls."""
+
+    def __init__(
+        self,
+        pool: UpstreamPool,
+        total: int,
+        stream: TextIO | None = None,
+        stubs: frozenset[str] = frozenset(),
+    ) -> None:
         self.pool = pool
         self.total = total
         self.stream = stream or sys.stderr
         self.tty = self.stream.isatty()
+        self.stubs = stubs
 
     def __call__(self, key: str, state: str, done: int, total: int) -> None:
         reason = self.pool.status(key).reason
@@ -442,7 +464,8 @@ class _Progress:
             self.stream.write(f"\r\033[Kgatespec: connecting upstreams {done}/{total}")
             self.stream.flush()
         else:
-            _say(f"[{done}/{total}] {failed or f'{key}: {state}'}", self.stream)
+            stub = " (stub: captured tools, calls are echoed)" if key in self.stubs else ""
+            _say(f"[{done}/{total}] {failed or f'{key}: {state}{stub}'}", self.stream)
 
     def finish(self, statuses: list[UpstreamStatus]) -> None:
         if self.tty and self.total:
@@ -451,12 +474,20 @@ class _Progress:
         failed = len(statuses) - connected
         tail = f" ({failed} failed; they are retried on refresh)" if failed else ""
         _say(f"{connected} of {len(statuses)} upstreams connected{tail}", self.stream)
+        if self.stubs:
+            _say(
+                f"{len(self.stubs)} of them are stubs that echo calls, not real servers "
+                "(serve --config FILE fronts the servers it names)",
+                self.stream,
+            )
 
 
-async def _start(runtime: ServedRuntime, total: int) -> list[UpstreamStatus]:
+async def _start(
+    runtime: ServedRuntime, total: int, stubs: frozenset[str] = frozenset()
+) -> list[UpstreamStatus]:
     if total == 0:
         _say("no upstream servers configured (the catalog is empty)")
-    progress = _Progress(runtime.pool, total)
+    progress = _Progress(runtime.pool, total, stubs=stubs)
     statuses = await runtime.start(progress=progress)
     if total:
         progress.finish(statuses)
@@ -472,7 +503,7 @@ def _catalog(args: argparse.Namespace, factory: RuntimeFactory | None) -> int:
     profile = config.options.profile if config.options.profile in SERVED_PROFILES else "gateway"
     try:
         runtime = _runtime(factory, config, profile)
-        listing, statuses = anyio.run(_catalog_async, runtime, len(config.servers))
+        listing, statuses = anyio.run(_catalog_async, runtime, len(config.servers), _stubs(config))
     finally:
         spawn.discard_early()
     if args.json:
@@ -488,10 +519,10 @@ def _catalog(args: argparse.Namespace, factory: RuntimeFactory | None) -> int:
 
 
 async def _catalog_async(
-    runtime: ServedRuntime, total: int
+    runtime: ServedRuntime, total: int, stubs: frozenset[str]
 ) -> tuple[CatalogListing, list[UpstreamStatus]]:
     try:
-        statuses = await _start(runtime, total)
+        statuses = await _start(runtime, total, stubs)
         return runtime.catalog_listing(), statuses
     finally:
         with anyio.CancelScope(shield=True):

@@ -141,3 +141,13 @@ def test_help_in_a_real_process_shows_defaults() -> None:
     assert "else gateway)" in done.stdout and "else 127.0.0.1)" in done.stdout
     done = run("rank", "--help")
     assert "(default: 10)" in done.stdout
+
+
+def test_serve_demo_says_its_upstreams_are_stubs() -> None:
+    done = run("serve", "--demo", stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stderr.splitlines() if ": connected" in line]
+    assert len(lines) == 5 and all(
+        line.endswith("(stub: captured tools, calls are echoed)") for line in lines
+    )
+    assert "5 of them are stubs that echo calls, not real servers" in done.stderr
