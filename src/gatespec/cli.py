@@ -6,6 +6,7 @@
     gatespec catalog --config FILE [--json]
     gatespec demo
     gatespec rank --catalog FILE --queries FILE [--k 10] [--out FILE]   (gatespec.rank_cli)
+    gatespec install --client NAME --config FILE [--write]              (gatespec.install)
     gatespec conformance …, gatespec vectors export DIR, gatespec fixture-upstream …
                                           forwarded to the conformance kit (gatespec-conformance)
 
@@ -43,6 +44,7 @@ from gatespec.config import (
     GatewayOptions,
     load_config,
 )
+from gatespec.install import add_subcommand as add_install_subcommand
 from gatespec.logs import OneLineFormatter
 from gatespec.rank_cli import add_subcommand as add_rank_subcommand
 from gatespec.rank_cli import ranking_status
@@ -264,6 +266,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     demo_cmd.set_defaults(run=_demo)
     add_rank_subcommand(commands, _command)
+    add_install_subcommand(commands, _command)
     for name, text in _KIT_COMMANDS.items():
         forward = commands.add_parser(name, help=text, description=text, add_help=False)
         forward.add_argument("rest", nargs=argparse.REMAINDER)
