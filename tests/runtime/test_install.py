@@ -110,3 +110,21 @@ def test_a_real_client_starts_the_gateway_from_the_entry(config: Path) -> None:
 
     # Seed 000 §4.2: the gateway profile's tools.
     assert anyio.run(tools) == ["tool_browse", "tool_execute", "tool_view"]
+
+
+def test_the_readme_snippets_are_the_entries_install_prints(config: Path) -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    blocks = [json.loads(b.split("```")[0]) for b in readme.split("```json\n")[1:]]
+    snippets = [b for b in blocks if "gatespec" in b.get("mcpServers", b.get("servers", {}))]
+    assert len(snippets) == 2
+    for snippet in snippets:
+        key = "servers" if "servers" in snippet else "mcpServers"
+        client = "vscode" if key == "servers" else "cursor"
+        printed = json.loads(
+            install("--client", client, "--config", str(config), "--command", "uvx gatespec").stdout
+        )[key]["gatespec"]
+        shown = snippet[key]["gatespec"]
+        assert shown["args"][:-1] == printed["args"][:-1]  # all but the config's path
+        assert {k: v for k, v in shown.items() if k != "args"} == {
+            k: v for k, v in printed.items() if k != "args"
+        }
