@@ -49,9 +49,11 @@ bench: install $(BENCH_STAMP)
 	$(PY) bench/run.py
 
 # sdists and wheels of gatespec-surface and gatespec, built twice and compared, twine-checked,
-# and smoke-tested in fresh venvs (tools/dist.py).
+# and smoke-tested in fresh venvs (tools/dist.py). DIST_PYTHONS="/path/python3.12 …" smoke-tests
+# with those interpreters too.
+DIST_PYTHONS ?=
 dist: install
-	$(PY) tools/dist.py
+	$(PY) tools/dist.py $(foreach p,$(DIST_PYTHONS),--python $(p))
 
 # The gateway in front of real servers (tools/run.json), over stdio. stdout is the MCP channel:
 # nothing but the gateway may write to it, so the set-up is silent or goes to stderr, and the

@@ -1,15 +1,16 @@
 """`make dist`: build the distributions reproducibly, check them, and smoke-test them in fresh
 virtual environments.
 
-    python tools/dist.py [--out dist] [--skip-smoke]
+    python tools/dist.py [--out dist] [--skip-smoke] [--python PYTHON ...]
 
 1. Builds the sdist and wheel of gatespec-surface (generated/) and of gatespec (the project
    root) with `python -m build`, twice, with SOURCE_DATE_EPOCH fixed to the last commit's
    time, and fails unless both builds are byte-identical.
 2. `twine check --strict` on every file; checks what each archive must and must not hold
    (licences, NOTICE, the kit's docs; no tests, no test data, no surface inside gatespec).
-3. Fresh venvs, installed with --no-index from the built files plus a wheelhouse of the
-   dependencies (downloaded once from the package index into .venv/dist-wheelhouse):
+3. Fresh venvs of this interpreter and of each --python, installed with
+   --no-index from the built files plus a wheelhouse of the dependencies (downloaded once per
+   Python version from the package index into .venv/dist-wheelhouse/):
    - gatespec-surface alone: imports without the MCP SDK or hypothesis; every vector passes;
    - gatespec: hypothesis is not installed; `gatespec --help`, `python -m gatespec --help`;
      a real stdio round trip (tools/smoke_stdio.py: the official MCP client -> gatespec ->
@@ -108,19 +109,23 @@ def check_contents(out: Path) -> None:
 # -- smoke -----------------------------------------------------------------------------
 
 
-def wheelhouse(out: Path) -> Path:
-    """The dependencies of the built files, from the package index (once; kept in .venv)."""
-    WHEELHOUSE.mkdir(parents=True, exist_ok=True)
+def wheelhouse(out: Path, base: str) -> Path:
+    """The dependencies of the built files for the interpreter `base`, from the package index
+    (once per Python version; kept in .venv)."""
+    version = run(base, "-c", "import sys; print('py%d%d' % sys.version_info[:2])",
+                  capture_output=True).stdout.strip()  # fmt: skip
+    house = WHEELHOUSE / version
+    house.mkdir(parents=True, exist_ok=True)
     gatespec = next(out.glob("gatespec-*.whl"))
-    run(PY, "-m", "pip", "download", "--quiet", "--dest", WHEELHOUSE, "--find-links", out,
+    run(base, "-m", "pip", "download", "--quiet", "--dest", house, "--find-links", out,
         f"{gatespec}[conformance]")  # fmt: skip
-    for ours in [*WHEELHOUSE.glob("gatespec-*"), *WHEELHOUSE.glob("gatespec_surface-*")]:
+    for ours in [*house.glob("gatespec-*"), *house.glob("gatespec_surface-*")]:
         ours.unlink()  # the built files come from `out` only
-    return WHEELHOUSE
+    return house
 
 
-def fresh_venv(where: Path, out: Path, house: Path, *requirements: str) -> Path:
-    run(PY, "-m", "venv", where)
+def fresh_venv(base: str, where: Path, out: Path, house: Path, *requirements: str) -> Path:
+    run(base, "-m", "venv", where)
     python = where / "bin" / "python"
     run(python, "-m", "pip", "install", "--quiet", "--no-index", "--find-links", out,
         "--find-links", house, *requirements)  # fmt: skip
@@ -142,16 +147,16 @@ print(f"smoke: gatespec-surface {SPEC_VERSION} alone: {len(cases)} vectors pass"
 """
 
 
-def smoke(out: Path) -> None:
-    house = wheelhouse(out)
+def smoke(out: Path, base: str) -> None:
+    house = wheelhouse(out, base)
     with tempfile.TemporaryDirectory(prefix="gatespec-dist-") as tmp:
-        surface = fresh_venv(Path(tmp) / "surface", out, house, "gatespec-surface")
+        surface = fresh_venv(base, Path(tmp) / "surface", out, house, "gatespec-surface")
         for absent in ("mcp", "hypothesis"):
             if importable(surface, absent):
                 raise SystemExit(f"gatespec-surface alone installed {absent}")
         run(surface, "-c", SURFACE_SMOKE)
 
-        python = fresh_venv(Path(tmp) / "gatespec", out, house, "gatespec")
+        python = fresh_venv(base, Path(tmp) / "gatespec", out, house, "gatespec")
         if importable(python, "hypothesis"):
             raise SystemExit("installing gatespec installed hypothesis (an extra's dependency)")
         bindir = python.parent
@@ -172,6 +177,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=ROOT / "dist", help="(default: dist/)")
     parser.add_argument("--skip-smoke", action="store_true", help="build and check only")
+    parser.add_argument(
+        "--python",
+        action="append",
+        default=[],
+        help="another interpreter to smoke-test with, besides this one (repeatable)",
+    )
     args = parser.parse_args()
     epoch = source_date_epoch()
     shutil.rmtree(args.out, ignore_errors=True)
@@ -187,8 +198,9 @@ def main() -> int:
     run(PY, "-m", "twine", "check", "--strict", *sorted(args.out.iterdir()))
     check_contents(args.out)
     say("contents: licences, NOTICE and docs present; no tests, test data or stray packages")
-    if not args.skip_smoke:
-        smoke(args.out)
+    for base in [] if args.skip_smoke else [PY, *args.python]:
+        say(f"smoke tests with {base}")
+        smoke(args.out, base)
     say("ok")
     return 0
 
