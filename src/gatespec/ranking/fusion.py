@@ -1,7 +1,8 @@
 """Fusing the lexical and the semantic ranking, and spreading a long task over its needs.
 
-Pure functions over scores, shared by the ranker and bench/retrieval.py's cross-validation
-(so the parameters chosen there are the ones this code runs with).
+Array functions over every tool's scores at once (numpy; no Python loop over the tools),
+shared by the ranker and bench/retrieval.py's cross-validation (so the parameters chosen there
+are the ones this code runs with).
 
 * :func:`fuse`: ``w * bm25 / max(bm25) + (1 - w) * max(cosine, 0)`` per tool. A tool is a
   match when it shares a term with the query or its cosine reaches ``min_similarity`` (so a
@@ -9,7 +10,8 @@ Pure functions over scores, shared by the ranker and bench/retrieval.py's cross-
   rank fusion on every dev set (bench/results/retrieval.md).
 * :func:`clauses`: a long task split into its sentences and "then"-steps; each clause is ranked
   on its own and the lists are interleaved (:func:`interleave`), so every step of a task gets
-  a place near the top instead of ten variants of its loudest step.
+  a place near the top instead of ten variants of its loudest step. Only tasks of at least
+  ``FusionParams.split_min_clauses`` clauses are split.
 * :func:`demote_duplicates`: a tool whose embedding is almost identical to one ranked above it
   (the same tool served by two servers) moves below the distinct ones.
 """
@@ -17,7 +19,7 @@ Pure functions over scores, shared by the ranker and bench/retrieval.py's cross-
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -31,7 +33,6 @@ __all__ = [
     "demote_duplicates",
     "fuse",
     "interleave",
-    "ordered",
 ]
 
 
@@ -43,7 +44,7 @@ class FusionParams:
     lexical_weight: float = 0.2  # w above; 1 - w goes to the cosine similarity
     min_similarity: float = 0.3  # a tool with no shared term matches from this cosine on
     duplicate_similarity: float = 0.95  # at or above this cosine to a higher tool: demoted
-    split_clauses: bool = True  # rank each clause of a multi-sentence task and interleave
+    split_min_clauses: int = 0  # split a task of at least this many clauses; 0: never
     max_clauses: int = 6  # bounds the work of one pasted task
 
 
@@ -65,32 +66,23 @@ def clauses(query: str, limit: int) -> list[str]:
 
 
 def fuse(
-    lexical: Mapping[int, float], cosine: np.ndarray | None, params: FusionParams
-) -> dict[int, float]:
-    """Fused score of every matching tool (by position)."""
-    top = max(lexical.values(), default=0.0)
-    if cosine is None:  # lexical only: the BM25 order, on the same 0..1 scale
-        return {i: s / top for i, s in lexical.items()} if top > 0 else {}
+    lexical: np.ndarray, cosine: np.ndarray | None, params: FusionParams
+) -> tuple[np.ndarray, np.ndarray]:
+    """(fused score of every tool, boolean mask of the tools that match), by position.
+
+    `lexical` is every tool's BM25 score (0 where no term is shared), `cosine` its cosine
+    similarity to the query, or None for the lexical ranking alone (then the BM25 order, on
+    the same 0..1 scale)."""
     import numpy as np
 
+    shares = lexical > 0
+    top = float(lexical.max(initial=0.0))
+    lex = lexical / top if top > 0 else lexical
+    if cosine is None:
+        return lex, shares
     w = params.lexical_weight
-    matched = set(lexical)
-    matched.update(np.flatnonzero(cosine >= params.min_similarity).tolist())
-    return {
-        i: (w * lexical.get(i, 0.0) / top if top > 0 else 0.0)
-        + (1.0 - w) * max(float(cosine[i]), 0.0)
-        for i in matched
-    }
-
-
-def ordered(scores: Mapping[int, float], ids: Sequence[str], limit: int) -> list[int]:
-    """The best `limit` positions: score (rounded to 4 decimals) descending, then id."""
-    import heapq
-
-    if len(scores) > limit:
-        cutoff = heapq.nlargest(limit, scores.values())[-1] - 1e-4
-        scores = {i: s for i, s in scores.items() if s >= cutoff}
-    return sorted(scores, key=lambda i: (-round(scores[i], 4), ids[i]))[:limit]
+    fused = w * lex + (1.0 - w) * np.maximum(cosine, 0.0)
+    return fused, shares | (cosine >= params.min_similarity)
 
 
 def interleave(lists: Sequence[Sequence[int]]) -> list[int]:
@@ -107,18 +99,20 @@ def interleave(lists: Sequence[Sequence[int]]) -> list[int]:
 
 
 def demote_duplicates(
-    order: Sequence[int], vectors: np.ndarray | None, threshold: float
+    order: Sequence[int], vectors: np.ndarray | None, threshold: float, k: int
 ) -> list[int]:
-    """`order` with every near-duplicate of a tool above it moved after the distinct tools."""
+    """The first `k` of `order` once every near-duplicate of a tool above it is moved after
+    the distinct tools. Stops reading `order` once it has `k` distinct tools."""
     if vectors is None or threshold > 1.0 or len(order) < 2:
-        return list(order)
+        return list(order[:k])
     rows = vectors[list(order)]
-    sims = rows @ rows.T
     kept: list[int] = []  # positions in `order`
     later: list[int] = []
     for pos in range(len(order)):
-        if any(sims[pos, k] >= threshold for k in kept):
+        if kept and float((rows[kept] @ rows[pos]).max()) >= threshold:
             later.append(order[pos])
         else:
             kept.append(pos)
-    return [order[k] for k in kept] + later
+            if len(kept) == k:
+                break
+    return ([order[p] for p in kept] + later)[:k]
