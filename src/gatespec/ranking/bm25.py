@@ -113,7 +113,7 @@ class Bm25Index:
 
     def _build(
         self, docs: Sequence[Document], weights: Mapping[str, float]
-    ) -> tuple[dict[str, tuple[int, int]], np.ndarray, np.ndarray]:
+    ) -> tuple[dict[str, tuple[int, int]], np.ndarray | None, np.ndarray | None]:
         n_docs = len(docs)
         # Pass 1, per field: each document's term counts and its BM25F scale
         # w_f / (1 - b + b * len / avglen). Description first: it is the largest field.
@@ -147,6 +147,8 @@ class Bm25Index:
 
         # Pass 3: fold idf and tf saturation into one precomputed weight per posting, and lay
         # every term's postings end to end: term -> (start, stop) in the two flat arrays.
+        if not flat:  # no terms (the gateway's empty start-up catalog): no arrays, no numpy
+            return {}, None, None
         import numpy as np
 
         k1 = self.k1
@@ -226,6 +228,8 @@ class Bm25Index:
 
         out = np.zeros(len(self._ids), dtype=np.float64)
         docs, weights = self._docs, self._weights
+        if docs is None or weights is None:
+            return out
         for term in self.query_terms(query):
             span = self._slices.get(term)
             if span is not None:
@@ -241,7 +245,7 @@ class Bm25Index:
     def search_counted(self, query: str, k: int = 10) -> tuple[list[tuple[str, float]], int]:
         """``search`` plus how many documents matched at all (for "k of N" answers), without
         ranking the ones past k."""
-        if k <= 0 or not query or query.isspace():
+        if k <= 0 or not query or query.isspace() or not self._slices:
             return [], 0
         scores = self.scores(query)
         matched = (scores > 0).nonzero()[0]

@@ -17,9 +17,12 @@ the reason, and the gateway ranks lexically and says so.
 Memory: onnxruntime's defaults suit a server that runs one large model at full speed, not a
 gateway that encodes a few words per query. The CPU arena keeps the peak of every run (a batch
 of 32 tool descriptions grew the process by ~600 MB, never given back); with it off, buffers
-go back to the allocator. Constant folding turns the int8 weights into float32 at load (~90
-MB: a weight-only int8 file, Cast + Mul per weight; without folding a query took 60 ms instead
-of 5) and leaves ~60 MB of freed load-time buffers that glibc keeps until ``malloc_trim``.
+go back to the allocator, and the heap is trimmed after each batch of tool texts (glibc keeps
+~100 MB of freed attention buffers otherwise). Constant folding turns the int8 weights into
+float32 at load (~90 MB: the file is weight-only int8, a Cast + Mul per weight; without
+folding a query took 60 ms instead of 5) and leaves ~60 MB of freed load-time buffers, also
+trimmed. One intra-op thread per core (2 here) was a little faster per query than one, at
+the same CPU time.
 bench/retrieval.py measures what is left (`rss_added_mb`).
 """
 
@@ -47,7 +50,7 @@ log = logging.getLogger(__name__)
 
 DIM = 384
 # Token limits: the model was trained on at most 256 word pieces. A query is what an agent
-# typed; its first 128 pieces say what it wants (long tasks are also split into clauses).
+# typed; its first 128 pieces say what it wants.
 DOC_MAX_TOKENS = 256
 QUERY_MAX_TOKENS = 128
 _BATCH = 32
@@ -153,6 +156,8 @@ class MiniLmEncoder:
         for start in range(0, len(order), _BATCH):
             chunk = order[start : start + _BATCH]
             out[chunk] = self._run([texts[i] or " " for i in chunk], max_tokens)
+        if not query:
+            _trim_heap()  # a batch of long tool texts freed ~100 MB of attention buffers
         return out
 
 

@@ -20,14 +20,7 @@ from typing import TYPE_CHECKING
 from gatespec.ranking.bm25 import Bm25Index, best
 from gatespec.ranking.documents import Document, embedding_text
 from gatespec.ranking.encoder import EncoderStatus, availability, load_encoder
-from gatespec.ranking.fusion import (
-    DEFAULT_PARAMS,
-    FusionParams,
-    clauses,
-    demote_duplicates,
-    fuse,
-    interleave,
-)
+from gatespec.ranking.fusion import DEFAULT_PARAMS, FusionParams, fuse
 from gatespec.ranking.semantic import SemanticIndex, build_index
 from gatespec.ranking.vector_cache import VectorCache
 from gatespec_surface.budgets import QUERY_MAX_CHARS
@@ -35,13 +28,9 @@ from gatespec_surface.budgets import QUERY_MAX_CHARS
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["Ranker", "rank_parts"]
+__all__ = ["Ranker", "rank_scores"]
 
 log = logging.getLogger(__name__)
-
-# Each clause list (and the list near-duplicates are demoted in) is cut to this depth: deeper
-# ranks of one clause never outrank the first ranks of another.
-_DEPTH = 50
 
 
 class Ranker:
@@ -130,33 +119,16 @@ class Ranker:
         """The top `k` tools as (id, score), best first, and how many tools matched at all.
 
         The query is cut to browse.query_max_chars characters. Scores are rounded to 4
-        decimals and strictly decrease down the list, so ordering by score then id (§2.5)
-        keeps this order. The first query starts loading the semantic half."""
+        decimals; ties are ordered by id (§2.5). The first query starts loading the semantic
+        half."""
         if k <= 0 or not query or query.isspace():
             return [], 0
         semantic = self._semantic
         if semantic is None and not self._done.is_set():
             self._start()
-        parts = self.parts(query)
-        sims = semantic.similarities(parts) if semantic is not None else None
-        return rank_parts(
-            [self.lexical.scores(part) for part in parts],
-            sims,
-            self.lexical.ids,
-            semantic.vectors if semantic is not None else None,
-            self.params,
-            k,
-        )
-
-    def parts(self, query: str) -> list[str]:
-        """What is ranked for a query: the query cut to browse.query_max_chars, then its
-        clauses when it has at least params.split_min_clauses of them."""
         query = query[:QUERY_MAX_CHARS]
-        need = self.params.split_min_clauses
-        if need <= 0:
-            return [query]
-        steps = clauses(query, self.params.max_clauses)
-        return [query, *steps] if len(steps) >= need else [query]
+        cosine = semantic.similarities([query])[0] if semantic is not None else None
+        return rank_scores(self.lexical.scores(query), cosine, self.lexical.ids, self.params, k)
 
 
 def _build(ref: weakref.ref[Ranker]) -> None:
@@ -181,46 +153,18 @@ def _build(ref: weakref.ref[Ranker]) -> None:
         ranker._settle(index, status)
 
 
-def rank_parts(
-    lexical: Sequence[np.ndarray],
-    sims: np.ndarray | None,
+def rank_scores(
+    lexical: np.ndarray,
+    cosine: np.ndarray | None,
     ids: Sequence[str],
-    vectors: np.ndarray | None,
     params: FusionParams,
     k: int,
 ) -> tuple[list[tuple[str, float]], int]:
-    """Ranker.search_counted from each part's BM25 scores and cosine similarities (bench/
-    retrieval.py calls this directly to cross-validate `params` without re-encoding)."""
-    scored = [
-        fuse(scores, sims[n] if sims is not None else None, params)
-        for n, scores in enumerate(lexical)
-    ]
-    matched = scored[0][1]
-    for _, mask in scored[1:]:
-        matched = matched | mask
-    total = int(matched.sum())
-    if not total:
+    """Ranker.search_counted from a query's BM25 scores and cosine similarities, by position
+    (bench/retrieval.py calls this directly to cross-validate `params` without re-encoding)."""
+    fused, matched = fuse(lexical, cosine, params)
+    candidates = matched.nonzero()[0]
+    if not len(candidates):
         return [], 0
-    demote = vectors is not None and params.duplicate_similarity <= 1.0
-    depth = _DEPTH if demote or len(scored) > 1 else k
-    lists = [best(fused, mask.nonzero()[0], ids, depth) for fused, mask in scored]
-    order = interleave(lists) if len(lists) > 1 else lists[0]
-    order = demote_duplicates(order, vectors, params.duplicate_similarity, k)
-    return _monotone(order, scored[0][0], ids), total
-
-
-def _monotone(
-    order: Sequence[int], scores: np.ndarray, ids: Sequence[str]
-) -> list[tuple[str, float]]:
-    """(id, score) down `order`: each the full query's fused score, lowered where needed so
-    that sorting by score descending then id ascending (§2.5) gives `order` back (a clause's
-    tool interleaved high can score lower on the whole query than tools below it)."""
-    out: list[tuple[str, float]] = []
-    for i in order:
-        score = round(float(scores[i]), 4)
-        if out:
-            above_id, above = out[-1]
-            if score > above or (score == above and ids[i] < above_id):
-                score = above if ids[i] > above_id else round(above - 1e-4, 4)
-        out.append((ids[i], score + 0.0))
-    return out
+    top = best(fused, candidates, ids, k)
+    return [(ids[i], round(float(fused[i]), 4) + 0.0) for i in top], len(candidates)
