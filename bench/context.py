@@ -25,6 +25,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from harness import write_result
+
 from gatespec.browse import Browser
 from gatespec.cards import build_cards, card_tokens
 from gatespec.catalog import Catalog
@@ -147,9 +149,7 @@ def main() -> int:
         result["scaled"][str(n)] = context_costs(scaled(real, n))
     queries = _queries()
     result["browse"] = {str(n): browse_speed(scaled(real, n), queries) for n in (1_000, 10_000)}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    print(json.dumps(result, indent=2))
+    write_result(args.out, result)
     return 0
 
 

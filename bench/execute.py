@@ -4,8 +4,8 @@ and Streamable HTTP, with handshake-era and 2026-07-28 clients (the official mcp
 Upstream: npm @modelcontextprotocol/server-everything, tool `echo` (every proxy reaches it over
 stdio). Targets:
 - direct:      the client talks to the upstream itself (handshake era only: it speaks no other);
-- gateway:     `gatespec serve --mode gateway`, tool_execute(tool_id, args);
-- transparent: `gatespec serve --mode transparent`, tool_execute(wire name, args);
+- gateway:     `gatespec serve --profile gateway`, tool_execute(tool_id, args);
+- transparent: `gatespec serve --profile transparent`, tool_execute(wire name, args);
 - floor:       bench/floor_proxy.py, a pass-through proxy on the same SDK (one persistent
                client, low-level server): what any second Python hop costs at least;
 - fastmcp:     FastMCP's proxy, bench/fastmcp_proxy.py (create_proxy(config, mode="auto")).
@@ -25,7 +25,6 @@ Run: `python bench/execute.py --out bench/results/execute.json` (after `make ben
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import tempfile
@@ -51,6 +50,7 @@ from harness import (
     percentile,
     summary,
     write_config,
+    write_result,
 )
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
@@ -72,7 +72,7 @@ def server_argv(target: str, config: Path, port: int | None) -> list[str]:
     if target == "direct":
         return [EVERYTHING, "streamableHttp" if port else "stdio"]
     if target in ("gateway", "transparent"):
-        return [GATESPEC, "serve", "--config", str(config), "--mode", target, *http]
+        return [GATESPEC, "serve", "--config", str(config), "--profile", target, *http]
     if target == "floor":
         via = ["--http", str(port)] if port else []
         return [PYTHON, str(BENCH / "floor_proxy.py"), *via, "--", EVERYTHING, "stdio"]
@@ -228,12 +228,12 @@ def ratios(results: dict[str, Any]) -> dict[str, dict[str, float | None]]:
                 return float(results[f"{t}/{e}/{target}"]["server_cpu_ms_per_call"]["p50"])
 
             row: dict[str, float | None] = {}
-            for mode in ("gateway", "transparent"):
-                row[f"{mode}_vs_floor"] = _ratio(p50(mode), p50("floor"))
-                row[f"{mode}_vs_fastmcp"] = _ratio(p50(mode), p50("fastmcp"))
-                row[f"{mode}_throughput_vs_fastmcp"] = _ratio(tput(mode), tput("fastmcp"))
-                row[f"{mode}_cpu_vs_floor"] = _ratio(cpu(mode), cpu("floor"))
-                row[f"{mode}_cpu_vs_fastmcp"] = _ratio(cpu(mode), cpu("fastmcp"))
+            for profile in ("gateway", "transparent"):
+                row[f"{profile}_vs_floor"] = _ratio(p50(profile), p50("floor"))
+                row[f"{profile}_vs_fastmcp"] = _ratio(p50(profile), p50("fastmcp"))
+                row[f"{profile}_throughput_vs_fastmcp"] = _ratio(tput(profile), tput("fastmcp"))
+                row[f"{profile}_cpu_vs_floor"] = _ratio(cpu(profile), cpu("floor"))
+                row[f"{profile}_cpu_vs_fastmcp"] = _ratio(cpu(profile), cpu("fastmcp"))
             if era == "legacy":
                 row["floor_vs_direct"] = _ratio(p50("floor"), p50("direct"))
             out[f"{transport}/{era}"] = row
@@ -256,9 +256,7 @@ def main() -> int:
         print("FastMCP is missing: `make bench` installs the bench extras", file=sys.stderr)
         return 1
     result = anyio.run(run, args.rounds, args.calls, args.warmup, sys.stderr)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    print(json.dumps(result["ratios"], indent=2))
+    write_result(args.out, result, result["ratios"])
     return 0
 
 

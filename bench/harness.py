@@ -48,6 +48,13 @@ def median(values: Sequence[float]) -> float:
     return statistics.median(values)
 
 
+def write_result(path: Path, result: Any, shown: Any = None) -> None:
+    """Write a benchmark's JSON result and print it (or the part worth showing)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(json.dumps(result if shown is None else shown, indent=2, ensure_ascii=False))
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -3,7 +3,7 @@ to how long its slowest upstream alone takes, and what the proxy holds in memory
 
 1. Three real upstreams (npm server-everything, PyPI mcp-server-time and mcp-server-git):
    each upstream's own start (spawn -> its first tools/list answered, direct client), then
-   gatespec (gateway mode) and FastMCP's proxy with all three: spawn -> first tools/list, and
+   gatespec (gateway profile) and FastMCP's proxy with all three: spawn -> first tools/list, and
    the proxy process's RSS after a second idle.
 2. A 10,000-tool upstream (bench/many_tools_server.py, a real MCP server process): its own
    start; gatespec's spawn -> first tools/list, idle RSS, then tool_browse(query) over MCP (the
@@ -43,6 +43,7 @@ from harness import (
     percentile,
     rss_mib,
     write_config,
+    write_result,
 )
 from many_tools_server import DATA, synthetic_tools
 from mcp import Client, StdioServerParameters
@@ -105,7 +106,7 @@ async def three_upstreams(rounds: int, tmp: Path, log: Any) -> dict[str, Any]:
     }
     config = write_config(tmp / "three.json", upstreams)
     proxies = {
-        "gatespec": [GATESPEC, "serve", "--config", str(config), "--mode", "gateway"],
+        "gatespec": [GATESPEC, "serve", "--config", str(config), "--profile", "gateway"],
         "fastmcp": [PYTHON, str(BENCH / "fastmcp_proxy.py"), "--config", str(config)],
     }
     starts: dict[str, list[float]] = {}
@@ -144,7 +145,7 @@ def _queries() -> list[str]:
 async def scale(rounds: int, tmp: Path, log: Any) -> dict[str, Any]:
     upstream = [PYTHON, str(BENCH / "many_tools_server.py"), "--tools", str(SCALE_TOOLS)]
     config = write_config(tmp / "scale.json", {"many": upstream})
-    gateway = [GATESPEC, "serve", "--config", str(config), "--mode", "gateway"]
+    gateway = [GATESPEC, "serve", "--config", str(config), "--profile", "gateway"]
     own: list[float] = []
     ready: list[float] = []
     ratio: list[float] = []
@@ -239,9 +240,7 @@ def main() -> int:
         print("node_modules or git is missing: run `make install`", file=sys.stderr)
         return 1
     result = anyio.run(run, args.rounds, sys.stderr)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    print(json.dumps({"three": result["three"]["proxies"], "scale": result["scale"]}, indent=2))
+    write_result(args.out, result, {"three": result["three"]["proxies"], "scale": result["scale"]})
     return 0
 
 

@@ -10,7 +10,6 @@ Run: `python bench/surface.py --out bench/results/surface.json` (also part of `m
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import statistics
 import subprocess
@@ -21,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
+from harness import write_result
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -137,9 +137,7 @@ def main() -> int:
         "parse_tool_id": parse_benchmark(),
         "choice_card": card_benchmark(),
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    print(json.dumps(result, indent=2))
+    write_result(args.out, result)
     return 0
 
 

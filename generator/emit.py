@@ -52,7 +52,7 @@ class Output:
 
 
 PACKAGE_FILES: tuple[Output, ...] = (
-    Output("__init__.py", "init.py.j2", ("surface.yaml",), Views.init),
+    Output("__init__.py", "init.py.j2", ("surface.yaml", "profiles.yaml"), Views.init),
     Output("errors.py", "errors.py.j2", ("errors.yaml", "models.yaml"), Views.errors),
     Output("grammars.py", "grammars.py.j2", ("grammars.yaml",), Views.grammars),
     Output(
@@ -68,6 +68,7 @@ PACKAGE_FILES: tuple[Output, ...] = (
         Views.budgets,
     ),
     Output("render.py", "render.py.j2", ("cards.yaml",), Views.render),
+    Output("text.py", "text.py.j2", ("cards.yaml",), Views.init),
     Output("validators.py", "validators.py.j2", ("models.yaml", "cards.yaml"), Views.validators),
     Output(
         "schemas.py",

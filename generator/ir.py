@@ -48,6 +48,7 @@ class Surface(Strict):
     title: str
     files: list[str]
     seeds: dict[str, SeedInfo]
+    glossary: dict[str, str]
 
 
 # ---------------------------------------------------------------- grammars

@@ -38,6 +38,7 @@ class Header:
 class Init:
     spec_version: str
     spec_hash: str
+    profiles: tuple[str, ...]  # the exposure profile names (profiles.yaml)
 
 
 @dataclass(frozen=True)
@@ -220,7 +221,11 @@ class Views:
         )
 
     def init(self) -> Init:
-        return Init(self.spec.surface.spec_version, self.spec.spec_hash)
+        return Init(
+            self.spec.surface.spec_version,
+            self.spec.spec_hash,
+            tuple(self.spec.profiles.profiles),
+        )
 
     def errors(self) -> Errors:
         payload = self.spec.model_shape(ERROR_PAYLOAD)

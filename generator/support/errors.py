@@ -9,24 +9,22 @@ import enum
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
+from .text import clip
+
 # (code, message, path) -> the exception to raise.
 ErrorFactory = Callable[[enum.StrEnum, str, str], Exception]
 
 
-def clip(text: str, limit: int) -> str:
-    """`text` cut to `limit` characters, the last one an ellipsis when anything was cut."""
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 class SurfaceError(Exception):
     """A surface error; `to_payload()` gives the §3.4 wire shape. Subclasses bind `codes`,
-    `summaries`, `message_max` and `path_max`; a subclass with a `default_code` is what `of`
+    `summaries`, `message_max`, `path_max` and `ellipsis`; a subclass with a `default_code` is what `of`
     raises for that code."""
 
     codes: ClassVar[type[enum.StrEnum]]
     summaries: ClassVar[Mapping[Any, str]]  # code -> its summary
     message_max: ClassVar[int]
     path_max: ClassVar[int]
+    ellipsis: ClassVar[str]  # what ends a clipped message or path
     default_code: ClassVar[enum.StrEnum | None] = None
 
     def __init__(
@@ -41,8 +39,8 @@ class SurfaceError(Exception):
             raise TypeError(f"{type(self).__name__} needs an error code")
         self.code = self.codes(resolved)
         # Clipped so that any raised error still makes a valid payload, whatever the input.
-        self.message = clip(message or self.summaries[self.code], self.message_max)
-        self.path = clip(path, self.path_max)
+        self.message = clip(message or self.summaries[self.code], self.message_max, self.ellipsis)
+        self.path = clip(path, self.path_max, self.ellipsis)
         self.details = dict(details or {})
         super().__init__(f"{self.code}: {self.message}")
 

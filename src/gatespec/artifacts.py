@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import base64
 import json
-import re
 import secrets
 import threading
 from collections import OrderedDict
@@ -36,14 +35,12 @@ from gatespec_surface.errors import ErrorCode, GatewayError
 from gatespec_surface.grammars import ARTIFACT_HANDLE, is_artifact_handle
 from gatespec_surface.parsers import ViewSelector, parse_view_selector
 from gatespec_surface.schemas import MODEL_SCHEMAS
+from gatespec_surface.text import clip, scrub
 
 _REF: Final = MODEL_SCHEMAS["ArtifactRef"]["properties"]
 MEDIA_TYPE_MAX_CHARS: Final[int] = _REF["media_type"]["maxLength"]
 LABEL_MAX_CHARS: Final[int] = _REF["label"]["maxLength"]
 URI_MAX_CHARS: Final[int] = _REF["uri"]["maxLength"]
-_PAYLOAD: Final = MODEL_SCHEMAS["ErrorPayload"]["properties"]
-_MESSAGE_MAX: Final[int] = _PAYLOAD["message"]["maxLength"]
-_PATH_MAX: Final[int] = _PAYLOAD["path"]["maxLength"]
 
 HANDLE_PREFIX: Final = "art_"
 # The handle grammar fixes the length; the random part is whatever follows the prefix.
@@ -54,6 +51,7 @@ DEFAULT_MAX_TOTAL_BYTES: Final = 64 * 1024 * 1024
 DEFAULT_MAX_ARTIFACTS: Final = 4096
 # How many evicted handles are remembered, to tell "evicted" from "never existed".
 _EVICTED_MEMORY: Final = 4096
+_DECODE_ERROR_MAX: Final = 200  # the parser's own words about a document that is not JSON
 
 OCTET_STREAM: Final = "application/octet-stream"
 _TEXT_APPLICATION_TYPES: Final = frozenset(
@@ -77,26 +75,9 @@ _TEXT_APPLICATION_TYPES: Final = frozenset(
 )
 
 
-# JSON may carry lone UTF-16 surrogates ("\\ud800"), which json.loads keeps; they cannot be
-# encoded as UTF-8, so every string handed back to a client passes through `scrub`.
-_LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
-
-
-def scrub(text: str) -> str:
-    """`text` with each lone surrogate replaced by U+FFFD, so it always encodes as UTF-8."""
-    return _LONE_SURROGATE.sub("\ufffd", text)
-
-
-def _clip(text: str, limit: int) -> str:
-    text = scrub(text)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 def view_error(message: str, path: str, details: dict[str, Any] | None = None) -> GatewayError:
     """VIEW_FAILED with message and path within the ErrorPayload bounds."""
-    return GatewayError(
-        ErrorCode.VIEW_FAILED, _clip(message, _MESSAGE_MAX), _clip(path, _PATH_MAX), details
-    )
+    return GatewayError(ErrorCode.VIEW_FAILED, message, path, details)
 
 
 def clean_media_type(value: object) -> str:
@@ -209,7 +190,7 @@ class ArtifactStore:
                 pass
         with self._lock:
             handle = self._new_handle()
-            artifact = Artifact(handle, data, media, _clip(label, LABEL_MAX_CHARS), uri, is_text)
+            artifact = Artifact(handle, data, media, clip(label, LABEL_MAX_CHARS), uri, is_text)
             self._evict_for(len(data))
             self._items[handle] = artifact
             self._total += len(data)
@@ -245,12 +226,7 @@ class ArtifactStore:
     def view(self, handle: object, selector: object = "all") -> dict[str, Any]:
         """tool_view: the ViewResult for `selector` on `handle`. ARGS_INVALID for a malformed
         selector; VIEW_FAILED for a bad handle or a selector that addresses nothing."""
-        try:
-            parsed = parse_view_selector(selector)
-        except GatewayError as exc:  # ARGS_INVALID naming what was wrong; keep it in bounds
-            raise GatewayError(
-                exc.code, _clip(exc.message, _MESSAGE_MAX), _clip(exc.path, _PATH_MAX), exc.details
-            ) from None
+        parsed = parse_view_selector(selector)  # ARGS_INVALID naming what was wrong
         assert isinstance(selector, str)
         artifact = self.get(handle)
         if artifact.size == 0 and artifact.uri is not None:
@@ -375,7 +351,7 @@ def _json_value(artifact: Artifact, pointer: str, selector: str) -> str:
     except (ValueError, RecursionError) as exc:
         raise view_error(
             f"{selector}: artifact {artifact.handle} ({artifact.media_type}) is not JSON: "
-            f"{str(exc)[:200]}",
+            f"{clip(str(exc), _DECODE_ERROR_MAX)}",
             artifact.handle,
         ) from None
     value = resolve_pointer(doc, pointer, artifact.handle, selector)
@@ -456,6 +432,5 @@ __all__ = [
     "clean_media_type",
     "is_textual_media_type",
     "resolve_pointer",
-    "scrub",
     "view_error",
 ]

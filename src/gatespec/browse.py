@@ -159,7 +159,6 @@ class BrowseTree:
 
     def __init__(self, catalog: Catalog, cards: Mapping[str, Card]) -> None:
         self._nodes: dict[tuple[str, ...], _Node] = {}
-        self._leaf_paths: dict[str, str] = {}
         root: list[Card] = []
         for ns in catalog.namespaces():
             items = catalog.by_namespace(ns)
@@ -198,16 +197,7 @@ class BrowseTree:
             taken.add(slug)
             key = (*parent, slug)
             self._nodes[key] = _Node((cards[item.id],))
-            self._leaf_paths[item.id] = "/" + "/".join(key)
         self._nodes[parent] = _Node(tuple(order_cards(cards[i.id] for i in items)))
-
-    def leaf_path(self, tool_id: str) -> str:
-        """The path that addresses one tool's card."""
-        return self._leaf_paths[tool_id]
-
-    def paths(self) -> list[str]:
-        """Every node's path, sorted."""
-        return sorted("/" + "/".join(key) for key in self._nodes)
 
     def listing(self, path: object) -> tuple[Card, ...]:
         """The cards at `path` (PATH_INVALID / PATH_NOT_FOUND as the module says)."""
@@ -265,22 +255,6 @@ class Browser:
         self.cards = cards if cards is not None else build_cards(catalog)
         self.ranker = build_ranker(catalog, semantic=semantic, background=background)
         self.tree = BrowseTree(catalog, self.cards)
-
-    def browse_args(
-        self, arguments: Mapping[str, Any], *, session: CacheStableSession | None = None
-    ) -> BrowseResponse:
-        """tool_browse with its raw arguments: exactly one of query or path (AM-BROWSE-ONEOF)."""
-        names = " or ".join(sorted(_BROWSE_ARGS))
-        unknown = sorted(set(arguments) - set(_BROWSE_ARGS))
-        if unknown:
-            raise GatewayError(
-                ErrorCode.ARGS_INVALID, f"tool_browse takes only {names}; got {unknown}"
-            )
-        if len(arguments) != 1:  # a present key counts, even with a null value
-            raise GatewayError(
-                ErrorCode.ARGS_INVALID, f"pass exactly one of {names}; got {sorted(arguments)}"
-            )
-        return self.browse(arguments.get("query"), arguments.get("path"), session=session)
 
     def browse(
         self,

@@ -35,16 +35,14 @@ import jsonschema_rs
 from gatespec_surface import parsers
 from gatespec_surface.errors import CatalogError, ErrorCode, GatewayError
 from gatespec_surface.grammars import is_tool_id, is_wire_name
-from gatespec_surface.models import SelectableItem
 
 __all__ = ["Catalog", "Excluded", "Item"]
 
 
 @dataclass(frozen=True, slots=True)
 class Item:
-    """One catalog entry, shaped exactly like models.SelectableItem (`as_model()` gives that
-    model). A plain slotted dataclass: constructing 10,000 pydantic models would cost more
-    than the rest of the build."""
+    """One catalog entry, with exactly the fields of models.SelectableItem. A plain slotted
+    dataclass: constructing 10,000 pydantic models would cost more than the rest of the build."""
 
     id: str
     kind: str
@@ -57,26 +55,6 @@ class Item:
     side_effects: bool
     cost_hint: float
     metadata: Mapping[str, Any]  # server (config key), upstream_name, title: never on a card
-
-    def as_dict(self) -> dict[str, Any]:
-        """The SelectableItem JSON form (schemas shared, not copied)."""
-        return {
-            "id": self.id,
-            "kind": self.kind,
-            "name": self.name,
-            "description": self.description,
-            "namespace": self.namespace,
-            "tags": list(self.tags),
-            "input_schema": self.input_schema,
-            "output_schema": self.output_schema,
-            "side_effects": self.side_effects,
-            "cost_hint": self.cost_hint,
-            "metadata": dict(self.metadata),
-        }
-
-    def as_model(self) -> SelectableItem:
-        """The validated models.SelectableItem (raises pydantic's ValidationError)."""
-        return SelectableItem.model_validate(self.as_dict())
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """The ``gatespec`` command.
 
-    gatespec serve --config FILE [--mode gateway|transparent] [--transport stdio|http]
+    gatespec serve --config FILE [--profile gateway|transparent] [--transport stdio|http]
                    [--host H] [--port P]
     gatespec serve --demo                 serve the embedded demo catalog
     gatespec catalog --config FILE [--json]
@@ -10,10 +10,10 @@
                                           forwarded to the conformance kit (gatespec-conformance)
 
 Progress and diagnostics go to stderr (stdout is the MCP channel under stdio). A user error
-(bad config, unknown mode, missing optional module) prints one line and exits 2 (usage) or 1,
+(bad config, unknown profile, missing optional module) prints one line and exits 2 (usage) or 1,
 never a traceback.
 
-The runtime is `gatespec.runtime.ProxyRuntime.from_config(config, mode=...)`: `start(progress)`
+The runtime is `gatespec.runtime.ProxyRuntime.from_config(config, profile=...)`: `start(progress)`
 connects the upstreams (progress is shown while they settle), the server layer serves it, and
 `aclose()` ends it. `serve --demo` serves `gatespec.demo.default_config()` (the embedded default
 catalog); `demo` runs `gatespec.demo.run_demo()`, a scripted session against it.
@@ -40,7 +40,7 @@ from gatespec.serving import SERVED_PROFILES, ServeError
 # The server layer, the upstream layer and the MCP SDK are imported only once the stdio
 # upstreams have been started (gatespec.spawn), so their start-up overlaps the SDK's import.
 if TYPE_CHECKING:
-    from gatespec.server import CatalogListing, GatewayRuntime
+    from gatespec.core import CatalogListing, GatewayRuntime
     from gatespec.upstream import ProgressCallback, UpstreamPool, UpstreamStatus
 
     class ServedRuntime(GatewayRuntime, Protocol):
@@ -57,15 +57,15 @@ if TYPE_CHECKING:
         def catalog_listing(self) -> CatalogListing: ...
 
     RuntimeFactory = Callable[[GatewayConfig, str], ServedRuntime]
-    """(config, mode) -> an unstarted runtime; tests inject fakes through main(runtime_factory=)."""
+    """(config, profile) -> an unstarted runtime; tests inject fakes through main(runtime_factory=)."""
 
 
-def _proxy_runtime(config: GatewayConfig, mode: str) -> ServedRuntime:
+def _proxy_runtime(config: GatewayConfig, profile: str) -> ServedRuntime:
     # Imported on use: argument and config errors need none of the catalog machinery, and
     # the stdio upstreams start while it loads (see _runtime).
     from gatespec.runtime import ProxyRuntime
 
-    return ProxyRuntime.from_config(config, mode=mode)
+    return ProxyRuntime.from_config(config, profile=profile)
 
 
 class UsageError(Exception):
@@ -126,7 +126,13 @@ def _parser() -> argparse.ArgumentParser:
     source = serve.add_mutually_exclusive_group(required=True)
     source.add_argument("--config", metavar="FILE", help="mcpServers config (JSON or YAML)")
     source.add_argument("--demo", action="store_true", help="serve the embedded demo catalog")
-    serve.add_argument("--mode", choices=SERVED_PROFILES, help="exposure profile")
+    serve.add_argument(
+        "--profile",
+        "--mode",  # the option's name before 0.2, still accepted
+        dest="profile",
+        choices=SERVED_PROFILES,
+        help="exposure profile (default: the config's gateway.profile, else gateway)",
+    )
     serve.add_argument("--transport", choices=("stdio", "http"), help="how clients connect")
     serve.add_argument("--host", help="HTTP bind address (default from config: 127.0.0.1)")
     serve.add_argument("--port", type=_port, help="HTTP port (0 picks a free one)")
@@ -216,25 +222,27 @@ def _serve(args: argparse.Namespace, factory: RuntimeFactory | None) -> int:
     else:
         config = load_config(args.config)
     options = config.options
-    mode = args.mode or options.mode
-    if mode not in SERVED_PROFILES:
-        raise UsageError(f"mode {mode!r} is not served yet (served: {', '.join(SERVED_PROFILES)})")
+    profile = args.profile or options.profile
+    if profile not in SERVED_PROFILES:
+        raise UsageError(
+            f"profile {profile!r} is not served yet (served: {', '.join(SERVED_PROFILES)})"
+        )
     transport = args.transport or options.transport
     host = args.host or options.host
     port = args.port if args.port is not None else options.port
     web_log = "warning" if args.verbose == 0 else "info" if args.verbose == 1 else "debug"
     try:
-        runtime = _runtime(factory, config, mode)
+        runtime = _runtime(factory, config, profile)
         anyio.run(_serve_async, runtime, len(config.servers), transport, host, port, web_log)
     finally:
         spawn.discard_early()
     return 0
 
 
-def _runtime(factory: RuntimeFactory | None, config: GatewayConfig, mode: str) -> ServedRuntime:
+def _runtime(factory: RuntimeFactory | None, config: GatewayConfig, profile: str) -> ServedRuntime:
     """Start the stdio upstreams, then build the runtime (importing the SDK meanwhile)."""
     spawn.spawn_early(config.servers.values(), DEFAULT_CONNECT_CONCURRENCY)
-    return (factory or _proxy_runtime)(config, mode)
+    return (factory or _proxy_runtime)(config, profile)
 
 
 async def _serve_async(
@@ -251,7 +259,7 @@ async def _serve_async(
             # Upstreams that failed or die are retried in the background while serving.
             tg.start_soon(runtime.keep_upstreams)
             if sock is None:
-                _say(f"serving the {runtime.mode} profile over stdio")
+                _say(f"serving the {runtime.profile} profile over stdio")
                 await serve_stdio(server)
             else:
                 await serve_http(
@@ -310,9 +318,9 @@ async def _start(runtime: ServedRuntime, total: int) -> list[UpstreamStatus]:
 
 def _catalog(args: argparse.Namespace, factory: RuntimeFactory | None) -> int:
     config = load_config(args.config)
-    mode = config.options.mode if config.options.mode in SERVED_PROFILES else "gateway"
+    profile = config.options.profile if config.options.profile in SERVED_PROFILES else "gateway"
     try:
-        runtime = _runtime(factory, config, mode)
+        runtime = _runtime(factory, config, profile)
         listing, statuses = anyio.run(_catalog_async, runtime, len(config.servers))
     finally:
         spawn.discard_early()

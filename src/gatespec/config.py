@@ -11,7 +11,7 @@ config can be pointed at the gateway unchanged::
         "old":   {"type": "sse", "url": "http://127.0.0.1:3001/sse"},
         "fake":  {"type": "stub", "catalog": "catalog.json"}
       },
-      "gateway": {"mode": "gateway", "transport": "stdio", "call_timeout": 30}
+      "gateway": {"profile": "gateway", "transport": "stdio", "call_timeout": 30}
     }
 
 Rules (each violation raises `ConfigError` naming the file, the key path and the problem):
@@ -48,13 +48,15 @@ from typing import Any, Final, Literal
 
 import yaml
 
+from gatespec_surface import PROFILE_NAMES
+
 __all__ = [
     "DEFAULT_CALL_TIMEOUT",
     "DEFAULT_CONNECT_TIMEOUT",
     "DEFAULT_HOST",
     "DEFAULT_PORT",
     "IGNORED_SERVER_KEYS",
-    "MODES",
+    "PROFILES",
     "ConfigError",
     "GatewayConfig",
     "GatewayOptions",
@@ -66,12 +68,10 @@ __all__ = [
 ]
 
 Transport = Literal["stdio", "http", "sse", "stub"]
-Mode = Literal["gateway", "transparent", "search", "aggregate"]
 ServeTransport = Literal["stdio", "http"]
 
-# The profile names of spec/profiles.yaml. TODO: import them from the generated package once it
-# exports a profile list, so a new profile needs no edit here.
-MODES: Final[tuple[str, ...]] = ("gateway", "transparent", "search", "aggregate")
+# The exposure profiles of spec/profiles.yaml.
+PROFILES: Final[tuple[str, ...]] = PROFILE_NAMES
 SERVE_TRANSPORTS: Final[tuple[str, ...]] = ("stdio", "http")
 
 DEFAULT_HOST: Final = "127.0.0.1"
@@ -110,7 +110,8 @@ _ALL_SERVER_KEYS: Final = (
 )
 _GATEWAY_KEYS: Final = frozenset(
     {
-        "mode",
+        "profile",
+        "mode",  # the name `profile` had before 0.2; still accepted
         "transport",
         "host",
         "port",
@@ -156,7 +157,7 @@ class ServerConfig:
 class GatewayOptions:
     """The ``gateway`` block: how the gateway itself is served."""
 
-    mode: Mode = "gateway"
+    profile: str = "gateway"  # one of PROFILES
     transport: ServeTransport = "stdio"
     host: str = DEFAULT_HOST
     port: int = DEFAULT_PORT
@@ -446,7 +447,10 @@ class _Reader:
             if k not in _GATEWAY_KEYS:
                 raise self.error(f"{at}.{k}", "unknown key" + _suggest(k, _GATEWAY_KEYS))
         defaults = GatewayOptions()
-        mode = self.choice(raw, "mode", MODES, defaults.mode)
+        if "mode" in raw and "profile" in raw:
+            raise self.error(f"{at}.mode", "give profile or its old name mode, not both")
+        profile_key = "mode" if "mode" in raw else "profile"
+        profile = self.choice(raw, profile_key, PROFILES, defaults.profile)
         transport = self.choice(raw, "transport", SERVE_TRANSPORTS, defaults.transport)
         host = self.string(raw["host"], f"{at}.host") if "host" in raw else defaults.host
         port = self.port(raw["port"], f"{at}.port") if "port" in raw else defaults.port
@@ -471,7 +475,7 @@ class _Reader:
             else defaults.refresh_interval
         )
         return GatewayOptions(
-            mode=mode,  # type: ignore[arg-type]  # checked against MODES
+            profile=profile,
             transport=transport,  # type: ignore[arg-type]  # checked against SERVE_TRANSPORTS
             host=host,
             port=port,

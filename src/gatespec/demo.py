@@ -28,14 +28,14 @@ def default_catalog() -> dict[str, Any]:
     return data
 
 
-def default_config(mode: str = "gateway", **options: Any) -> GatewayConfig:
+def default_config(profile: str = "gateway", **options: Any) -> GatewayConfig:
     """A config serving the embedded catalog through one stub upstream per captured server."""
     path = default_catalog_path()
     servers = {
         key: {"type": "stub", "catalog": str(path), "server": key}
         for key in default_catalog()["sources"]
     }
-    return parse_config({"mcpServers": servers, "gateway": {"mode": mode, **options}})
+    return parse_config({"mcpServers": servers, "gateway": {"profile": profile, **options}})
 
 
 def _tokens_of_tools(tools: list[dict[str, Any]]) -> int:

@@ -34,15 +34,15 @@ import json
 from collections.abc import Mapping
 from typing import Any, Final
 
-from gatespec.artifacts import URI_MAX_CHARS, ArtifactStore, scrub
+from gatespec.artifacts import URI_MAX_CHARS, ArtifactStore
 from gatespec_surface.budgets import (
-    ELLIPSIS,
     FACT_MAX_CHARS,
     MAX_FACTS,
     STRUCTURED_CONTENT_LABEL,
     SUMMARY_MAX_CHARS,
     TEXT_ARTIFACT_THRESHOLD_CHARS,
 )
+from gatespec_surface.text import clip, scrub
 
 TEXT_MEDIA_TYPE: Final = "text/plain"
 JSON_MEDIA_TYPE: Final = "application/json"
@@ -57,23 +57,9 @@ _PROVENANCE_TEXT_MAX: Final = 120
 _AUDIENCE_MAX: Final = 8
 
 
-def truncate(text: str, limit: int) -> str:
-    """`text` if it fits, else at most `limit` characters ending in the ellipsis, cut at the
-    last whitespace when that keeps at least four fifths of the room (a half word reads worse
-    than a slightly shorter summary)."""
-    if len(text) <= limit:
-        return text
-    room = limit - len(ELLIPSIS)
-    cut = text[:room]
-    space = max(cut.rfind(" "), cut.rfind("\n"), cut.rfind("\t"))
-    if space >= room * 4 // 5:
-        cut = cut[:space]
-    return cut.rstrip() + ELLIPSIS
-
-
 def _short(value: object) -> str:
     text = value if isinstance(value, str) else repr(value)
-    return truncate(scrub(text), _PROVENANCE_TEXT_MAX)
+    return clip(text, _PROVENANCE_TEXT_MAX, at_word=True)
 
 
 def _compact_json(value: Any) -> str:
@@ -87,7 +73,7 @@ def _json_bytes(value: Any, indent: int | None = None) -> bytes:
 
 def _fact(key: str, value: Any) -> str:
     shown = value if isinstance(value, str) else _compact_json(value)
-    return truncate(" ".join(scrub(f"{key}: {shown}").split()), FACT_MAX_CHARS)
+    return clip(" ".join(f"{key}: {shown}".split()), FACT_MAX_CHARS, at_word=True)
 
 
 def _decode_base64(data: object) -> bytes:
@@ -303,7 +289,9 @@ def _no_text_summary(artifacts: list[dict[str, Any]]) -> str:
     listed = ", ".join(
         f"{a['label']} [{a['media_type']}, {a['size_bytes']} bytes]" for a in artifacts
     )
-    return truncate(f"(no text content) {len(artifacts)} artifact(s): {listed}", SUMMARY_MAX_CHARS)
+    return clip(
+        f"(no text content) {len(artifacts)} artifact(s): {listed}", SUMMARY_MAX_CHARS, at_word=True
+    )
 
 
 def to_envelope(
@@ -346,7 +334,9 @@ def to_envelope(
     if env.issues:
         provenance["issues"] = env.issues
     summary = (
-        truncate(full_text, SUMMARY_MAX_CHARS) if full_text else _no_text_summary(env.artifacts)
+        clip(full_text, SUMMARY_MAX_CHARS, at_word=True)
+        if full_text
+        else _no_text_summary(env.artifacts)
     )
     return {
         "status": "error" if result.get("isError") is True else "ok",
@@ -357,4 +347,4 @@ def to_envelope(
     }
 
 
-__all__ = ["to_envelope", "truncate"]
+__all__ = ["to_envelope"]

@@ -29,8 +29,8 @@ from gatespec.browse import Browser
 from gatespec.cards import admit_cards
 from gatespec.catalog import Catalog, Excluded
 from gatespec.config import GatewayConfig
+from gatespec.core import CatalogListing, Reply
 from gatespec.firewall import to_envelope
-from gatespec.server.surface import CatalogListing, Reply
 from gatespec.session import SessionStore
 from gatespec.upstream import ProgressCallback, UpstreamError, UpstreamPool, UpstreamStatus
 from gatespec.validation import ArgsValidator
@@ -91,13 +91,13 @@ def envelope_text(envelope: Mapping[str, Any]) -> str:
 
 
 class ProxyRuntime:
-    """Browse, hydrate, execute and view over many upstreams, for one exposure mode."""
+    """Browse, hydrate, execute and view over many upstreams, for one exposure profile."""
 
     def __init__(
         self,
         pool: UpstreamPool,
         *,
-        mode: str = "gateway",
+        profile: str = "gateway",
         cache_stable: bool = False,
         call_timeout: float | None = None,
         refresh_interval: float = 0.0,
@@ -105,7 +105,7 @@ class ProxyRuntime:
     ) -> None:
         self.pool = pool
         self.refresh_interval = refresh_interval
-        self.mode = mode
+        self.profile = profile
         self.cache_stable = cache_stable
         self.call_timeout = call_timeout
         self.artifacts = artifacts or ArtifactStore()
@@ -113,18 +113,18 @@ class ProxyRuntime:
         self.validator = ArgsValidator()
         self._listeners: list[CatalogListener] = []
         # (listed catalog, its snapshot or None until first use): swapped as one pair.
-        self._lazy = mode != "transparent"
+        self._lazy = profile != "transparent"
         empty = Catalog.build({})
         self._state: tuple[Catalog, Snapshot | None] = (empty, _build_snapshot(empty))
         self._build_lock = threading.Lock()
 
     @classmethod
-    def from_config(cls, config: GatewayConfig, *, mode: str | None = None) -> ProxyRuntime:
+    def from_config(cls, config: GatewayConfig, *, profile: str | None = None) -> ProxyRuntime:
         options = config.options
         pool = UpstreamPool.from_config(config)
         runtime = cls(
             pool,
-            mode=mode or options.mode,
+            profile=profile or options.profile,
             cache_stable=options.cache_stable,
             call_timeout=options.call_timeout,
             refresh_interval=options.refresh_interval,
@@ -277,7 +277,7 @@ class ProxyRuntime:
             upstream_name=upstream_name,
             store=self.artifacts,
         )
-        return Reply(envelope_text(envelope), envelope)
+        return Reply(envelope_text(envelope), envelope, is_error=envelope["status"] == "error")
 
     async def view(self, session: str, handle: str, selector: str) -> Reply:
         result = self.artifacts.view(handle, selector)

@@ -49,7 +49,7 @@ from jsonschema.validators import validator_for
 from jsonschema_specifications import REGISTRY as META_SCHEMAS
 
 from gatespec_surface.errors import ErrorCode, GatewayError
-from gatespec_surface.schemas import MODEL_SCHEMAS
+from gatespec_surface.text import clip, json_type, scrub
 
 DEFAULT_DRAFT: Final[type[Validator]] = Draft202012Validator
 # Tried in this order when a schema declares no draft and 2020-12 rejects it.
@@ -64,26 +64,13 @@ MAX_REPORTED_ERRORS: Final = 10  # details list at most this many problems
 MESSAGE_PROBLEMS: Final = 3  # the message names this many
 _PROBLEM_MAX_CHARS: Final = 300  # one problem's text in the message and details
 _BRANCH_MAX_CHARS: Final = 80  # one anyOf/oneOf branch's objection within a problem
-_PAYLOAD: Final = MODEL_SCHEMAS["ErrorPayload"]["properties"]
-_MESSAGE_MAX: Final[int] = _PAYLOAD["message"]["maxLength"]
-_PATH_MAX: Final[int] = _PAYLOAD["path"]["maxLength"]
 _IDENTIFIER: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
-# Args may carry lone UTF-16 surrogates (JSON "\\ud800"); messages quoting them must still
-# encode as UTF-8.
-_LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
-
-
-def _clip(text: str, limit: int) -> str:
-    text = _LONE_SURROGATE.sub("\ufffd", text)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _error(
     code: ErrorCode, message: str, tool_id: str, details: dict[str, Any] | None = None
 ) -> GatewayError:
-    return GatewayError(code, _clip(message, _MESSAGE_MAX), _clip(tool_id, _PATH_MAX), details)
+    return GatewayError(code, message, tool_id, details)  # clipped and scrubbed by GatewayError
 
 
 def json_path(path: Any) -> str:
@@ -96,7 +83,7 @@ def json_path(path: Any) -> str:
             out += f".{part}"
         else:
             out += "[" + json.dumps(str(part), ensure_ascii=False) + "]"
-    return _LONE_SURROGATE.sub("\ufffd", out)
+    return scrub(out)
 
 
 def _pointer(path: Any) -> str:
@@ -104,24 +91,8 @@ def _pointer(path: Any) -> str:
     return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
 
 
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, Mapping):
-        return "object"
-    if isinstance(value, (list, tuple)):
-        return "array"
-    return type(value).__name__
-
-
 def _kind(value: Any) -> str:
-    kind = _json_type(value)
+    kind = json_type(value)
     if isinstance(value, str):
         return f"{kind} of {len(value)} characters"
     if isinstance(value, (Mapping, list, tuple)):
@@ -143,11 +114,11 @@ def _describe(error: ValidationError) -> str:
         why = "; ".join(
             f"branch {branch}"
             + (f" at {json_path(sub.relative_path)[1:]}" if sub.relative_path else "")
-            + f": {_clip(sub.message, _BRANCH_MAX_CHARS)}"
+            + f": {clip(sub.message, _BRANCH_MAX_CHARS)}"
             for branch, sub in list(firsts.items())[:3]
         )
-        message = f"{_clip(message, _BRANCH_MAX_CHARS)} ({why})"
-    return _clip(message, _PROBLEM_MAX_CHARS)
+        message = f"{clip(message, _BRANCH_MAX_CHARS)} ({why})"
+    return clip(message, _PROBLEM_MAX_CHARS)
 
 
 @dataclass(frozen=True)
@@ -232,7 +203,7 @@ def compile_schema(tool_id: str, schema: object, *, check_formats: bool = False)
             cls.check_schema(dict(schema))
         except SchemaError as exc:
             first_problem = first_problem or (
-                f"schema{json_path(exc.path)[1:]}: {_clip(exc.message, _PROBLEM_MAX_CHARS)}"
+                f"schema{json_path(exc.path)[1:]}: {clip(exc.message, _PROBLEM_MAX_CHARS)}"
             )
             continue
         except Exception as exc:  # a schema that breaks the checker itself (e.g. deep nesting)
@@ -258,7 +229,7 @@ def check_args(tool_id: str, compiled: CompiledSchema, args: object) -> None:
     details) when `args` does not satisfy the schema; HYDRATE_FAILED when the schema turns out
     unusable while validating (an unresolvable $ref, an invalid pattern)."""
     if not isinstance(args, Mapping):
-        kind = _json_type(args)
+        kind = json_type(args)
         raise _error(
             ErrorCode.ARGS_INVALID,
             f"args for {tool_id} must be a JSON object, not {kind}",

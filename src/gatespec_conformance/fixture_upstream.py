@@ -46,6 +46,7 @@ from gatespec_surface.budgets import (
     TEXT_ARTIFACT_THRESHOLD_CHARS,
     VIEW_MAX_CHARS,
 )
+from gatespec_surface.grammars import NAME_MAX_LENGTH
 
 __all__ = [
     "ADD_TOOL",
@@ -218,8 +219,9 @@ def _fillers() -> list[FixtureTool]:
     ]
 
 
-_LONG_NAME: Final = ("very_long_tool_name_" * 10)[:200]  # over the 128-character name cap
-_OVER_CAP_NAME: Final = "-".join("abcdefghijklmnopqrstuvwxyz0123456789" * 4)[:127]
+_LONG_NAME: Final = ("very_long_tool_name_" * 20)[: NAME_MAX_LENGTH + 72]  # over the name cap
+# a name at the cap made of short hyphenated parts: many tokens (AM-CARD-OVER-CAP)
+_OVER_CAP_NAME: Final = "-".join("abcdefghijklmnopqrstuvwxyz0123456789" * 4)[: NAME_MAX_LENGTH - 1]
 
 FIXTURE_TOOLS: Final[tuple[FixtureTool, ...]] = (
     FixtureTool(
@@ -318,7 +320,7 @@ FIXTURE_TOOLS: Final[tuple[FixtureTool, ...]] = (
     # ---- must be excluded: names outside the name grammar, or a card over its hard cap
     FixtureTool("1st_tool", _obj({}), "Starts with a digit.", "exclude", "name grammar"),
     FixtureTool("bad name", _obj({}), "Has a space.", "exclude", "name grammar"),
-    FixtureTool(_LONG_NAME, _obj({}), "200 characters.", "exclude", "name length cap"),
+    FixtureTool(_LONG_NAME, _obj({}), "Longer than the name cap.", "exclude", "name length cap"),
     FixtureTool(_OVER_CAP_NAME, _obj({}), "Id over the card cap.", "exclude", "AM-CARD-OVER-CAP"),
     # ---- malformed schemas: excluding them is fine, crashing or mis-carding is not
     FixtureTool("not_object_schema", {"type": "string"}, "Schema of a string.", "either"),

@@ -365,7 +365,7 @@ def default_gatespec_command(
     body = {
         "mcpServers": {FIXTURE_KEY: {"command": argv[0], "args": argv[1:]}},
         "gateway": {
-            "mode": profile,
+            "profile": profile,
             "call_timeout": 5,
             "refresh_interval": 0,
             "cache_stable": cache_stable,

@@ -45,6 +45,7 @@ class Error(SurfaceError):
     summaries = {c.name: c.summary for c in _errors.codes}
     message_max = _errors.message_max
     path_max = _errors.path_max
+    ellipsis = SPEC.budgets.truncation.ellipsis
 
 
 class CardError(Error):

@@ -7,8 +7,9 @@ import enum
 
 import pytest
 
-from generator.support.errors import SurfaceError, clip
+from generator.support.errors import SurfaceError
 from generator.support.grammar import GrammarInfo
+from generator.support.text import clip, json_type, scrub
 from generator.support.trees import Extreme, build, longest, shortest
 
 
@@ -22,6 +23,7 @@ class Error(SurfaceError):
     summaries = {Code.BAD_KEY: "The key is malformed.", Code.CATALOG_ERROR: "Catalog."}
     message_max = 80
     path_max = 8
+    ellipsis = "…"
 
 
 class CatalogError(Error):
@@ -43,8 +45,27 @@ KEY = GrammarInfo(
 
 
 def test_clip_marks_a_cut_with_an_ellipsis() -> None:
-    assert clip("abc", 3) == "abc"
-    assert clip("abcd", 3) == "ab…"
+    assert clip("abc", 3, "…") == "abc"
+    assert clip("abcd", 3, "…") == "ab…"
+    assert clip("abcd", 3, "~") == "ab~"
+
+
+def test_clip_at_a_word_keeps_most_of_the_room() -> None:
+    text = "alpha beta gamma delta"
+    assert clip(text, 17, "…", at_word=True) == "alpha beta gamma…"
+    assert clip("alpha betagammadelta", 12, "…", at_word=True) == "alpha betag…"  # 5 < 4/5 of 11
+
+
+def test_scrub_and_clip_make_lone_surrogates_encodable() -> None:
+    assert scrub("a\ud800b") == "a\ufffdb"
+    clip("\udfff" * 10, 5, "…").encode("utf-8")
+
+
+def test_json_type_names() -> None:
+    values = [None, True, 1, 1.5, "s", {}, [], ()]
+    assert [json_type(v) for v in values] == [
+        "null", "boolean", "number", "number", "string", "object", "array", "array"
+    ]  # fmt: skip
 
 
 def test_an_error_is_clipped_to_the_payload_bounds() -> None:

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from gatespec.browse import OTHER_CLUSTER, Browser, BrowseResponse, leaf_slug
 from gatespec.cards import order_cards
 from gatespec.catalog import Catalog
+from gatespec.server.arguments import ArgumentChecker
 from gatespec.tokens import count_tokens
 from gatespec_surface import strategies
 from gatespec_surface.budgets import (
@@ -52,6 +53,29 @@ def check_response(resp: BrowseResponse) -> None:
     assert resp.structured["cards"] == resp.cards
 
 
+def leaf_paths(browser: Browser) -> dict[str, str]:
+    """tool_id -> the path of its leaf: the deepest tree node listing just that tool."""
+    out: dict[str, str] = {}
+    for key, node in browser.tree._nodes.items():
+        if len(node.cards) == 1 and node.cards[0]["kind"] != "internal":
+            tool_id = node.cards[0]["id"]
+            if len(key) > out.get(tool_id, "").count("/"):
+                out[tool_id] = "/" + "/".join(key)
+    return out
+
+
+def node_paths(browser: Browser) -> set[str]:
+    """Every node of the tree, listed or not."""
+    return {"/" + "/".join(key) for key in browser.tree._nodes}
+
+
+def browse_with(browser: Browser, arguments: dict[str, Any]) -> BrowseResponse:
+    """tool_browse as the server runs it: the arguments checked against the meta-tool's input
+    schema (ArgumentChecker), then the browse."""
+    args = ArgumentChecker("tool_browse").check(arguments)
+    return browser.browse(args.get("query"), args.get("path"))
+
+
 def error_code(call: Any) -> ErrorCode:
     with pytest.raises(GatewayError) as err:
         call()
@@ -86,18 +110,12 @@ def test_query_browse_handles_chinese(browser: Browser) -> None:
 def test_exactly_one_of_query_or_path(browser: Browser) -> None:
     assert error_code(lambda: browser.browse()) is ErrorCode.ARGS_INVALID
     assert error_code(lambda: browser.browse(query="x", path="/")) is ErrorCode.ARGS_INVALID
-    assert error_code(lambda: browser.browse_args({})) is ErrorCode.ARGS_INVALID
-    assert error_code(lambda: browser.browse_args({"query": "x", "path": "/"})) is (
+    for arguments in ({}, {"query": "x", "path": "/"}, {"query": "x", "k": 3}, {"path": None}):
+        assert error_code(lambda a=arguments: browse_with(browser, a)) is ErrorCode.ARGS_INVALID
+    assert error_code(lambda: browse_with(browser, {"query": None, "path": "/"})) is (
         ErrorCode.ARGS_INVALID
     )
-    assert error_code(lambda: browser.browse_args({"query": "x", "k": 3})) is (
-        ErrorCode.ARGS_INVALID
-    )
-    assert error_code(lambda: browser.browse_args({"query": None, "path": "/"})) is (
-        ErrorCode.ARGS_INVALID
-    )
-    assert error_code(lambda: browser.browse_args({"path": None})) is ErrorCode.ARGS_INVALID
-    check_response(browser.browse_args({"path": "/"}))
+    check_response(browse_with(browser, {"path": "/"}))
 
 
 def test_bad_queries_are_args_invalid(browser: Browser) -> None:
@@ -148,6 +166,7 @@ def test_walk_the_whole_tree(browser: Browser) -> None:
     reached: list[str] = []
     queue = deque(["/"])
     visited = set()
+    leaf_of = leaf_paths(browser)
     while queue:
         path = queue.popleft()
         assert path not in visited
@@ -162,13 +181,13 @@ def test_walk_the_whole_tree(browser: Browser) -> None:
                 queue.append(card["id"])
                 continue
             reached.append(card["id"])
-            leaf = browser.tree.leaf_path(card["id"])
+            leaf = leaf_of[card["id"]]
             assert leaf.rsplit("/", 1)[0] == path
             assert browser.browse(path=leaf).cards == [card]
             assert browser.browse(path=leaf + "/*").cards == [card]
     assert sorted(reached) == [i.id for i in browser.catalog.items()]
-    leaves = {browser.tree.leaf_path(tool_id) for tool_id in reached}
-    assert visited | leaves == set(browser.tree.paths())  # the tree has no unlisted node
+    leaves = {leaf_of[tool_id] for tool_id in reached}
+    assert visited | leaves == node_paths(browser)  # the tree has no unlisted node
 
 
 @settings(max_examples=200, deadline=None)
@@ -219,7 +238,8 @@ def test_leaf_slugs() -> None:
 def test_colliding_leaf_slugs_get_a_suffix() -> None:
     b = small_browser({"fs": ["get.file", "get-file", "Get_File", "get_file"]})
     cards = b.browse(path="/fs").cards
-    paths = [b.tree.leaf_path(c["id"]) for c in cards]
+    leaf_of = leaf_paths(b)
+    paths = [leaf_of[c["id"]] for c in cards]
     assert len(set(paths)) == 4
     for card, path in zip(cards, paths, strict=True):
         assert is_path(path)
@@ -251,6 +271,6 @@ def test_tree_is_independent_of_input_order() -> None:
     names = [f"{verb}_{obj}" for verb in ("get", "list", "set") for obj in "abcdefghij"]
     a = small_browser({"x": names, "y": ["one", "two"]})
     b = small_browser({"y": ["two", "one"], "x": list(reversed(names))})
-    assert a.tree.paths() == b.tree.paths()
-    for path in a.tree.paths():
+    assert node_paths(a) == node_paths(b)
+    for path in sorted(node_paths(a)):
         assert a.browse(path=path).cards == b.browse(path=path).cards

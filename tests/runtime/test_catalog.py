@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -12,13 +13,21 @@ from gatespec.catalog import Catalog
 from gatespec_surface import parsers, strategies
 from gatespec_surface.errors import CatalogError, ErrorCode, GatewayError
 from gatespec_surface.grammars import is_tool_id, is_wire_name
-from gatespec_surface.models import HydrationResult
+from gatespec_surface.models import HydrationResult, SelectableItem
 
 ISSUE_SCHEMA = {
     "type": "object",
     "properties": {"owner": {"type": "string"}, "repo": {"type": "string"}},
     "required": ["owner", "repo"],
 }
+
+
+def as_model(item: Any) -> SelectableItem:
+    """The item as the validated models.SelectableItem it mirrors."""
+    fields = {f.name: getattr(item, f.name) for f in dataclasses.fields(item)}
+    return SelectableItem.model_validate(
+        {**fields, "tags": list(item.tags), "metadata": dict(item.metadata)}
+    )
 
 
 def tool(name: Any, schema: Any = None, **extra: Any) -> dict[str, Any]:
@@ -56,7 +65,7 @@ def test_ids_namespaces_and_fields() -> None:
     assert [i.id for i in cat.items()] == sorted(i.id for i in cat.items())
     assert len(cat) == 2 and cat.by_namespace("github-server") == cat.items()
     for item in cat.items():
-        item.as_model()  # a valid models.SelectableItem
+        as_model(item)
 
 
 def test_invalid_version_falls_back_to_hash8() -> None:
@@ -253,7 +262,7 @@ def test_real_catalog_builds_without_crashing(real_tools: dict[str, list[dict[st
     assert [(e.server, e.name) for e in cat.excluded] == [("pdf-reader-mcp", "read_pdf")]
     for item in cat.items():
         assert is_tool_id(item.id)
-        item.as_model()
+        as_model(item)
         assert is_wire_name(cat.wire_name(item.id))
 
 

@@ -92,7 +92,7 @@ def test_claude_desktop_style_json(tmp_path: Path) -> None:
 def test_gateway_options_defaults_and_overrides(tmp_path: Path) -> None:
     defaults = parse_config({"mcpServers": {}}).options
     assert defaults == GatewayOptions(
-        mode="gateway",
+        profile="gateway",
         transport="stdio",
         host="127.0.0.1",
         port=8765,
@@ -104,7 +104,7 @@ def test_gateway_options_defaults_and_overrides(tmp_path: Path) -> None:
         {
             "mcpServers": {},
             "gateway": {
-                "mode": "aggregate",
+                "profile": "aggregate",
                 "transport": "http",
                 "host": "0.0.0.0",
                 "port": 9000,
@@ -135,7 +135,15 @@ def test_yaml_document(tmp_path: Path, suffix: str) -> None:
     config = load_config(path, environ={})
     assert config.servers["time"].args == ("--local-timezone", "UTC")
     assert config.servers["api"].transport == "http"
-    assert (config.options.mode, config.options.port) == ("search", 8800)
+    assert (config.options.profile, config.options.port) == ("search", 8800)
+
+
+def test_mode_is_the_old_name_of_profile() -> None:
+    """`gateway.mode` (before 0.2) still works; giving both names is an error naming them."""
+    options = parse_config({"mcpServers": {}, "gateway": {"mode": "transparent"}}).options
+    assert options.profile == "transparent"
+    with pytest.raises(ConfigError, match="profile or its old name mode"):
+        parse_config({"mcpServers": {}, "gateway": {"mode": "gateway", "profile": "gateway"}})
 
 
 def test_type_inference_and_aliases() -> None:
@@ -285,6 +293,7 @@ def test_server_errors(tmp_path: Path, servers: dict[str, Any], path: str, probl
 @pytest.mark.parametrize(
     ("gateway", "path", "problem"),
     [
+        ({"profile": "proxy"}, "gateway.profile", "expected one of gateway, transparent"),
         ({"mode": "proxy"}, "gateway.mode", "expected one of gateway, transparent"),
         ({"transport": "sse"}, "gateway.transport", "expected one of stdio, http"),
         ({"port": 0}, "gateway.port", "1-65535"),

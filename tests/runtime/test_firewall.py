@@ -21,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gatespec.artifacts import ArtifactStore
-from gatespec.firewall import to_envelope, truncate
+from gatespec.firewall import to_envelope
 from gatespec_surface.budgets import (
     ELLIPSIS,
     FACT_MAX_CHARS,
@@ -34,6 +34,7 @@ from gatespec_surface.budgets import (
 from gatespec_surface.errors import ErrorCode, GatewayError
 from gatespec_surface.models import ResultEnvelope
 from gatespec_surface.schemas import MODEL_SCHEMAS
+from gatespec_surface.text import clip
 
 ENVELOPE_SCHEMA = jsonschema.Draft202012Validator(MODEL_SCHEMAS["ResultEnvelope"])
 TOOL = {"tool_id": "everything:get-sum#1a2b3c4d", "server_key": "everything"}
@@ -163,15 +164,17 @@ def test_large_json_text_is_a_json_artifact(store: ArtifactStore) -> None:
 
 def test_summary_cuts_at_a_word_boundary() -> None:
     text = ("word " * 200).strip()
-    summary = truncate(text, SUMMARY_MAX_CHARS)
+    summary = clip(text, SUMMARY_MAX_CHARS, at_word=True)
     assert len(summary) <= SUMMARY_MAX_CHARS and summary.endswith("word" + ELLIPSIS)
     unbroken = "x" * 1000
-    assert truncate(unbroken, SUMMARY_MAX_CHARS) == "x" * (SUMMARY_MAX_CHARS - 1) + ELLIPSIS
+    assert (
+        clip(unbroken, SUMMARY_MAX_CHARS, at_word=True) == "x" * (SUMMARY_MAX_CHARS - 1) + ELLIPSIS
+    )
 
 
 @given(st.text(max_size=1200))
 def test_summary_is_bounded_and_a_prefix(text: str) -> None:
-    summary = truncate(text, SUMMARY_MAX_CHARS)
+    summary = clip(text, SUMMARY_MAX_CHARS, at_word=True)
     assert len(summary) <= SUMMARY_MAX_CHARS
     if len(text) <= SUMMARY_MAX_CHARS:
         assert summary == text

@@ -59,7 +59,7 @@ def spy_runtime() -> tuple[ProxyRuntime, SpyPool]:
     pool = SpyPool(
         {"spy": [{"name": "count_things", "description": "Counts things.", "inputSchema": SCHEMA}]}
     )
-    runtime = ProxyRuntime(pool, mode="gateway")  # type: ignore[arg-type]
+    runtime = ProxyRuntime(pool, profile="gateway")  # type: ignore[arg-type]
     anyio.run(runtime.rebuild)
     return runtime, pool
 
@@ -192,7 +192,7 @@ def test_cache_stable_browse_records_hydration_only_on_success() -> None:
             for n in ("alpha", "beta")
         ]
     }
-    runtime = ProxyRuntime(SpyPool(tools), mode="gateway", cache_stable=True)  # type: ignore[arg-type]
+    runtime = ProxyRuntime(SpyPool(tools), profile="gateway", cache_stable=True)  # type: ignore[arg-type]
     anyio.run(runtime.rebuild)
     ids = [i.id for i in runtime.catalog.items()]
     with pytest.raises(GatewayError):
@@ -217,7 +217,7 @@ def test_cards_index_and_tree_are_built_on_first_use_in_the_gateway_profile(
 
     monkeypatch.setattr(runtime_module, "admit_cards", counting)
     tools = {"a": [{"name": "alpha", "description": "A tool.", "inputSchema": SCHEMA}]}
-    runtime = ProxyRuntime(SpyPool(tools), mode=mode)  # type: ignore[arg-type]
+    runtime = ProxyRuntime(SpyPool(tools), profile=mode)  # type: ignore[arg-type]
     builds.clear()  # the empty catalog a runtime starts with
     anyio.run(runtime.rebuild)
     assert builds == [1] * built_at_rebuild  # gateway: tools/list needs no cards
@@ -238,7 +238,7 @@ def test_cache_stable_execute_makes_its_tool_seen() -> None:
             for n in ("alpha", "beta")
         ]
     }
-    runtime = ProxyRuntime(SpyPool(tools), mode="gateway", cache_stable=True)  # type: ignore[arg-type]
+    runtime = ProxyRuntime(SpyPool(tools), profile="gateway", cache_stable=True)  # type: ignore[arg-type]
     anyio.run(runtime.rebuild)
     ids = [i.id for i in runtime.catalog.items()]
     with pytest.raises(GatewayError):
@@ -246,6 +246,35 @@ def test_cache_stable_execute_makes_its_tool_seen() -> None:
     anyio.run(runtime.execute, "s", ids[0], {})
     cards = anyio.run(runtime.browse, "s", None, "/a").structured["cards"]
     assert [c["id"] for c in cards] == [ids[0], "__cache_breakpoint__", ids[1]]
+
+
+class FailingPool(SpyPool):
+    """An upstream tool that answers with isError true (the tool itself failed)."""
+
+    async def call(
+        self, key: str, name: str, arguments: Any = None, timeout: float | None = None
+    ) -> dict[str, Any]:
+        await super().call(key, name, arguments, timeout)
+        return {"content": [{"type": "text", "text": "disk full"}], "isError": True}
+
+
+@pytest.mark.anyio
+async def test_a_failed_upstream_tool_is_an_error_result(anyio_backend: str) -> None:
+    """AM-UPSTREAM-ISERROR: the envelope says status error and the MCP result says isError."""
+    from mcp import Client
+
+    from gatespec.server import build_server
+
+    pool = FailingPool({"s": [{"name": "write", "inputSchema": {"type": "object"}}]})
+    runtime = ProxyRuntime(pool, profile="gateway")  # type: ignore[arg-type]
+    await runtime.rebuild()
+    tool_id = runtime.catalog.items()[0].id
+    async with Client(build_server(runtime), cache=None) as client:
+        result = await client.call_tool("tool_execute", {"tool_id": tool_id, "args": {}})
+    assert result.is_error is True
+    envelope = ResultEnvelope.model_validate(result.structured_content)
+    assert envelope.status == "error" and envelope.summary == "disk full"
+    assert pool.calls == [("s", "write", {})]
 
 
 # ---------------------------------------------------------------------- real upstreams

@@ -58,7 +58,7 @@ def write_config(tmp_path: Path, mode: str = "transparent", broken: bool = False
     servers: dict[str, Any] = {"fs": {"type": "stub", "catalog": "catalog.json"}}
     if broken:
         servers["broken"] = {"command": str(tmp_path / "no-such-server")}
-    config = {"mcpServers": servers, "gateway": {"mode": mode}}
+    config = {"mcpServers": servers, "gateway": {"profile": mode}}
     path = tmp_path / "gateway.json"
     path.write_text(json.dumps(config))
     return path
@@ -290,7 +290,7 @@ def test_inspector_over_stdio(servers: Any, tmp_path: Path) -> None:
 
 
 def test_inspector_over_stdio_gateway_mode_errors(servers: Any, tmp_path: Path) -> None:
-    command = ["--", *gateway_argv(servers.python, write_config(tmp_path), "--mode", "gateway")]
+    command = ["--", *gateway_argv(servers.python, write_config(tmp_path), "--profile", "gateway")]
     both = inspector(servers, *call_args("tool_browse", "query=read", "path=/fs"), *command)
     assert both["isError"] is True
     payload = json.loads(both["content"][0]["text"])
@@ -398,7 +398,14 @@ async def test_real_runtime_over_every_transport(servers: Any) -> None:
 
 
 async def test_real_runtime_transparent_over_stdio(servers: Any) -> None:
-    argv = ["-m", "gatespec.cli", "serve", "--demo", "--mode", "transparent"]
+    argv = [
+        "-m",
+        "gatespec.cli",
+        "serve",
+        "--demo",
+        "--mode",
+        "transparent",
+    ]  # the old option name still works
     params = StdioServerParameters(command=servers.python, args=argv)
     async with Client(params, mode="legacy", cache=None) as client:
         assert client.server_capabilities.tools is not None

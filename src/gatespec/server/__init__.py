@@ -1,19 +1,17 @@
 """The gateway's MCP server side: a profile's surface over a runtime, and its transports.
 
-server = build_server(runtime)          # runtime.mode picks the profile
+server = build_server(runtime)          # runtime.profile picks the surface
 await serve_stdio(server)               # or
 await serve_http(server, "127.0.0.1", 8765, on_ready=print_ready)
 """
 
+from gatespec.core import CatalogListing, GatewayRuntime, Reply
 from gatespec.server.notify import ListChangedNotifier
 from gatespec.server.sessions import SESSIONLESS_KEY, session_key
 from gatespec.server.surface import (
     SERVED_PROFILES,
-    CatalogListing,
-    GatewayRuntime,
     GatewayServer,
     MetaToolSurface,
-    Reply,
     build_server,
     error_result,
 )

@@ -22,21 +22,23 @@ from jsonschema.exceptions import ValidationError
 from gatespec.validation import fast_accepts, fast_validator
 from gatespec_surface import grammars
 from gatespec_surface.descriptors import META_TOOL_ERRORS
-from gatespec_surface.errors import ErrorCode, GatewayError
+from gatespec_surface.errors import PATH_MAX_CHARS, ErrorCode, GatewayError
 from gatespec_surface.grammars import GrammarInfo
 from gatespec_surface.schemas import META_TOOL_INPUT_SCHEMAS
+from gatespec_surface.text import clip, json_type
 
-PAYLOAD_PATH_MAX: Final = 512  # ErrorPayload.path maxLength (models.yaml)
-_SHOWN_MAX: Final = 80
+_SHOWN_MAX: Final = 80  # a quoted argument value in a message
+_PROBLEM_MAX: Final = 300  # one problem's text in a message
 _ROOT_ORDER: Final = ("additionalProperties", "required", "minProperties", "maxProperties")
-_JSON_TYPES: Final = {
-    dict: "an object",
-    list: "an array",
-    str: "a string",
-    bool: "a boolean",
-    int: "a number",
-    float: "a number",
-    type(None): "null",
+# JSON type names as a message says them ("expected an object, got a string").
+_ARTICLED: Final = {
+    "object": "an object",
+    "array": "an array",
+    "string": "a string",
+    "boolean": "a boolean",
+    "number": "a number",
+    "integer": "an integer",
+    "null": "null",
 }
 
 
@@ -53,15 +55,18 @@ _GRAMMARS: Final = _grammar_table()
 
 
 def _shown(value: str) -> str:
-    return repr(value if len(value) <= _SHOWN_MAX else value[: _SHOWN_MAX - 3] + "...")
+    return repr(clip(value, _SHOWN_MAX))
 
 
 def _kind(value: object) -> str:
-    return _JSON_TYPES.get(type(value), type(value).__name__)
+    name = json_type(value)
+    return _ARTICLED.get(name, name)
 
 
 def _payload_path(value: object) -> str:
-    return value if isinstance(value, str) and len(value) <= PAYLOAD_PATH_MAX else ""
+    """The offending value as the error's path, when it fits the payload's path bound (a longer
+    one would only be a cut fragment)."""
+    return value if isinstance(value, str) and len(value) <= PATH_MAX_CHARS else ""
 
 
 class ArgumentChecker:
@@ -119,7 +124,7 @@ class ArgumentChecker:
             else:
                 message = f"argument {arg!r} is {len(value)} characters; the minimum is {limit}"
         else:
-            message = f"argument {arg!r}: {_truncate(error.message)}"
+            message = f"argument {arg!r}: {clip(error.message, _PROBLEM_MAX)}"
         return GatewayError(ErrorCode.ARGS_INVALID, message, "", details)
 
     def _call_error(self, args: Mapping[str, Any], error: ValidationError) -> GatewayError:
@@ -140,7 +145,7 @@ class ArgumentChecker:
             message = f"{self.tool} has no argument {extra[0]!r}; it takes {', '.join(names)}"
             details["argument"] = extra[0]
         else:
-            message = f"{self.tool} arguments: {_truncate(error.message)}"
+            message = f"{self.tool} arguments: {clip(error.message, _PROBLEM_MAX)}"
         return GatewayError(ErrorCode.ARGS_INVALID, message, "", details)
 
     def _grammar_error(
@@ -175,14 +180,8 @@ class ArgumentChecker:
 
 def _expected(prop: Mapping[str, Any]) -> str:
     kind = prop.get("type")
-    names = {"object": "an object", "string": "a string", "integer": "an integer",
-             "array": "an array", "boolean": "a boolean", "number": "a number"}  # fmt: skip
-    return names.get(kind, str(kind)) if isinstance(kind, str) else "valid"
+    return _ARTICLED.get(kind, kind) if isinstance(kind, str) else "valid"
 
 
 def _either(names: list[str]) -> str:
     return " or ".join(names) if len(names) <= 2 else ", ".join(names[:-1]) + " or " + names[-1]
-
-
-def _truncate(text: str, limit: int = 300) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -1,6 +1,6 @@
 """The MCP surface of one exposure profile over a GatewayRuntime: tools/list and tools/call.
 
-`build_server(runtime)` returns an mcp low-level Server for the runtime's profile (its `mode`):
+`build_server(runtime)` returns an mcp low-level Server for the runtime's profile:
 
 - tools/list: exactly the profile's meta-tools (generated descriptors); a profile that lists
   upstream tools as "stripped" (transparent) adds `runtime.stripped_tools()`.
@@ -25,9 +25,8 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from importlib import metadata
-from typing import Any, Final, Protocol
+from typing import Any, Final
 
 from jsonschema import Draft202012Validator
 from mcp.server import Server
@@ -35,6 +34,7 @@ from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.models import InitializationOptions
 from mcp_types import CallToolResult, ListToolsResult, TextContent, Tool
 
+from gatespec.core import GatewayRuntime, Reply
 from gatespec.server.arguments import ArgumentChecker
 from gatespec.server.notify import ListChangedNotifier
 from gatespec.server.sessions import session_key
@@ -46,50 +46,13 @@ from gatespec_surface.descriptors import (
     output_schema,
     tools_for_profile,
 )
-from gatespec_surface.errors import ErrorCode, GatewayError
+from gatespec_surface.errors import PATH_MAX_CHARS, ErrorCode, GatewayError
 from gatespec_surface.schemas import META_TOOL_INPUT_SCHEMAS, STRIPPED_INPUT_SCHEMA
+from gatespec_surface.text import clip
 
 logger = logging.getLogger(__name__)
 
-MESSAGE_MAX: Final = 2000  # ErrorPayload.message maxLength (models.yaml)
-
-
-@dataclass(frozen=True)
-class Reply:
-    """What a meta-tool returns on success."""
-
-    text: str  # the exact text content the client receives (budgets are counted on it)
-    structured: dict[str, Any] | None  # structuredContent, matching the meta-tool's output model
-
-
-@dataclass(frozen=True)
-class CatalogListing:
-    """What `gatespec catalog` prints (optional runtime method `catalog_listing()`)."""
-
-    tools: list[tuple[str, str]]  # (tool_id, wire_name), in catalog order
-    excluded: list[tuple[str, str, str]]  # (server key, upstream tool name, reason)
-
-
-class GatewayRuntime(Protocol):
-    """The runtime the server layer drives. Methods raise GatewayError for expected failures."""
-
-    mode: str  # "gateway" | "transparent": the exposure profile served
-
-    async def browse(self, session: str, query: str | None, path: str | None) -> Reply: ...
-
-    async def hydrate(self, session: str, tool_id: str) -> Reply: ...
-
-    async def execute(self, session: str, tool_id: str, args: dict[str, Any]) -> Reply: ...
-
-    async def view(self, session: str, handle: str, selector: str) -> Reply: ...
-
-    def stripped_tools(self) -> list[Tool]:
-        """Transparent mode's stripped upstream entries (wire names, sentinel schema)."""
-        ...
-
-    def add_catalog_listener(self, callback: Callable[[], Awaitable[None]]) -> None:
-        """Call `callback` after every catalog change."""
-        ...
+_SHOWN_MAX: Final = 80  # a quoted tool name in a message
 
 
 MetaToolCall = Callable[[GatewayRuntime, str, dict[str, Any]], Awaitable[Reply]]
@@ -115,10 +78,6 @@ def error_result(error: GatewayError, structured: bool = True) -> CallToolResult
     )
 
 
-def _clip(message: str) -> str:
-    return message if len(message) <= MESSAGE_MAX else message[: MESSAGE_MAX - 1] + "…"
-
-
 def _gateway_error(exc: BaseException) -> GatewayError | None:
     """A GatewayError, also when a task group wrapped it alone in an ExceptionGroup."""
     while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
@@ -130,7 +89,7 @@ class MetaToolSurface:
     """tools/list and tools/call of one profile, independent of MCP plumbing."""
 
     def __init__(self, runtime: GatewayRuntime, structured_errors: bool | None = None) -> None:
-        profile = runtime.mode
+        profile = runtime.profile
         if profile not in SERVED_PROFILES:
             raise ValueError(
                 f"profile {profile!r} is not served (served: {', '.join(SERVED_PROFILES)})"
@@ -184,7 +143,7 @@ class MetaToolSurface:
                 logger.exception("%s failed unexpectedly", name)
                 error = GatewayError(
                     ErrorCode.UPSTREAM_ERROR,
-                    _clip(f"{name} failed inside the gateway: {type(exc).__name__}: {exc}"),
+                    f"{name} failed inside the gateway: {type(exc).__name__}: {exc}",
                     details={"exception": type(exc).__name__},
                 )
             return error_result(error, self.structured_errors)
@@ -201,16 +160,17 @@ class MetaToolSurface:
                 logger.error("%s produced an invalid result: %s", name, problem)
                 raise GatewayError(
                     ErrorCode.UPSTREAM_ERROR,
-                    _clip(f"{name} produced a result that breaks its output schema: {problem}"),
+                    f"{name} produced a result that breaks its output schema: {problem}",
                     details={"output_invalid": True},
                 )
         return CallToolResult(
             content=[TextContent(type="text", text=reply.text)],
             structured_content=reply.structured,
+            is_error=reply.is_error,
         )
 
     def _not_a_meta_tool(self, name: str) -> GatewayError:
-        shown = name if len(name) <= 80 else name[:77] + "..."
+        shown = clip(name, _SHOWN_MAX)
         tools = ", ".join(self.names)
         if name in META_TOOL_DESCRIPTIONS:  # a meta-tool of another profile
             message = (
@@ -231,7 +191,7 @@ class MetaToolSurface:
         return GatewayError(
             ErrorCode.TOOL_NOT_FOUND,
             message,
-            name if len(name) <= 512 else "",
+            name if len(name) <= PATH_MAX_CHARS else "",
             {"tools": list(self.names), "use": "tool_execute"},
         )
 
@@ -272,11 +232,11 @@ def build_server(
     notify_list_changed: bool | None = None,
     structured_errors: bool | None = None,
 ) -> GatewayServer:
-    """An MCP server for `runtime.mode`.
+    """An MCP server for `runtime.profile`.
 
     fallback_session: the session key when the transport identifies no session (stdio: one
     client per process). notify_list_changed: announce catalog changes; by default only for
-    profiles whose tools/list shows the catalog (in gateway mode the list never changes).
+    profiles whose tools/list shows the catalog (in the gateway profile the list never changes).
     structured_errors: put error payloads in structuredContent too; by default only when
     tools/list advertises no output schema (see the module docstring).
     """

@@ -113,10 +113,12 @@ def build_http_app(
 
 async def serve_stdio(server: GatewayServer) -> None:
     """Serve one client over this process's stdin/stdout until it closes stdin."""
-    async with pipe_stdio() as pipes:
-        stdin, stdout = pipes if pipes is not None else (None, None)
-        async with stdio_server(stdin, stdout) as (read, write):
-            await server.run(read, write, server.create_initialization_options())
+    async with pipe_stdio() as streams:
+        if streams is not None:
+            await server.run(*streams, server.create_initialization_options())
+            return
+    async with stdio_server() as (read, write):  # a terminal or a file: the SDK's own streams
+        await server.run(read, write, server.create_initialization_options())
 
 
 async def serve_http(

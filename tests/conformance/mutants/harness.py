@@ -38,7 +38,7 @@ def write_config(
     config = {
         "mcpServers": {"fixture": {"command": argv[0], "args": argv[1:], "env": env}},
         "gateway": {
-            "mode": profile,
+            "profile": profile,
             "call_timeout": 1,
             "refresh_interval": 0,
             "cache_stable": cache_stable,

@@ -1,6 +1,6 @@
 """gatespec's own `serve`, with one deliberate defect: the IUT of the layer-2 mutation tests.
 
-    python serve_mutant.py MUTANT serve --config FILE [--mode ...]
+    python serve_mutant.py MUTANT serve --config FILE [--profile ...]
 
 Each mutant monkeypatches one thing in this process (nothing under src/ changes), then runs
 gatespec's normal CLI entry point over stdio. `MUTANTS` maps a name to its patch; the test
@@ -176,7 +176,8 @@ def root_small_catalog() -> None:
 
     def listing(self: Any, path: object) -> Any:
         found = real(self, path)
-        if path == "/" and len(self._leaf_paths) <= 20:
+        tools = {c["id"] for n in self._nodes.values() for c in n.cards if c["kind"] != "internal"}
+        if path == "/" and len(tools) <= 20:
             return ()
         return found
 

@@ -1,0 +1,111 @@
+"""Hand-written code never restates what the spec holds: a distinctive bound (a number of 100 or
+more from the spec's bound files), a grammar's pattern or its syntax, or an error code's name as
+a string. Each must be imported from the generated package. A literal that merely happens to
+equal a spec number is listed in ALLOWED with what it really is."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+from generator.emit import Generator
+from generator.facts import FactChecker, resolve_path
+from generator.ir import Alt, CharSet, Group, Node, Opt, Rep, load_spec
+
+ROOT = Path(__file__).resolve().parents[1]
+SCANNED = ("src/gatespec", "src/gatespec_conformance", "generator/support")
+DISTINCTIVE = 100  # smaller numbers (1, 5, 10, 64 ...) are too common to judge by value
+
+# (file, value) -> what the literal is. Keep this short: fix code before adding an entry.
+ALLOWED: dict[tuple[str, object], str] = {
+    ("src/gatespec/artifacts.py", 4096): "store policy: artifacts kept, evicted handles remembered",
+    ("src/gatespec/artifacts.py", 200): "how much of a JSON parser's complaint is quoted",
+    ("src/gatespec/session.py", 256): "sessions a store remembers (a process limit)",
+    ("src/gatespec/server/stdio.py", 256): "KiB read from stdin at a time",
+    ("src/gatespec/ranking/documents.py", 2000): "schema text fed to the ranker per tool",
+    ("src/gatespec/ranking/vector_cache.py", 500): "SQLite keys per SELECT",
+    ("src/gatespec/ranking/encoder.py", 256): "the embedding model's input tokens per tool",
+    ("src/gatespec_conformance/report.py", 65536): "0x10000, the first code point past the BMP",
+    ("src/gatespec_conformance/process.py", 200): "bytes of an adapter's bad line quoted",
+    ("src/gatespec_conformance/live_client.py", 2000): "characters of an IUT's stderr kept",
+    ("src/gatespec_conformance/payloads.py", 200): "characters of an IUT's answer quoted",
+    ("src/gatespec_conformance/server_facts.py", 2000): "tree nodes the kit walks at most",
+    ("src/gatespec_conformance/fixture_upstream.py", 200): "the fixture echo tool's own schema",
+    ("src/gatespec_conformance/__init__.py", 500): "the largest fixture catalog size a run tries",
+    ("generator/support/strategies.py", 200): "the size of drawn prose in strategies",
+    ("src/gatespec_conformance/server_browse.py", "[a-z0-9][a-z0-9_-]{0,63}"): (
+        "seed 000 §3.2 quoted as the seed writes it (the kit's seed level)"
+    ),
+}
+
+
+def _classes(nodes: tuple[Node, ...]) -> Iterator[str]:
+    for n in nodes:
+        if isinstance(n, CharSet):
+            yield n.body
+        elif isinstance(n, (Opt, Rep, Group)):
+            yield from _classes(n.nodes)
+        elif isinstance(n, Alt):
+            for option in n.options:
+                yield from _classes(option)
+
+
+def _spec_values() -> tuple[set[object], dict[str, str]]:
+    spec = load_spec(ROOT / "spec")
+    gen = Generator(spec, ROOT)
+    checker = FactChecker(spec, spec.raw, gen.compiler, gen.analyses, gen.caps)
+    numbers: set[object] = set()
+    for loc in checker.numbers():
+        file, _, path = loc.partition("#")
+        for _, value in resolve_path(spec.raw[file], path):
+            if isinstance(value, (int, float)) and value >= DISTINCTIVE:
+                numbers.add(value)
+    texts: dict[str, str] = {code: "an error code" for code in spec.error_codes}
+    for name, grammar in spec.grammars.items():
+        analysis = gen.analyses[name]
+        syntax = gen.compiler.regex(grammar.nodes, captures=False)
+        for text in (analysis.regex, analysis.portable, syntax):
+            texts[text] = f"grammar {name}"
+        for body in _classes(grammar.nodes):
+            if len(body) >= 5:
+                texts[f"[{body}]"] = f"a class of grammar {name}"
+    return numbers, texts
+
+
+def _restatements() -> list[tuple[str, int, object, str]]:
+    """(file, line, value, what it restates) for every literal that equals a spec value."""
+    numbers, texts = _spec_values()
+    syntaxes = {t: w for t, w in texts.items() if len(t) >= 12 and w.startswith("grammar")}
+    found: list[tuple[str, int, object, str]] = []
+    for root in SCANNED:
+        for path in sorted((ROOT / root).rglob("*.py")):
+            rel = str(path.relative_to(ROOT))
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if not isinstance(node, ast.Constant) or isinstance(node.value, bool):
+                    continue
+                value = node.value
+                if isinstance(value, (int, float)) and value in numbers:
+                    found.append((rel, node.lineno, value, "a spec bound"))
+                elif isinstance(value, str) and value in texts:
+                    found.append((rel, node.lineno, value, texts[value]))
+                elif isinstance(value, str):
+                    for syntax, what in syntaxes.items():
+                        if syntax in value:
+                            found.append((rel, node.lineno, syntax, what))
+    return found
+
+
+def test_no_spec_value_is_restated_by_hand() -> None:
+    offences = [
+        f"{file}:{line}: {value!r} restates {what}"
+        for file, line, value, what in _restatements()
+        if (file, value) not in ALLOWED
+    ]
+    assert offences == []
+
+
+def test_every_allowance_is_still_needed() -> None:
+    """An entry that no longer matches a restatement must go (the list stays short and true)."""
+    seen = {(file, value) for file, _, value, _ in _restatements()}
+    assert [key for key in ALLOWED if key not in seen] == []
