@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 __all__ = ["SemanticIndex", "build_index", "forget_recent", "notify"]
 
 _CHUNK = 64  # tools per encoding step: progress and cache writes happen per step
-_BAR_FROM = 256  # a first encode of at least this many tools shows a progress bar
+_BAR_FROM = 4 * _CHUNK  # a first encode of at least this many tools shows a progress bar
 
 # The last index built in this process: (model id, key -> row, matrix). Holds the matrix the
 # serving index already holds (no copy), so a refresh finds its unchanged tools here even
