@@ -6,6 +6,10 @@ bench/retrieval.py."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import textwrap
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -80,6 +84,46 @@ def test_a_long_query_is_cut_as_the_tokenizer_itself_cuts() -> None:
     assert ids.tolist() == [e.ids for e in expected]
     assert mask.tolist() == [e.attention_mask for e in expected]
     assert ids.shape[1] == encoder_module.QUERY_MAX_TOKENS
+
+
+_HEAVY_SCRIPT = textwrap.dedent(
+    """
+    import json, sys
+    from gatespec.browse import Browser
+    from gatespec.catalog import Catalog
+    from gatespec.rank_cli import ranking_status
+
+    def loaded():
+        return [m for m in ("numpy", "onnxruntime", "tokenizers") if m in sys.modules]
+
+    status = ranking_status()
+    Browser(Catalog.build({}))  # the gateway's snapshot before any upstream has listed
+    idle = loaded()
+    tool = {"name": "list_directory", "description": "List a directory.",
+            "inputSchema": {"type": "object"}}
+    browser = Browser(Catalog.build({"fs": [tool]}))
+    browser.browse(path="/fs")
+    by_path = loaded()
+    browser.browse(query="what is inside this folder")
+    assert browser.ranker.wait(60)
+    print(json.dumps([status, idle, by_path, loaded(), browser.ranker.status]))
+    """
+)
+
+
+def test_nothing_heavy_loads_before_a_query_ranking() -> None:
+    # A fresh process: what gatespec serve's start-up line and a path browse import.
+    env = {**os.environ, "GATESPEC_SEMANTIC": "on"}  # the cache dir stays the test one
+    run = subprocess.run(
+        [sys.executable, "-c", _HEAVY_SCRIPT], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert run.returncode == 0, run.stderr
+    status, idle, by_path, after_query, ranker_status = json.loads(run.stdout)
+    assert status.startswith("hybrid ranking available") and "first query" in status
+    assert idle == []
+    assert by_path == ["numpy"]  # the lexical index of a non-empty catalog; no model
+    assert after_query == ["numpy", "onnxruntime", "tokenizers"]
+    assert ranker_status.startswith("hybrid ranking: BM25")
 
 
 def test_the_model_loads_on_the_first_query_not_before(

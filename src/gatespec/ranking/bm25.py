@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import gc
 import math
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING
@@ -49,6 +49,14 @@ DEFAULT_FIELD_WEIGHTS: Mapping[str, float] = MappingProxyType(
 def _counts(terms: list[str]) -> dict[str, int]:
     counts = dict.fromkeys(terms, 1)
     return counts if len(counts) == len(terms) else Counter(terms)
+
+
+class _TermNumbers(dict[str, int]):
+    """term -> its number, numbering a term on first sight (0, 1, 2, ...)."""
+
+    def __missing__(self, term: str) -> int:
+        number = self[term] = len(self)
+        return number
 
 
 class Bm25Index:
@@ -129,10 +137,13 @@ class Bm25Index:
             scales = [w / (1.0 - b + b * n / avg) if n else 0.0 for n in lengths]
             fields.append((counts, scales))
 
-        # Pass 2: per document, the field-weighted normalised tf (tf~) of each term, appended
-        # to the term's postings. Documents are visited in order, so postings are doc-sorted.
-        # Each term's postings are one flat list [doc, tf~, doc, tf~, ...] while building.
-        flat: defaultdict[str, list[float]] = defaultdict(list)
+        # Pass 2: per document, the field-weighted normalised tf (tf~) of each of its terms,
+        # appended to three flat lists (term number, document, tf~): C-level extends, no
+        # per-term lists. Documents are visited in order.
+        numbers = _TermNumbers()
+        term_of: list[int] = []
+        doc_of: list[int] = []
+        tfw_of: list[float] = []
         if fields:
             (first_counts, first_scales), rest = fields[0], fields[1:]
             for i in range(n_docs):
@@ -142,31 +153,30 @@ class Bm25Index:
                     scale = scales[i]
                     for term, tf in counts[i].items():
                         tfw[term] = tfw.get(term, 0.0) + tf * scale
-                for term, x in tfw.items():
-                    flat[term] += (i, x)
-
-        # Pass 3: fold idf and tf saturation into one precomputed weight per posting, and lay
-        # every term's postings end to end: term -> (start, stop) in the two flat arrays.
-        if not flat:  # no terms (the gateway's empty start-up catalog): no arrays, no numpy
+                term_of += map(numbers.__getitem__, tfw)
+                tfw_of += tfw.values()
+                doc_of += [i] * len(tfw)
+        if not numbers:  # no terms (the gateway's empty start-up catalog): no arrays, no numpy
             return {}, None, None
+
+        # Pass 3: group the postings by term (a stable sort keeps each term's documents in
+        # order) and fold idf and tf saturation into one precomputed weight per posting:
+        # term -> (start, stop) in the two flat arrays.
         import numpy as np
 
         k1 = self.k1
-        slices: dict[str, tuple[int, int]] = {}
-        positions: list[float] = []
-        tfws: list[float] = []
-        idfs: list[float] = []
-        for term, pairs in flat.items():
-            df = len(pairs) >> 1
-            idf = math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5)) * (k1 + 1.0)
-            start = len(positions)
-            positions += pairs[0::2]
-            tfws += pairs[1::2]
-            idfs += [idf] * df
-            slices[term] = (start, start + df)
-        tfw_all = np.array(tfws, dtype=np.float64)
-        posting_weights = np.array(idfs, dtype=np.float64) * tfw_all / (k1 + tfw_all)
-        return slices, np.array(positions, dtype=np.int32), posting_weights
+        terms = np.array(term_of, dtype=np.int32)
+        order = np.argsort(terms, kind="stable")
+        df = np.bincount(terms, minlength=len(numbers)).tolist()
+        idf = np.array(  # math.log per term, as ever: scores do not move by a float ulp
+            [math.log(1.0 + (n_docs - d + 0.5) / (d + 0.5)) * (k1 + 1.0) for d in df]
+        )
+        tfw_sorted = np.array(tfw_of, dtype=np.float64)[order]
+        posting_weights = idf[terms[order]] * tfw_sorted / (k1 + tfw_sorted)
+        postings = np.array(doc_of, dtype=np.int32)[order]
+        stops = np.cumsum(df).tolist()
+        slices = {term: (stops[n] - df[n], stops[n]) for term, n in numbers.items()}
+        return slices, postings, posting_weights
 
     def _field_counts(
         self, docs: Sequence[Document], field: str

@@ -52,7 +52,6 @@ class Ranker:
         docs = list(docs)
         self.params = params
         self.lexical = Bm25Index(docs)
-        self._docs = docs
         self._cache = cache
         self._semantic: SemanticIndex | None = None
         self._done = threading.Event()  # set once the semantic half is ready or given up
@@ -62,7 +61,8 @@ class Ranker:
             self._status = EncoderStatus(False, "lexical ranking only (semantic=False)")
         else:
             self._status = availability()
-        if not self._status.on or not docs:
+        self._docs = docs if self._status.on else []  # what the worker will encode
+        if not self._docs:
             self._done.set()
         elif not background:
             self._started = True
