@@ -8,7 +8,7 @@ of max-normalised BM25 beat reciprocal rank fusion on every dev set.
 Shared by the ranker and bench/retrieval.py's cross-validation, so the parameters chosen there
 are the ones this code runs with. Splitting a long task into clauses (ranked one by one and
 interleaved) and demoting near-duplicate tools were tried and dropped: neither helped on
-held-out queries of any set, and demotion cost BFCL hit@5 (bench/results/retrieval.md).
+held-out queries of any set, and both cost BFCL hit@5 (bench/results/retrieval_ablation.md).
 """
 
 from __future__ import annotations

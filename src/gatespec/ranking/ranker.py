@@ -2,7 +2,7 @@
 embedding model (gatespec.ranking.fusion says how).
 
 Built once per catalog snapshot. The lexical index is ready at once. The semantic half costs
-memory (the model: ~120 MB) and time (loading it; encoding a new catalog), so nothing of it is
+memory (the model: ~130 MB) and time (loading it; encoding a new catalog), so nothing of it is
 loaded until a query asks for a ranking: the first query starts a worker thread that loads the
 model and builds the semantic index (gatespec.ranking.semantic), and queries are ranked
 lexically until it is ready. A gateway that is only browsed by path, or whose profile ranks no
