@@ -53,7 +53,11 @@ DIM = 384
 # typed; its first 128 pieces say what it wants.
 DOC_MAX_TOKENS = 256
 QUERY_MAX_TOKENS = 128
-_BATCH = 32
+# Padded tokens per run. Without the arena every run maps its buffers afresh, and attention
+# grows with the square of the width: 32 tool texts of 256 tokens per run cost ~3x the CPU
+# per tool of one or two (and ~700 MB at the peak); dozens of short queries per run are
+# cheaper than one by one.
+_BATCH_TOKENS = 512
 _TOKENIZER_FILE = "all-MiniLM-L6-v2.tokenizer.json"
 _TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 _INSTALL_HINT = (
@@ -94,11 +98,16 @@ class WordPieces:
             raise ValueError(f"{_TOKENIZER_FILE} has no [SEP] token")
         self._sep: int = sep
 
-    def batch(self, texts: Sequence[str], max_tokens: int) -> tuple[np.ndarray, np.ndarray]:
+    def ids(self, texts: Sequence[str], max_tokens: int) -> list[list[int]]:
+        """Each text's word-piece ids, cut at `max_tokens`."""
+        rows = [e.ids for e in self._tokenizer.encode_batch(list(texts))]
+        return [r if len(r) <= max_tokens else [*r[: max_tokens - 1], self._sep] for r in rows]
+
+    @staticmethod
+    def pad(rows: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
+        """(ids, attention mask), padded to the longest row."""
         import numpy as np
 
-        rows = [e.ids for e in self._tokenizer.encode_batch(list(texts))]
-        rows = [r if len(r) <= max_tokens else [*r[: max_tokens - 1], self._sep] for r in rows]
         width = max(len(r) for r in rows)
         ids = np.zeros((len(rows), width), dtype=np.int64)  # [PAD] is id 0
         mask = np.zeros((len(rows), width), dtype=np.int64)
@@ -106,6 +115,9 @@ class WordPieces:
             ids[n, : len(r)] = r
             mask[n, : len(r)] = 1
         return ids, mask
+
+    def batch(self, texts: Sequence[str], max_tokens: int) -> tuple[np.ndarray, np.ndarray]:
+        return self.pad(self.ids(texts, max_tokens))
 
 
 class MiniLmEncoder:
@@ -131,10 +143,10 @@ class MiniLmEncoder:
         # Vectors from another model file must never meet cached ones: the id names the file.
         self.model_id = f"all-MiniLM-L6-v2-int8-{model_sha256[:16]}"
 
-    def _run(self, texts: Sequence[str], max_tokens: int) -> np.ndarray:
+    def _run(self, rows: Sequence[Sequence[int]]) -> np.ndarray:
         import numpy as np
 
-        ids, mask = self._pieces.batch(texts, max_tokens)
+        ids, mask = self._pieces.pad(rows)
         feeds = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self._inputs:
             feeds["token_type_ids"] = np.zeros_like(ids)
@@ -146,18 +158,29 @@ class MiniLmEncoder:
         return out
 
     def encode(self, texts: Sequence[str], *, query: bool = False) -> np.ndarray:
-        """(len(texts), DIM) float32 unit vectors. Texts are batched by length, so padding
-        stays small; each text's vector does not depend on its batch beyond float rounding."""
+        """(len(texts), DIM) float32 unit vectors. Texts are run in batches of similar length
+        and at most _BATCH_TOKENS padded tokens (a few tool texts, or dozens of short
+        queries); each text's vector does not depend on its batch beyond float rounding."""
         import numpy as np
 
-        max_tokens = QUERY_MAX_TOKENS if query else DOC_MAX_TOKENS
+        rows = self._pieces.ids(
+            [t or " " for t in texts], QUERY_MAX_TOKENS if query else DOC_MAX_TOKENS
+        )
         out = np.zeros((len(texts), DIM), dtype=np.float32)
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        for start in range(0, len(order), _BATCH):
-            chunk = order[start : start + _BATCH]
-            out[chunk] = self._run([texts[i] or " " for i in chunk], max_tokens)
+        order = sorted(range(len(rows)), key=lambda i: len(rows[i]))
+        start = 0
+        while start < len(order):
+            # Sorted by length, so the last row of a batch is its widest.
+            stop = start + 1
+            while (
+                stop < len(order) and (stop + 1 - start) * len(rows[order[stop]]) <= _BATCH_TOKENS
+            ):
+                stop += 1
+            chunk = order[start:stop]
+            out[chunk] = self._run([rows[i] for i in chunk])
+            start = stop
         if not query:
-            _trim_heap()  # a batch of long tool texts freed ~100 MB of attention buffers
+            _trim_heap()  # long tool texts free large attention buffers
         return out
 
 
