@@ -46,6 +46,7 @@ MUST = {
         "gatespec/__main__.py",
         "gatespec/data/default_catalog.json",
         "gatespec_conformance/docs/conformance.md",
+        "gatespec_conformance/docs/examples/adapter_minimal.py",
     ],
     "gatespec-*.tar.gz": ["/LICENSE", "/NOTICE", "/docs/conformance.md", "/src/gatespec/cli.py"],
 }
