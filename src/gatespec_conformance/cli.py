@@ -586,9 +586,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``gatespec-conformance``; returns the exit status."""
-    args = build_parser().parse_args(argv)
     try:
-        status = _run(args)
+        status = _run(build_parser().parse_args(argv))
         sys.stdout.flush()  # here, where a closed pipe can still be handled
         return status
     except BrokenPipeError:

@@ -54,12 +54,25 @@ def _rank_files(tmp_path: Path) -> list[str]:
     return ["--catalog", str(tmp_path / "tools.json"), "--queries", str(tmp_path / "q.json")]
 
 
+KIT = [PYTHON, "-m", "gatespec_conformance"]
 STDOUT_COMMANDS = {
-    "demo": lambda tmp: ["demo"],
-    "catalog": lambda tmp: ["catalog", "--config", str(_stub_config(tmp))],
-    "catalog --json": lambda tmp: ["catalog", "--json", "--config", str(_stub_config(tmp))],
-    "rank": lambda tmp: ["rank", *_rank_files(tmp)],
-    "conformance --list": lambda tmp: ["conformance", "functions", "--list"],
+    "demo": lambda tmp: [*GATESPEC, "demo"],
+    "catalog": lambda tmp: [*GATESPEC, "catalog", "--config", str(_stub_config(tmp))],
+    "catalog --json": lambda tmp: [
+        *GATESPEC,
+        "catalog",
+        "--json",
+        "--config",
+        str(_stub_config(tmp)),
+    ],
+    "rank": lambda tmp: [*GATESPEC, "rank", *_rank_files(tmp)],
+    "gatespec-conformance server --list": lambda tmp: [
+        *KIT,
+        "server",
+        "--profile",
+        "gateway",
+        "--list",
+    ],
 }
 
 
@@ -71,7 +84,7 @@ def test_a_closed_stdout_ends_quietly(name: str, tmp_path: Path) -> None:
     os.close(read_end)
     try:
         done = subprocess.run(
-            [*GATESPEC, *STDOUT_COMMANDS[name](tmp_path)],
+            STDOUT_COMMANDS[name](tmp_path),
             stdout=write_end,
             stderr=subprocess.PIPE,
             text=True,
@@ -82,6 +95,19 @@ def test_a_closed_stdout_ends_quietly(name: str, tmp_path: Path) -> None:
         os.close(write_end)
     assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr, done.stderr
     assert done.returncode == cli.EXIT_PIPE_CLOSED == 141
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["conformance", "--help"], ["serve", "--help"]])
+def test_help_into_a_closed_stdout_is_quiet(argv: list[str]) -> None:
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        done = subprocess.run(
+            [*GATESPEC, *argv], stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=60
+        )
+    finally:
+        os.close(write_end)
+    assert done.stderr == ""  # argparse's own printing ignores the closed pipe
 
 
 def test_catalog_exits_3_when_every_upstream_is_down(tmp_path: Path) -> None:
