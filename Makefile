@@ -67,4 +67,4 @@ run:
 	@GATESPEC_ROOT="$(CURDIR)" GATESPEC_RUN_DIR="$(CURDIR)/$(RUN_DIR)" exec $(VENV)/bin/gatespec serve --config tools/run.json
 
 clean:
-	rm -rf $(VENV) node_modules .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) node_modules dist .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -100,6 +100,11 @@ def check_contents(out: Path) -> None:
         missing = [n for n in needed if not any(x.endswith(n) for x in names)]
         if missing:
             raise SystemExit(f"{archive.name} lacks {missing}")
+    for wheel in out.glob("*.whl"):
+        with zipfile.ZipFile(wheel) as z:
+            metadata = next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))
+            if not z.read(metadata).startswith(b"Metadata-Version: 2.4\n"):
+                raise SystemExit(f"{wheel.name}: expected core metadata 2.4")
     for pattern, banned in MUST_NOT.items():
         for archive in out.glob(pattern):
             found = [x for x in names_in(archive) for b in banned if f"/{b}" in f"/{x}"]
