@@ -67,7 +67,9 @@ if TYPE_CHECKING:
 
         pool: UpstreamPool
 
-        async def start(self, progress: ProgressCallback | None = None) -> list[UpstreamStatus]: ...
+        async def start(
+            self, progress: ProgressCallback | None = None, *, first_ready: bool = False
+        ) -> list[UpstreamStatus]: ...
 
         async def keep_upstreams(self) -> None: ...
 
@@ -500,7 +502,7 @@ async def _serve_async(
     # Bind first: a taken port should fail before minutes of upstream start-up.
     sock = bind_http(host, port) if transport == "http" else None
     try:
-        await _start(runtime, total, stubs)
+        await _start(runtime, total, stubs, first_ready=True)
         identity = access.stdio_identity if access is not None else LOCAL
         server = build_server(runtime, fallback_session=transport, fallback_identity=identity)
         async with anyio.create_task_group() as tg:
@@ -566,8 +568,12 @@ class _Progress:
         if self.tty and self.total:
             self.stream.write("\r\033[K")
         connected = sum(1 for s in statuses if s.state == "connected")
-        failed = len(statuses) - connected
-        tail = f" ({failed} failed; they are retried on refresh)" if failed else ""
+        failed = sum(1 for s in statuses if s.state == "failed")
+        pending = len(statuses) - connected - failed
+        notes = [f"{failed} failed; they are retried on refresh" if failed else ""]
+        notes.append(f"{pending} still connecting, served as they connect" if pending else "")
+        tail = "; ".join(n for n in notes if n)
+        tail = f" ({tail})" if tail else ""
         _say(f"{connected} of {len(statuses)} upstreams connected{tail}", self.stream)
         if self.stubs:
             _say(
@@ -578,12 +584,18 @@ class _Progress:
 
 
 async def _start(
-    runtime: ServedRuntime, total: int, stubs: frozenset[str] = frozenset()
+    runtime: ServedRuntime,
+    total: int,
+    stubs: frozenset[str] = frozenset(),
+    *,
+    first_ready: bool = False,
 ) -> list[UpstreamStatus]:
+    """Start the upstreams: all of them (catalog), or, to serve, until the first is ready
+    (AM-SERVE-FIRST-READY: the others join as they connect)."""
     if total == 0:
         _say("no upstream servers configured (the catalog is empty)")
     progress = _Progress(runtime.pool, total, stubs=stubs)
-    statuses = await runtime.start(progress=progress)
+    statuses = await runtime.start(progress=progress, first_ready=first_ready)
     if total:
         progress.finish(statuses)
     _say(f"ranking: {ranking_status()}")  # never silent about running without the model
