@@ -199,7 +199,8 @@ class GatewayOptions:
     call_timeout: float = DEFAULT_CALL_TIMEOUT
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
     cache_stable: bool = False
-    # While serving: how often to retry upstreams that failed or died (seconds; 0 = never).
+    # While serving: the longest wait between retries of an upstream that failed or died
+    # (seconds; the first retry comes within a second; 0 = never retry).
     refresh_interval: float = DEFAULT_REFRESH_INTERVAL
     # Identities and the access policy; None: no access control (every caller unrestricted).
     access: AccessConfig | None = None

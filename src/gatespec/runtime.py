@@ -46,6 +46,7 @@ from gatespec.firewall import to_envelope
 from gatespec.search import SearchOperations
 from gatespec.session import SessionStore
 from gatespec.upstream import ProgressCallback, UpstreamError, UpstreamPool, UpstreamStatus
+from gatespec.upstream.revive import keep_connected
 from gatespec.validation import ArgsValidator
 from gatespec_surface.budgets import CACHE_SEEN_BY
 from gatespec_surface.errors import ErrorCode, GatewayError
@@ -223,19 +224,10 @@ class ProxyRuntime(SearchOperations):
         return statuses
 
     async def keep_upstreams(self) -> None:
-        """While serving: every refresh_interval seconds, reconnect upstreams that failed to
-        start or died since (a crashed server comes back without restarting the gateway).
-        Returns at once when the interval is 0."""
-        if self.refresh_interval <= 0:
-            return
-        while True:
-            await anyio.sleep(self.refresh_interval)
-            if all(s.state == "connected" for s in self.pool.statuses()):
-                continue
-            try:
-                await self.refresh()
-            except Exception:  # a failed refresh is logged; the gateway keeps serving
-                log.exception("refreshing upstreams failed")
+        """While serving: retry each upstream that failed to start or died since, on its own
+        (gatespec.upstream.revive), rebuilding the catalog as each comes back. Returns at once
+        when refresh_interval is 0."""
+        await keep_connected(self.pool, self.refresh_interval, self._upstream_settled)
 
     async def aclose(self) -> None:
         await self.pool.aclose()
