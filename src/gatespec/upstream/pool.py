@@ -150,9 +150,13 @@ class UpstreamPool:
 
     def revive(self, key: str, on_settled: SettledCallback | None = None) -> bool:
         """Start reconnecting an upstream that is down, in the background; False when it is
-        connected or already being settled (or the pool is not open)."""
+        connected, already being settled, refused as a loop (gatespec.chain), or the pool is
+        not open."""
         if self._upstreams[key].connected or key in self._settling:
             return False
+        error = self.error(key)
+        if error is not None and error.kind == "loop":
+            return False  # gatespec on a config up this chain: it would refuse again
         return self._settle_soon(key, on_settled)
 
     def _settle_soon(self, key: str, after: SettledCallback | None) -> bool:
