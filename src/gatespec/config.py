@@ -52,6 +52,7 @@ from gatespec_surface import PROFILE_NAMES
 
 if TYPE_CHECKING:
     from gatespec.access.config import AccessConfig
+    from gatespec.state.config import StateConfig
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT",
@@ -123,6 +124,7 @@ _GATEWAY_KEYS: Final = frozenset(
         "cache_stable",
         "refresh_interval",
         "access",  # identities, tokens and the access policy (gatespec.access.config)
+        "state",  # where per-caller state lives, shared by replicas (gatespec.state.config)
     }
 )
 _VAR: Final = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -172,6 +174,8 @@ class GatewayOptions:
     refresh_interval: float = DEFAULT_REFRESH_INTERVAL
     # Identities and the access policy; None: no access control (every caller unrestricted).
     access: AccessConfig | None = None
+    # Artifacts and cache-stable sessions: None is this process's memory (gatespec.state).
+    state: StateConfig | None = None
 
 
 @dataclass(frozen=True)
@@ -485,8 +489,14 @@ class _Reader:
             from gatespec.access.config import parse_access  # it imports this module
 
             access = parse_access(raw["access"], self.source, self.environ)
+        state = None
+        if "state" in raw:
+            from gatespec.state.config import parse_state  # it imports this module
+
+            state = parse_state(raw["state"], self)
         return GatewayOptions(
             access=access,
+            state=state,
             profile=profile,
             transport=transport,  # type: ignore[arg-type]  # checked against SERVE_TRANSPORTS
             host=host,
