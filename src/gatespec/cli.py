@@ -32,7 +32,13 @@ from typing import TYPE_CHECKING, Any, Protocol, TextIO
 import anyio
 
 from gatespec import demo, spawn
-from gatespec.config import DEFAULT_CONNECT_CONCURRENCY, ConfigError, GatewayConfig, load_config
+from gatespec.config import (
+    DEFAULT_CONNECT_CONCURRENCY,
+    DEFAULT_DRAIN_TIMEOUT,
+    ConfigError,
+    GatewayConfig,
+    load_config,
+)
 from gatespec.logs import OneLineFormatter
 from gatespec.rank_cli import add_subcommand as add_rank_subcommand
 from gatespec.rank_cli import ranking_status
@@ -239,7 +245,15 @@ def _serve(args: argparse.Namespace, factory: RuntimeFactory | None) -> int:
     try:
         runtime = _runtime(factory, config, profile)
         anyio.run(
-            _serve_async, runtime, len(config.servers), transport, host, port, web_log, access
+            _serve_async,
+            runtime,
+            len(config.servers),
+            transport,
+            host,
+            port,
+            web_log,
+            access,
+            options.drain_timeout,
         )
     finally:
         spawn.discard_early()
@@ -274,6 +288,7 @@ async def _serve_async(
     port: int,
     web_log: str,
     access: AccessConfig | None = None,
+    drain_timeout: float = DEFAULT_DRAIN_TIMEOUT,
 ) -> None:
     from gatespec.access import LOCAL
     from gatespec.server import bind_http, build_server, print_ready, serve_http, serve_stdio
@@ -299,6 +314,7 @@ async def _serve_async(
                     on_ready=print_ready,
                     log_level=web_log,
                     access=access,
+                    drain_timeout=drain_timeout,
                 )
             tg.cancel_scope.cancel()
     finally:

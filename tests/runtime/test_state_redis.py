@@ -43,7 +43,9 @@ async def replicas(valkey: Valkey) -> AsyncIterator[tuple[RedisState, RedisState
         await b.aclose()
 
 
-async def store(state: RedisState, data: bytes, owner: str | None, media: str = "text/plain") -> str:
+async def store(
+    state: RedisState, data: bytes, owner: str | None, media: str = "text/plain"
+) -> str:
     writer = state.artifacts.writer()
     ref = writer.put(data, media, "full text", owner=owner)
     await state.artifacts.flush(writer)
@@ -57,18 +59,27 @@ def view_failed(exc: pytest.ExceptionInfo[GatewayError]) -> str:
 
 async def test_an_artifact_stored_by_one_replica_is_read_by_the_other(replicas: Any) -> None:
     a, b = replicas
-    handle = await store(a, "line 1\nline 2\n".encode(), owner="alice|http:sessionless")
+    handle = await store(a, b"line 1\nline 2\n", owner="alice|http:sessionless")
     art = await b.artifacts.get(handle, "alice|http:sessionless")
-    assert (art.data, art.media_type, art.is_text, art.uri) == (b"line 1\nline 2\n", "text/plain", True, None)
+    assert (art.data, art.media_type, art.is_text, art.uri) == (
+        b"line 1\nline 2\n",
+        "text/plain",
+        True,
+        None,
+    )
     # another caller's handle answers exactly as one that never existed (AM-ACCESS-NO-LEAK)
     with pytest.raises(GatewayError) as other:
         await b.artifacts.get(handle, "bob|http:sessionless")
     with pytest.raises(GatewayError) as never:
         await b.artifacts.get("art_" + "0" * 16, "bob|http:sessionless")
-    assert view_failed(other).replace(handle, "H") == view_failed(never).replace("art_" + "0" * 16, "H")
+    assert view_failed(other).replace(handle, "H") == view_failed(never).replace(
+        "art_" + "0" * 16, "H"
+    )
 
 
-async def test_artifacts_are_content_addressed_and_size_capped(replicas: Any, valkey: Valkey) -> None:
+async def test_artifacts_are_content_addressed_and_size_capped(
+    replicas: Any, valkey: Valkey
+) -> None:
     a, b = replicas
     first = await store(a, b"same bytes", owner="x")
     second = await store(b, b"same bytes", owner="y")
