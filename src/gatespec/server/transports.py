@@ -26,6 +26,7 @@ request for another identity's session is answered as for a session that does no
 from __future__ import annotations
 
 import logging
+import math
 import socket
 import sys
 from collections.abc import Awaitable, Callable
@@ -229,7 +230,7 @@ async def serve_http(
         app,
         log_level=log_level,
         lifespan="on",
-        timeout_graceful_shutdown=drain_timeout,
+        timeout_graceful_shutdown=math.ceil(drain_timeout),  # uvicorn takes whole seconds
     )
     web = uvicorn.Server(config)
 
