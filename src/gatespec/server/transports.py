@@ -27,10 +27,13 @@ from __future__ import annotations
 
 import logging
 import math
+import signal
 import socket
 import sys
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Final
+import threading
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import parse_qsl, urlencode
 
 import anyio
@@ -251,13 +254,33 @@ async def serve_http(
         if server.notifier is not None:
             server.notifier.close()
 
-    with sock:
+    with sock, _drained_sigterm(web):
         async with anyio.create_task_group() as tg:
             tg.start_soon(lifecycle)
             try:
                 await web.serve(sockets=[sock])
             finally:
                 tg.cancel_scope.cancel()
+
+
+@contextmanager
+def _drained_sigterm(web: Any) -> Iterator[None]:
+    """uvicorn drains on SIGTERM, then raises the signal again with the handler it found; the
+    default one would kill the process before the upstreams are closed. Ours (also in place a
+    moment before uvicorn takes over) just asks the server to exit, so shutdown runs on and
+    the process exits 0."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        web.should_exit = True
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def bind_http(host: str, port: int) -> socket.socket:
