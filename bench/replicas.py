@@ -81,7 +81,7 @@ async def backend_ops(state: StateBackend, n: int) -> dict[str, Any]:
 
     async def browse(i: int) -> None:
         card = {**CARD, "id": f"ns:tool#{i:08x}"}  # one new card per browse: load + save
-        await stable_browse(state.sessions, "b", lambda s: s.arrange([card]))
+        await stable_browse(state.sessions, "b", [card["id"]], lambda s: s.arrange([card]))
 
     out = {}
     for name, op in (

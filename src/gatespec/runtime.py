@@ -375,10 +375,12 @@ class ProxyRuntime(SearchOperations):
     ) -> Reply:
         browser = (await self._for(identity)).browser
         if self.cache_stable:
+            selection = browser.select(query, path)
             response = await stable_browse(
                 self.state.sessions,
                 session,
-                lambda stable: browser.browse(query, path, session=stable),
+                [card["id"] for card in selection.cards],
+                lambda stable: browser.render(selection, stable),
             )
         else:
             response = browser.browse(query, path)

@@ -107,6 +107,12 @@ async def test_a_gone_handle_says_whether_it_expired_or_was_evicted(valkey: Valk
         await state.aclose()
 
 
+async def browse(state: RedisState, scope: str, cards: list[dict[str, Any]]) -> list[Any]:
+    """One cache-stable browse that shows `cards`, as the runtime does it."""
+    ids = [c["id"] for c in cards]
+    return await stable_browse(state.sessions, scope, ids, lambda s: s.arrange(cards))
+
+
 def card(tool_id: str, score: float) -> dict[str, Any]:
     return {"id": tool_id, "name": tool_id.split(":")[1], "description": "d", "tags": ["t"],
             "kind": "tool", "namespace": "ns", "has_schema": True, "cost_hint": 0.0,
@@ -115,32 +121,32 @@ def card(tool_id: str, score: float) -> dict[str, Any]:
 
 async def test_cache_stable_order_continues_on_another_replica(replicas: Any) -> None:
     a, b = replicas
-    first = await stable_browse(a.sessions, "s", lambda s: s.arrange([card("ns:b", 0.9)]))
+    first = await browse(a, "s", [card("ns:b", 0.9)])
     assert first == [card("ns:b", 0.9)]
     # §5.1: on the other replica the seen card comes first with its first-sighting score
     # (0.9, not this browse's 0.1), then the marker, then the new card.
-    second = await stable_browse(
-        b.sessions, "s", lambda s: s.arrange([card("ns:a", 0.5), card("ns:b", 0.1)])
-    )
+    second = await browse(b, "s", [card("ns:a", 0.5), card("ns:b", 0.1)])
     assert second == [card("ns:b", 0.9), marker_card(), card("ns:a", 0.5)]
     # a hydration recorded on one replica makes the tool seen on the other (§5.1)
     await b.sessions.record_seen("s", "ns:c")
-    third = await stable_browse(a.sessions, "s", lambda s: s.arrange([card("ns:c", 0.2)]))
+    third = await browse(a, "s", [card("ns:c", 0.2)])
     assert third == [card("ns:c", 0.2)]  # all seen: no marker (§5.3), frozen now
+    # a browse reads the entries of the cards it shows, not the whole seen-set
+    assert (await a.sessions.load("s", ["ns:a", "ns:z"])).seen == {"ns:a"}
     # another scope has its own seen-set
-    other = await stable_browse(a.sessions, "t", lambda s: s.arrange([card("ns:b", 0.3)]))
+    other = await browse(a, "t", [card("ns:b", 0.3)])
     assert other == [card("ns:b", 0.3)]
 
 
 async def test_the_first_freeze_wins_when_two_replicas_race(replicas: Any) -> None:
     a, b = replicas
-    session_a = await a.sessions.load("s")
-    session_b = await b.sessions.load("s")
+    session_a = await a.sessions.load("s", ["ns:x"])
+    session_b = await b.sessions.load("s", ["ns:x"])
     session_a.arrange([card("ns:x", 0.7)])
     session_b.arrange([card("ns:x", 0.2)])
     assert await a.sessions.save("s", session_a) is True
     assert await b.sessions.save("s", session_b) is False  # arrange again over the stored state
-    again = await stable_browse(b.sessions, "s", lambda s: s.arrange([card("ns:x", 0.2)]))
+    again = await browse(b, "s", [card("ns:x", 0.2)])
     assert again == [card("ns:x", 0.7)]
 
 
@@ -154,7 +160,7 @@ async def test_an_outage_is_typed_and_the_backend_recovers_after_a_restart(
         await a.artifacts.get(handle, None)
     assert "unreachable" in view_failed(exc)
     with pytest.raises(StateUnavailable):
-        await a.sessions.load("s")
+        await a.sessions.load("s", ["ns:x"])
     with pytest.raises(StateUnavailable):
         await a.ping()
     valkey.start()  # same port, empty (no persistence)

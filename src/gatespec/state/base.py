@@ -8,7 +8,7 @@ and the session key its transport carries, gatespec.core.Caller.scope):
   `flush`es what it wrote, so a shared backend stores every artifact of a call in one round
   trip before the handles reach the client.
 - SessionBackend: cache-stable seen-sets and frozen cards (seed 000 §5). `load` gives a
-  CacheStableSession to arrange one browse with; `save` stores what that browse changed and
+  CacheStableSession (for the ids one browse shows) to arrange that browse with; `save` stores what that browse changed and
   says whether another replica froze one of the same cards first (then the browse is arranged
   again over the stored state, so every replica emits the content first stored).
 
@@ -18,6 +18,7 @@ it into a typed answer (gatespec.state.effects), never an exception across the M
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -69,7 +70,11 @@ class ArtifactBackend(Protocol):
 
 
 class SessionBackend(Protocol):
-    async def load(self, scope: str) -> CacheStableSession: ...
+    async def load(self, scope: str, ids: Sequence[str]) -> CacheStableSession:
+        """The scope's session as far as `ids` (the cards one browse shows) are concerned: a
+        shared store reads those entries only, so a browse costs the same however much the
+        session has seen."""
+        ...
 
     async def save(self, scope: str, session: CacheStableSession) -> bool:
         """Store what changed in `session`; False when another writer froze one of its new

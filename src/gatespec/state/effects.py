@@ -14,7 +14,7 @@ Each is logged as a warning.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Final, TypeVar
 
 from gatespec.session import CacheStableSession
@@ -31,13 +31,17 @@ _ATTEMPTS: Final = 3
 
 
 async def stable_browse(
-    sessions: SessionBackend, scope: str, arrange: Callable[[CacheStableSession], T]
+    sessions: SessionBackend,
+    scope: str,
+    ids: Sequence[str],
+    arrange: Callable[[CacheStableSession], T],
 ) -> T:
-    """`arrange(session)` over the scope's stored session, and store what it changed."""
+    """`arrange(session)` over the scope's stored session (the entries of `ids`, the cards
+    the browse shows), and what that changed stored."""
     result: T | None = None
     for _ in range(_ATTEMPTS):
         try:
-            session = await sessions.load(scope)
+            session = await sessions.load(scope, ids)
         except StateUnavailable as exc:
             log.warning("cache-stable state unavailable, browsing as a new session: %s", exc)
             return arrange(CacheStableSession())

@@ -4,6 +4,8 @@ replica sees it."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from gatespec.artifacts import Artifact, ArtifactStore
 from gatespec.session import CacheStableSession, SessionStore
 from gatespec.state.base import ArtifactWriter
@@ -29,7 +31,7 @@ class MemorySessions:
     def __init__(self, store: SessionStore | None = None) -> None:
         self.store = store or SessionStore()
 
-    async def load(self, scope: str) -> CacheStableSession:
+    async def load(self, scope: str, ids: Sequence[str]) -> CacheStableSession:
         return self.store.get(scope)  # the live session: arranging it is saving it
 
     async def save(self, scope: str, session: CacheStableSession) -> bool:

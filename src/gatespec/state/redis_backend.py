@@ -11,8 +11,9 @@ any replica can answer any request (docs/scaling.md has the model). Keys (all un
 
 Round trips: tool_execute flushes all of a call's artifacts in one pipeline and records the
 implicit hydration with one script call (run alongside the upstream call); tool_view is one
-script call (record and bytes together); a cache-stable browse is one read and, when it showed
-a card for the first time, one write.
+script call (record and bytes together); a cache-stable browse is one read of the entries of the
+cards it shows (HMGET: its cost does not grow with the session) and, when it showed a card for
+the first time, one write.
 
 Artifacts live `ttl` seconds from their creation. A handle whose record is gone is answered
 VIEW_FAILED "unknown or has expired" (the store cannot tell the two apart, and must not tell
@@ -29,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+from collections.abc import Sequence
 from typing import Any, Final
 
 import redis.asyncio as aioredis
@@ -206,19 +208,20 @@ class RedisSessions:
         # Scopes are caller-controlled text (a session id header): hashed to a bounded key.
         return f"{self.prefix}seen:{hashlib.sha256(scope.encode()).hexdigest()}"
 
-    async def load(self, scope: str) -> CacheStableSession:
+    async def load(self, scope: str, ids: Sequence[str]) -> CacheStableSession:
+        if not ids:
+            return CacheStableSession()
         try:
-            raw = await self.client.hgetall(self._key(scope))
+            values = await self.client.hmget(self._key(scope), list(ids))
         except RedisError as exc:
             raise StateUnavailable(f"reading the cache-stable session failed: {exc}") from exc
         seen: list[str] = []
         frozen: dict[str, Any] = {}
-        for key, value in raw.items():
-            tool_id = key.decode() if isinstance(key, bytes) else key
+        for tool_id, value in zip(ids, values, strict=True):
             if value:
                 frozen[tool_id] = json.loads(value)
-            else:
-                seen.append(tool_id)
+            elif value is not None:
+                seen.append(tool_id)  # "": seen through hydration, never shown
         return CacheStableSession(seen, frozen)
 
     async def save(self, scope: str, session: CacheStableSession) -> bool:
