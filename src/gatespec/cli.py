@@ -302,6 +302,9 @@ async def _serve_async(
         async with anyio.create_task_group() as tg:
             # Upstreams that failed or die are retried in the background while serving.
             tg.start_soon(runtime.keep_upstreams)
+            follow_peers = getattr(runtime, "follow_peers", None)  # replicas (gatespec.state)
+            if follow_peers is not None:
+                tg.start_soon(follow_peers)
             if sock is None:
                 _say(f"serving the {runtime.profile} profile over stdio")
                 await serve_stdio(server)

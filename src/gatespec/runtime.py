@@ -257,6 +257,21 @@ class ProxyRuntime(SearchOperations):
             await self.rebuild()
         except GatewayError:
             pass  # logged in rebuild; the previous catalog stays
+        # Other replicas may not hear from this upstream themselves (gatespec.state.base).
+        await self.state.publish("tools_changed")
+
+    async def follow_peers(self) -> None:
+        """While serving: re-list the upstreams when another replica saw a tools change (or
+        events may have been missed), so that this replica's listeners hear of it too."""
+
+        async def changed(event: str) -> None:
+            log.info("another replica reports %s; re-listing upstreams", event)
+            try:
+                await self.refresh()
+            except Exception:  # a failed refresh is logged; the gateway keeps serving
+                log.exception("refreshing upstreams after a peer's event failed")
+
+        await self.state.follow(changed)
 
     def add_catalog_listener(self, callback: CatalogListener) -> None:
         self._listeners.append(callback)
@@ -420,18 +435,15 @@ class ProxyRuntime(SearchOperations):
     ) -> Reply:
         catalog = (await self._for(identity)).catalog
         item = self._resolve(catalog, tool_id, identity)
-        failure: GatewayError | None = None
-        async with anyio.create_task_group() as tg:
-            if self.cache_stable and "execute" in CACHE_SEEN_BY:
-                # §4.3's implicit hydration succeeded: the tool is seen
-                # (AM-CACHE-SEEN-BY-EXECUTE); recorded while the upstream works.
-                tg.start_soon(record_seen, self.state.sessions, session, item.id)
-            try:
-                result = await self._invoke(item, args)
-            except GatewayError as exc:  # raised after the task group, not grouped by it
-                failure = exc
-        if failure is not None:
-            raise failure
+        # §4.3's implicit hydration succeeded: the tool is seen (AM-CACHE-SEEN-BY-EXECUTE),
+        # whatever the call's outcome; stored with the call's artifacts in one round trip.
+        seen = item.id if self.cache_stable and "execute" in CACHE_SEEN_BY else None
+        try:
+            result = await self._invoke(item, args)
+        except GatewayError:
+            if seen is not None:
+                await record_seen(self.state.sessions, session, seen)
+            raise
         writer = self.state.artifacts.writer()
         envelope = to_envelope(
             result,
@@ -442,7 +454,7 @@ class ProxyRuntime(SearchOperations):
             owner=session,
         )
         try:
-            await self.state.artifacts.flush(writer)
+            await self.state.commit_execute(session, seen, writer)
         except StateUnavailable as exc:
             envelope = without_artifacts(envelope, str(exc))
         return Reply(envelope_text(envelope), envelope, is_error=envelope["status"] == "error")

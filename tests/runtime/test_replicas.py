@@ -4,7 +4,8 @@ official MCP client (protocol 2026-07-28: no session, so any replica may answer)
 
 Expected answers: the upstream's own output (tests/fixtures/replica_upstream.big_text), seed
 000 §5 for cache-stable order and frozen content, AM-SHARED-STATE for what survives a replica
-crash and a store restart."""
+crash and a store restart; seed 001 "Event Notification" for list_changed, which a replica
+hears of from another through the store's pub/sub."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ import httpx2
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.server.subscriptions import ToolsListChanged
 
 from gatespec_surface.budgets import CACHE_MARKER_ID
 from tests.fixtures.replica_cluster import Cluster, RoundRobin
@@ -202,3 +204,42 @@ async def test_sigterm_drains_calls_in_flight(cluster: Cluster) -> None:
     assert results[0].structured_content["summary"] == "slept"
     assert draining.proc.wait(10) == 0
     assert httpx2.get(f"{other.url}/readyz", timeout=5).status_code == 200
+
+
+@asynccontextmanager
+async def direct(url: str) -> AsyncIterator[Client]:
+    async with httpx2.AsyncClient(timeout=30) as http:
+        transport = streamable_http_client(f"{url}/mcp", http_client=http)
+        async with Client(transport, mode="2026-07-28", cache=None) as client:
+            yield client
+
+
+async def test_a_tools_change_one_replica_hears_of_reaches_a_listener_on_another(
+    tmp_path: Path,
+) -> None:
+    # Each replica runs its own copy of the upstream; only the copy that made the change
+    # tells its gateway, and the replicas do not poll (refresh_interval 0): the other replica
+    # can only learn of it from the first, through the store's pub/sub.
+    cluster = Cluster(tmp_path, profile="transparent").start(2)
+    try:
+        told, listening = cluster.replicas
+        async with direct(listening.url) as listener:
+            before = {t.name for t in (await listener.list_tools()).tools}
+            async with listener.listen(tools_list_changed=True) as subscription:
+                async with direct(told.url) as caller:
+                    [add] = [n for n in before if n.startswith("alpha-nadd_tool")]
+                    result = await caller.call_tool(
+                        "tool_execute", {"tool_id": add, "args": {"name": "fresh_tool"}}
+                    )
+                    assert not result.is_error, result.content
+                with anyio.fail_after(20):
+                    event = await subscription.__anext__()
+            assert event == ToolsListChanged()
+            after = {t.name for t in (await listener.list_tools()).tools}
+        # both copies list the shared file's new tool: one per upstream key
+        assert {n.split("-h")[0] for n in after - before} == {
+            "alpha-nfresh_tool",
+            "beta-nfresh_tool",
+        }
+    finally:
+        cluster.stop()

@@ -12,13 +12,16 @@ and the session key its transport carries, gatespec.core.Caller.scope):
   says whether another replica froze one of the same cards first (then the browse is arranged
   again over the stored state, so every replica emits the content first stored).
 
+Events: a replica whose upstream announced a tools change publishes "tools_changed"; the others
+re-list their upstreams, and tell their own listening clients if their catalog changed.
+
 StateUnavailable is what a backend raises when its store cannot be reached; the runtime turns
 it into a typed answer (gatespec.state.effects), never an exception across the MCP boundary.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -97,6 +100,20 @@ class StateBackend(Protocol):
 
     async def ping(self) -> None:
         """StateUnavailable unless the store answers (readiness)."""
+        ...
+
+    async def commit_execute(self, scope: str, seen: str | None, writer: ArtifactWriter) -> None:
+        """What one tool_execute leaves behind: `seen` recorded as seen (cache_stable) and the
+        artifacts `writer` holds stored, in one round trip for a shared store."""
+        ...
+
+    async def publish(self, event: str) -> None:
+        """Tell the other replicas (a shared backend's pub/sub; nothing in memory)."""
+        ...
+
+    async def follow(self, on_event: Callable[[str], Awaitable[None]]) -> None:
+        """Run `on_event` for every event another replica publishes, until cancelled (returns
+        at once when there are no other replicas to hear from)."""
         ...
 
     async def aclose(self) -> None: ...

@@ -4,7 +4,7 @@ replica sees it."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 from gatespec.artifacts import Artifact, ArtifactStore
 from gatespec.session import CacheStableSession, SessionStore
@@ -49,6 +49,17 @@ class MemoryState:
         self.sessions = MemorySessions()
 
     async def ping(self) -> None:
+        return None
+
+    async def commit_execute(self, scope: str, seen: str | None, writer: ArtifactWriter) -> None:
+        if seen is not None:
+            await self.sessions.record_seen(scope, seen)
+        # the writer wrote through: the artifacts are stored already
+
+    async def publish(self, event: str) -> None:
+        return None  # no other replica shares this process's state
+
+    async def follow(self, on_event: Callable[[str], Awaitable[None]]) -> None:
         return None
 
     async def aclose(self) -> None:

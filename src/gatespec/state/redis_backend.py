@@ -6,11 +6,12 @@ any replica can answer any request (docs/scaling.md has the model). Keys (all un
   art:<handle>       hash: owner, media_type, label, uri, is_text, size, digest   (TTL ttl)
   blob:<sha256>      the artifact's bytes, content-addressed: a result stored twice is kept
                      once                                                          (TTL ttl)
+  events             pub/sub channel: {"origin": replica, "event": "tools_changed"}
   seen:<sha256(scope)>  hash: tool id -> its card frozen at first sighting as JSON, or "" for
                      a tool seen through hydration only                            (TTL ttl)
 
-Round trips: tool_execute flushes all of a call's artifacts in one pipeline and records the
-implicit hydration with one script call (run alongside the upstream call); tool_view is one
+Round trips: tool_execute stores all of a call's artifacts and records its implicit
+hydration in one pipeline, after the upstream call; tool_view is one
 script call (record and bytes together); a cache-stable browse is one read of the entries of the
 cards it shows (HMGET: its cost does not grow with the session) and, when it showed a card for
 the first time, one write.
@@ -30,9 +31,11 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections.abc import Sequence
+import secrets
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Final
 
+import anyio
 import redis.asyncio as aioredis
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
@@ -50,6 +53,7 @@ log = logging.getLogger(__name__)
 # One attempt and two quick retries: enough to ride over a reconnect after a server restart,
 # short enough that an outage is answered within about `timeout` rather than hanging a call.
 _RETRIES: Final = 2
+_RESUBSCRIBE_DELAY: Final = 0.5  # seconds between attempts to subscribe again
 
 # tool_view: the record and the bytes it names, in one round trip. Returns nothing for an
 # unknown handle, {fields} when the bytes are gone, {fields, bytes} otherwise.
@@ -128,9 +132,14 @@ class RedisArtifacts:
         return StagedArtifacts(self.max_artifact_bytes)
 
     async def flush(self, writer: ArtifactWriter) -> None:
-        if not isinstance(writer, StagedArtifacts) or not writer.staged:
-            return
         pipe = self.client.pipeline(transaction=False)
+        if self.queue(pipe, writer):
+            await _execute(pipe, "storing artifacts")
+
+    def queue(self, pipe: Any, writer: ArtifactWriter) -> bool:
+        """Queue the commands that store `writer`'s artifacts on `pipe`; False if none."""
+        if not isinstance(writer, StagedArtifacts) or not writer.staged:
+            return False
         for art in writer.staged:
             digest = hashlib.sha256(art.data).hexdigest()
             # Re-storing identical bytes only refreshes their TTL to outlive the new record.
@@ -150,10 +159,7 @@ class RedisArtifacts:
                 },
             )
             pipe.pexpire(key, self.ttl_ms)
-        try:
-            await pipe.execute()
-        except RedisError as exc:
-            raise StateUnavailable(f"storing artifacts failed: {exc}") from exc
+        return True
 
     async def get(self, handle: object, owner: str | None) -> Artifact:
         handle = check_handle(handle)
@@ -236,11 +242,21 @@ class RedisSessions:
     async def record_seen(self, scope: str, tool_id: str) -> None:
         await self._run(scope, [tool_id, ""])
 
+    async def queue_seen(self, pipe: Any, scope: str, tool_id: str) -> None:
+        await self._save(keys=[self._key(scope)], args=[tool_id, "", self.ttl_ms], client=pipe)
+
     async def _run(self, scope: str, args: list[str | int]) -> int:
         try:
             return int(await self._save(keys=[self._key(scope)], args=[*args, self.ttl_ms]))
         except RedisError as exc:
             raise StateUnavailable(f"saving the cache-stable session failed: {exc}") from exc
+
+
+async def _execute(pipe: Any, what: str) -> None:
+    try:
+        await pipe.execute()
+    except RedisError as exc:
+        raise StateUnavailable(f"{what} failed: {exc}") from exc
 
 
 class RedisState:
@@ -257,6 +273,8 @@ class RedisState:
         )
         self.artifacts = RedisArtifacts(self.client, config)
         self.sessions = RedisSessions(self.client, config)
+        self.channel = f"{config.prefix}events"
+        self.origin = secrets.token_hex(8)  # this replica, to ignore its own events
 
     async def ping(self) -> None:
         try:
@@ -264,5 +282,55 @@ class RedisState:
         except RedisError as exc:
             raise StateUnavailable(f"{self.config.url_shown}: {exc}") from exc
 
+    async def commit_execute(self, scope: str, seen: str | None, writer: ArtifactWriter) -> None:
+        pipe = self.client.pipeline(transaction=False)
+        stored = self.artifacts.queue(pipe, writer)
+        if seen is not None:
+            await self.sessions.queue_seen(pipe, scope, seen)  # queued, not sent
+        if stored or seen is not None:
+            await _execute(pipe, "storing the call's artifacts and seen tool")
+
+    async def publish(self, event: str) -> None:
+        message = json.dumps({"origin": self.origin, "event": event})
+        try:
+            await self.client.publish(self.channel, message)
+        except RedisError as exc:
+            log.warning("could not tell the other replicas %r: %s", event, exc)
+
+    async def follow(self, on_event: Callable[[str], Awaitable[None]]) -> None:
+        """Subscribe to the events channel for good: after a lost subscription (the server
+        restarted) subscribe again and report "resync", since events may have been missed."""
+        lost = False
+        while True:
+            try:
+                async with self.client.pubsub(ignore_subscribe_messages=True) as pubsub:
+                    await pubsub.subscribe(self.channel)
+                    if lost:
+                        lost = False
+                        await on_event("resync")
+                    async for message in pubsub.listen():
+                        event = _peer_event(message, self.origin)
+                        if event is not None:
+                            await on_event(event)
+            except RedisError as exc:
+                if not lost:
+                    log.warning("replica events lost (%s); subscribing again", exc)
+                lost = True
+                await anyio.sleep(_RESUBSCRIBE_DELAY)
+
     async def aclose(self) -> None:
         await self.client.aclose()
+
+
+def _peer_event(message: Any, origin: str) -> str | None:
+    """The event of a pub/sub message another replica sent; None for anything else."""
+    if not isinstance(message, dict) or message.get("type") != "message":
+        return None
+    try:
+        body = json.loads(message["data"])
+    except (ValueError, TypeError):
+        return None
+    if not isinstance(body, dict) or body.get("origin") == origin:
+        return None
+    event = body.get("event")
+    return event if isinstance(event, str) else None
