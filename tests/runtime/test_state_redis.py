@@ -170,3 +170,46 @@ async def test_an_outage_is_typed_and_the_backend_recovers_after_a_restart(
     assert "unknown or has expired" in view_failed(exc)  # the data died with the server
     after = await store(a, b"after", owner=None)
     assert (await a.artifacts.get(after, None)).data == b"after"
+
+
+class OnePool:
+    """One upstream tool whose 900-character answer becomes a text artifact."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.on_tools_changed = None
+
+    def tools(self) -> dict[str, list[dict[str, Any]]]:
+        return {"up": [{"name": "report", "description": "A long report.",
+                        "inputSchema": {"type": "object"}}]}  # fmt: skip
+
+    async def call(self, key: str, name: str, arguments: Any = None, timeout: Any = None) -> Any:
+        self.calls += 1
+        return {"content": [{"type": "text", "text": "x" * 900}]}
+
+
+async def test_the_runtime_answers_through_an_outage_and_recovers(valkey: Valkey) -> None:
+    from gatespec.runtime import ProxyRuntime
+
+    pool = OnePool()
+    state = RedisState(StateConfig(backend="redis", url=valkey.url, timeout=0.5))
+    rt = ProxyRuntime(pool, cache_stable=True, state=state)  # type: ignore[arg-type]
+    await rt.rebuild()
+    [tool_id] = [item.id for item in rt.catalog.items()]
+    valkey.kill()
+    # AM-SHARED-STATE: the call is made once and answered; its artifact is withdrawn, saying so
+    reply = await rt.execute("s", tool_id, {})
+    assert pool.calls == 1 and reply.structured is not None
+    assert reply.structured["artifacts"] == []
+    [issue] = reply.structured["provenance"]["issues"]
+    assert "not kept" in issue["problem"] and "unreachable" in issue["problem"]
+    # a browse is answered as the session's first (no marker); a hydration is answered
+    browsed = await rt.browse("s", None, "/up")
+    assert [c["id"] for c in browsed.structured["cards"]] == [tool_id]
+    assert (await rt.hydrate("s", tool_id)).structured["tool_id"] == tool_id
+    valkey.start()
+    reply = await rt.execute("s", tool_id, {})
+    [artifact] = reply.structured["artifacts"]
+    view = await rt.view("s", artifact["handle"], "bytes:0-2")
+    assert view.text == "xxx"
+    await state.aclose()
