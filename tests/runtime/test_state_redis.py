@@ -213,3 +213,16 @@ async def test_the_runtime_answers_through_an_outage_and_recovers(valkey: Valkey
     view = await rt.view("s", artifact["handle"], "bytes:0-2")
     assert view.text == "xxx"
     await state.aclose()
+
+
+async def test_a_session_in_use_outlives_its_ttl(valkey: Valkey) -> None:
+    state = RedisState(StateConfig(backend="redis", url=valkey.url, ttl=0.6))
+    try:
+        await browse(state, "s", [card("ns:a", 0.9)])
+        for _ in range(3):  # used every 0.35 s, 1.05 s in all
+            await anyio.sleep(0.35)
+            assert (await state.sessions.load("s", ["ns:a"])).seen == {"ns:a"}
+        await anyio.sleep(0.8)  # then left alone for longer than the ttl
+        assert (await state.sessions.load("s", ["ns:a"])).seen == frozenset()
+    finally:
+        await state.aclose()

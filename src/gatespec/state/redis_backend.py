@@ -8,7 +8,7 @@ any replica can answer any request (docs/scaling.md has the model). Keys (all un
                      once                                                          (TTL ttl)
   events             pub/sub channel: {"origin": replica, "event": "tools_changed"}
   seen:<sha256(scope)>  hash: tool id -> its card frozen at first sighting as JSON, or "" for
-                     a tool seen through hydration only                            (TTL ttl)
+                     a tool seen through hydration only          (TTL ttl from its last use)
 
 Round trips: tool_execute stores all of a call's artifacts and records its implicit
 hydration in one pipeline, after the upstream call; tool_view is one
@@ -217,8 +217,12 @@ class RedisSessions:
     async def load(self, scope: str, ids: Sequence[str]) -> CacheStableSession:
         if not ids:
             return CacheStableSession()
+        key = self._key(scope)
+        pipe = self.client.pipeline(transaction=False)
+        pipe.hmget(key, list(ids))
+        pipe.pexpire(key, self.ttl_ms)  # a session in use stays, even with nothing new to store
         try:
-            values = await self.client.hmget(self._key(scope), list(ids))
+            values, _ = await pipe.execute()
         except RedisError as exc:
             raise StateUnavailable(f"reading the cache-stable session failed: {exc}") from exc
         seen: list[str] = []
