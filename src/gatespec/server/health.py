@@ -18,6 +18,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
+from starlette.status import HTTP_200_OK, HTTP_503_SERVICE_UNAVAILABLE
 
 __all__ = ["Health", "health_routes"]
 
@@ -57,7 +58,8 @@ class Health:
         if self.draining:
             reasons.append("draining")
         body = {"ready": not reasons, "reasons": reasons, "state": await self.state_status()}
-        return JSONResponse(body, status_code=503 if reasons else 200)
+        status = HTTP_503_SERVICE_UNAVAILABLE if reasons else HTTP_200_OK
+        return JSONResponse(body, status_code=status)
 
 
 def health_routes(health: Health) -> list[Route]:
