@@ -246,8 +246,10 @@ class RedisSessions:
     async def record_seen(self, scope: str, tool_id: str) -> None:
         await self._run(scope, [tool_id, ""])
 
-    async def queue_seen(self, pipe: Any, scope: str, tool_id: str) -> None:
-        await self._save(keys=[self._key(scope)], args=[tool_id, "", self.ttl_ms], client=pipe)
+    def queue_seen(self, pipe: Any, scope: str, tool_id: str) -> None:
+        # EVAL, not the Script object: in a pipeline redis-py asks SCRIPT EXISTS first, a
+        # round trip of its own on every call.
+        pipe.eval(_SAVE_LUA, 1, self._key(scope), tool_id, "", self.ttl_ms)
 
     async def _run(self, scope: str, args: list[str | int]) -> int:
         try:
@@ -290,7 +292,7 @@ class RedisState:
         pipe = self.client.pipeline(transaction=False)
         stored = self.artifacts.queue(pipe, writer)
         if seen is not None:
-            await self.sessions.queue_seen(pipe, scope, seen)  # queued, not sent
+            self.sessions.queue_seen(pipe, scope, seen)
         if stored or seen is not None:
             await _execute(pipe, "storing the call's artifacts and seen tool")
 
