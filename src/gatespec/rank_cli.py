@@ -36,13 +36,32 @@ class RankInputError(Exception):
     """A catalog or query file that cannot be used (exit status 2)."""
 
 
-def add_subcommand(commands: Any) -> None:
-    """Register `rank` on the CLI's subparsers; its handler returns the exit status."""
-    cmd = commands.add_parser("rank", help="rank a catalog for queries as tool_browse would")
-    cmd.add_argument("--catalog", required=True, type=Path, metavar="FILE")
-    cmd.add_argument("--queries", required=True, type=Path, metavar="FILE")
+def add_subcommand(commands: Any, command: Any) -> None:
+    """Register `rank` through the CLI's `command(commands, name, help, description)`; its
+    handler returns the exit status."""
+    cmd = command(
+        commands,
+        "rank",
+        "rank a catalog for queries as tool_browse would",
+        "Rank a catalog for a list of queries exactly as tool_browse(query) would, and print "
+        "hit@1, hit@5, MRR and coverage@5 on stderr when the queries carry gold answers.",
+    )
+    cmd.add_argument(
+        "--catalog",
+        required=True,
+        type=Path,
+        metavar="FILE",
+        help="JSON array of {server, name, description, inputSchema}",
+    )
+    cmd.add_argument(
+        "--queries",
+        required=True,
+        type=Path,
+        metavar="FILE",
+        help="JSON array of {id, query, gold?}",
+    )
     cmd.add_argument("--k", type=int, default=10, help=f"results per query, 1-{BROWSE_MAX_TOP_K}")
-    cmd.add_argument("--out", type=Path, metavar="FILE", help="write JSON here (default stdout)")
+    cmd.add_argument("--out", type=Path, metavar="FILE", help="write JSON here (default: stdout)")
     cmd.set_defaults(run=lambda args, _factory: run(args))
 
 
