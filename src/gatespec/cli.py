@@ -39,6 +39,7 @@ import anyio
 from gatespec import demo, spawn
 from gatespec.config import (
     DEFAULT_CONNECT_CONCURRENCY,
+    DEFAULT_DRAIN_TIMEOUT,
     ConfigError,
     GatewayConfig,
     GatewayOptions,
@@ -367,6 +368,7 @@ def _serve(args: argparse.Namespace, factory: RuntimeFactory | None) -> int:
             web_log,
             access,
             _stubs(config),
+            options.drain_timeout,
         )
     finally:
         spawn.discard_early()
@@ -402,6 +404,7 @@ async def _serve_async(
     web_log: str,
     access: AccessConfig | None = None,
     stubs: frozenset[str] = frozenset(),
+    drain_timeout: float = DEFAULT_DRAIN_TIMEOUT,
 ) -> None:
     from gatespec.access import LOCAL
     from gatespec.server import bind_http, build_server, print_ready, serve_http, serve_stdio
@@ -415,6 +418,9 @@ async def _serve_async(
         async with anyio.create_task_group() as tg:
             # Upstreams that failed or die are retried in the background while serving.
             tg.start_soon(runtime.keep_upstreams)
+            follow_peers = getattr(runtime, "follow_peers", None)  # replicas (gatespec.state)
+            if follow_peers is not None:
+                tg.start_soon(follow_peers)
             if sock is None:
                 _say(f"serving the {runtime.profile} profile over stdio")
                 await serve_stdio(server)
@@ -427,6 +433,7 @@ async def _serve_async(
                     on_ready=print_ready,
                     log_level=web_log,
                     access=access,
+                    drain_timeout=drain_timeout,
                 )
             tg.cancel_scope.cancel()
     finally:

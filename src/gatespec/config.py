@@ -52,10 +52,12 @@ from gatespec_surface import PROFILE_NAMES
 
 if TYPE_CHECKING:
     from gatespec.access.config import AccessConfig
+    from gatespec.state.config import StateConfig
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT",
     "DEFAULT_CONNECT_TIMEOUT",
+    "DEFAULT_DRAIN_TIMEOUT",
     "DEFAULT_HOST",
     "DEFAULT_PORT",
     "IGNORED_SERVER_KEYS",
@@ -83,6 +85,7 @@ DEFAULT_CALL_TIMEOUT: Final = 30.0
 DEFAULT_CONNECT_TIMEOUT: Final = 20.0
 DEFAULT_REFRESH_INTERVAL: Final = 30.0
 DEFAULT_CONNECT_CONCURRENCY: Final = 8  # upstreams connecting at once
+DEFAULT_DRAIN_TIMEOUT: Final = 10.0
 
 # Keys other MCP clients write into server entries that change nothing for the gateway.
 # ("disabled" is honoured, the rest are ignored.) Anything else unknown is most likely a typo
@@ -122,7 +125,9 @@ _GATEWAY_KEYS: Final = frozenset(
         "connect_timeout",
         "cache_stable",
         "refresh_interval",
+        "drain_timeout",  # seconds calls in flight get to finish on SIGTERM
         "access",  # identities, tokens and the access policy (gatespec.access.config)
+        "state",  # where per-caller state lives, shared by replicas (gatespec.state.config)
     }
 )
 _VAR: Final = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -170,8 +175,12 @@ class GatewayOptions:
     cache_stable: bool = False
     # While serving: how often to retry upstreams that failed or died (seconds; 0 = never).
     refresh_interval: float = DEFAULT_REFRESH_INTERVAL
+    # On SIGTERM (HTTP): how long calls in flight may take to finish before they are cut.
+    drain_timeout: float = DEFAULT_DRAIN_TIMEOUT
     # Identities and the access policy; None: no access control (every caller unrestricted).
     access: AccessConfig | None = None
+    # Artifacts and cache-stable sessions: None is this process's memory (gatespec.state).
+    state: StateConfig | None = None
 
 
 @dataclass(frozen=True)
@@ -480,13 +489,24 @@ class _Reader:
             if "refresh_interval" in raw
             else defaults.refresh_interval
         )
+        drain_timeout = (
+            self.number(raw["drain_timeout"], f"{at}.drain_timeout")
+            if "drain_timeout" in raw
+            else defaults.drain_timeout
+        )
         access = None
         if "access" in raw:
             from gatespec.access.config import parse_access  # it imports this module
 
             access = parse_access(raw["access"], self.source, self.environ)
+        state = None
+        if "state" in raw:
+            from gatespec.state.config import parse_state  # it imports this module
+
+            state = parse_state(raw["state"], self)
         return GatewayOptions(
             access=access,
+            state=state,
             profile=profile,
             transport=transport,  # type: ignore[arg-type]  # checked against SERVE_TRANSPORTS
             host=host,
@@ -495,6 +515,7 @@ class _Reader:
             connect_timeout=connect_timeout,
             cache_stable=cache_stable,
             refresh_interval=refresh_interval,
+            drain_timeout=drain_timeout,
         )
 
     def choice(self, raw: dict[str, Any], key: str, allowed: tuple[str, ...], default: str) -> str:
