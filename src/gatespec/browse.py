@@ -72,6 +72,15 @@ class BrowseResponse:
     structured: dict[str, Any] = field(repr=False)
 
 
+@dataclass(frozen=True)
+class Selection:
+    """What a browse found, before cache-stable arrangement and rendering."""
+
+    cards: list[Card]
+    preamble: str
+    structured: dict[str, Any]  # the BrowseResult fields besides the cards
+
+
 # ---------------------------------------------------------------------- the tree
 
 
@@ -279,6 +288,13 @@ class Browser:
     ) -> BrowseResponse:
         """Cards for a query (ranked) or a path (a tree node). With a session, the cards are
         arranged cache-stably (§5) before the text is rendered."""
+        return self.render(self.select(query, path, top_k=top_k), session)
+
+    def select(
+        self, query: object = None, path: object = None, *, top_k: int = BROWSE_DEFAULT_TOP_K
+    ) -> Selection:
+        """The cards a browse shows, before any cache-stable arrangement (a shared session
+        store reads the state of these ids only)."""
         if (query is None) == (path is None):
             raise GatewayError(
                 ErrorCode.ARGS_INVALID,
@@ -287,16 +303,19 @@ class Browser:
             )
         if path is not None:
             cards = [with_score(c, None) for c in self.tree.listing(path)]
-            preamble = render_preamble(len(cards), path=str(path))
-            structured: dict[str, Any] = {"path": path}
-        else:
-            cards, total = self._ranked(query, top_k)
-            preamble = render_preamble(len(cards), total=total)
-            structured = {}
+            return Selection(cards, render_preamble(len(cards), path=str(path)), {"path": path})
+        cards, total = self._ranked(query, top_k)
+        return Selection(cards, render_preamble(len(cards), total=total), {})
+
+    def render(
+        self, selection: Selection, session: CacheStableSession | None = None
+    ) -> BrowseResponse:
+        """The response for `selection`, arranged by `session` when there is one."""
+        cards = selection.cards
         if session is not None:
             cards = session.arrange(cards)
-        structured = {"cards": cards, **structured}
-        return BrowseResponse(cards, browse_text(preamble, cards), structured)
+        structured = {"cards": cards, **selection.structured}
+        return BrowseResponse(cards, browse_text(selection.preamble, cards), structured)
 
     def _ranked(self, query: object, top_k: int) -> tuple[list[Card], int]:
         # A long query is cut by the ranker (browse.query_max_chars), not refused.

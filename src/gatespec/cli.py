@@ -43,6 +43,7 @@ import anyio
 from gatespec import chain, demo, spawn
 from gatespec.config import (
     DEFAULT_CONNECT_CONCURRENCY,
+    DEFAULT_DRAIN_TIMEOUT,
     ConfigError,
     GatewayConfig,
     GatewayOptions,
@@ -409,6 +410,7 @@ def _serve(args: argparse.Namespace, factory: RuntimeFactory | None) -> int:
             web_log,
             access,
             _stubs(config),
+            options.drain_timeout,
             options.sessions,
         )
         # A stdio gateway without the client that started it has nobody to serve.
@@ -494,6 +496,7 @@ async def _serve_async(
     web_log: str,
     access: AccessConfig | None = None,
     stubs: frozenset[str] = frozenset(),
+    drain_timeout: float = DEFAULT_DRAIN_TIMEOUT,
     sessions: SessionBounds | None = None,
 ) -> None:
     from gatespec.access import LOCAL
@@ -508,6 +511,9 @@ async def _serve_async(
         async with anyio.create_task_group() as tg:
             # Upstreams that failed or die are retried in the background while serving.
             tg.start_soon(runtime.keep_upstreams)
+            follow_peers = getattr(runtime, "follow_peers", None)  # replicas (gatespec.state)
+            if follow_peers is not None:
+                tg.start_soon(follow_peers)
             if sock is None:
                 _say(f"serving the {runtime.profile} profile over stdio")
                 await serve_stdio(server)
@@ -520,6 +526,7 @@ async def _serve_async(
                     on_ready=print_ready,
                     log_level=web_log,
                     access=access,
+                    drain_timeout=drain_timeout,
                     sessions=sessions,
                 )
             tg.cancel_scope.cancel()

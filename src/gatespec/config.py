@@ -54,10 +54,12 @@ from gatespec_surface import PROFILE_NAMES
 
 if TYPE_CHECKING:
     from gatespec.access.config import AccessConfig
+    from gatespec.state.config import StateConfig
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT",
     "DEFAULT_CONNECT_TIMEOUT",
+    "DEFAULT_DRAIN_TIMEOUT",
     "DEFAULT_HOST",
     "DEFAULT_PORT",
     "IGNORED_SERVER_KEYS",
@@ -85,6 +87,7 @@ DEFAULT_CALL_TIMEOUT: Final = 30.0
 DEFAULT_CONNECT_TIMEOUT: Final = 20.0
 DEFAULT_REFRESH_INTERVAL: Final = 30.0
 DEFAULT_CONNECT_CONCURRENCY: Final = 8  # upstreams connecting at once
+DEFAULT_DRAIN_TIMEOUT: Final = 10.0
 
 # Keys other MCP clients write into server entries that change nothing for the gateway.
 # ("disabled" is honoured, the rest are ignored.) Anything else unknown is most likely a typo
@@ -124,10 +127,12 @@ _GATEWAY_KEYS: Final = frozenset(
         "connect_timeout",
         "cache_stable",
         "refresh_interval",
+        "drain_timeout",  # seconds calls in flight get to finish on SIGTERM
         "access",  # identities, tokens and the access policy (gatespec.access.config)
         "max_sessions",  # Streamable HTTP session table bounds (SessionBounds)
         "max_sessions_per_client",
         "session_idle_timeout",
+        "state",  # where per-caller state lives, shared by replicas (gatespec.state.config)
     }
 )
 _VAR: Final = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -202,9 +207,13 @@ class GatewayOptions:
     # While serving: the longest wait between retries of an upstream that failed or died
     # (seconds; the first retry comes within a second; 0 = never retry).
     refresh_interval: float = DEFAULT_REFRESH_INTERVAL
+    # On SIGTERM (HTTP): how long calls in flight may take to finish before they are cut.
+    drain_timeout: float = DEFAULT_DRAIN_TIMEOUT
     # Identities and the access policy; None: no access control (every caller unrestricted).
     access: AccessConfig | None = None
     sessions: SessionBounds = field(default_factory=SessionBounds)
+    # Artifacts and cache-stable sessions: None is this process's memory (gatespec.state).
+    state: StateConfig | None = None
 
 
 @dataclass(frozen=True)
@@ -522,14 +531,25 @@ class _Reader:
             if "refresh_interval" in raw
             else defaults.refresh_interval
         )
+        drain_timeout = (
+            self.number(raw["drain_timeout"], f"{at}.drain_timeout")
+            if "drain_timeout" in raw
+            else defaults.drain_timeout
+        )
         access = None
         if "access" in raw:
             from gatespec.access.config import parse_access  # it imports this module
 
             access = parse_access(raw["access"], self.source, self.environ)
+        state = None
+        if "state" in raw:
+            from gatespec.state.config import parse_state  # it imports this module
+
+            state = parse_state(raw["state"], self)
         return GatewayOptions(
             access=access,
             sessions=self.session_bounds(raw),
+            state=state,
             profile=profile,
             transport=transport,  # type: ignore[arg-type]  # checked against SERVE_TRANSPORTS
             host=host,
@@ -538,6 +558,7 @@ class _Reader:
             connect_timeout=connect_timeout,
             cache_stable=cache_stable,
             refresh_interval=refresh_interval,
+            drain_timeout=drain_timeout,
         )
 
     def session_bounds(self, raw: dict[str, Any]) -> SessionBounds:

@@ -36,7 +36,7 @@ import anyio
 from mcp.types import Tool
 
 from gatespec.access import LOCAL, AccessPolicy, Identity, Rules, Subject
-from gatespec.artifacts import ArtifactStore, view_cut_note
+from gatespec.artifacts import ArtifactStore, render_view, view_cut_note
 from gatespec.browse import Browser
 from gatespec.cards import admit_cards
 from gatespec.catalog import Catalog, Excluded, Item
@@ -44,7 +44,9 @@ from gatespec.config import GatewayConfig
 from gatespec.core import Caller, CatalogListing, GatewayRuntime, Reply
 from gatespec.firewall import to_envelope
 from gatespec.search import SearchOperations
-from gatespec.session import SessionStore
+from gatespec.state import StateBackend, StateUnavailable, open_state
+from gatespec.state.effects import record_seen, stable_browse, without_artifacts
+from gatespec.state.memory import MemoryState
 from gatespec.upstream import ProgressCallback, UpstreamError, UpstreamPool, UpstreamStatus
 from gatespec.upstream.revive import keep_connected
 from gatespec.validation import ArgsValidator
@@ -56,6 +58,7 @@ from gatespec_surface.operations import (
     ToolHydrateArgs,
     ToolViewArgs,
 )
+from gatespec_surface.parsers import parse_view_selector
 from gatespec_surface.schemas import STRIPPED_INPUT_SCHEMA
 
 log = logging.getLogger(__name__)
@@ -160,6 +163,7 @@ class ProxyRuntime(SearchOperations):
         refresh_interval: float = 0.0,
         artifacts: ArtifactStore | None = None,
         policy: AccessPolicy | None = None,
+        state: StateBackend | None = None,
     ) -> None:
         self.pool = pool
         self.policy = policy if policy is not None else AccessPolicy.open()
@@ -167,8 +171,9 @@ class ProxyRuntime(SearchOperations):
         self.profile = profile
         self.cache_stable = cache_stable
         self.call_timeout = call_timeout
-        self.artifacts = artifacts or ArtifactStore()
-        self.sessions = SessionStore()
+        # Artifacts and cache-stable sessions (gatespec.state): this process's memory unless
+        # a shared backend is given.
+        self.state = state if state is not None else MemoryState(artifacts)
         self.validator = ArgsValidator()
         self._listeners: list[CatalogListener] = []
         # (listed catalog, its snapshot or None until first use): swapped as one pair.
@@ -190,6 +195,7 @@ class ProxyRuntime(SearchOperations):
             call_timeout=options.call_timeout,
             refresh_interval=options.refresh_interval,
             policy=options.access.policy if options.access is not None else None,
+            state=open_state(options.state),
         )
         return runtime
 
@@ -230,7 +236,10 @@ class ProxyRuntime(SearchOperations):
         await keep_connected(self.pool, self.refresh_interval, self._upstream_settled)
 
     async def aclose(self) -> None:
-        await self.pool.aclose()
+        try:
+            await self.pool.aclose()
+        finally:
+            await self.state.aclose()
 
     async def rebuild(self) -> None:
         old = {item.id for item in self._state[0].items()}
@@ -256,6 +265,21 @@ class ProxyRuntime(SearchOperations):
             await self.rebuild()
         except GatewayError:
             pass  # logged in rebuild; the previous catalog stays
+        # Other replicas may not hear from this upstream themselves (gatespec.state.base).
+        await self.state.publish("tools_changed")
+
+    async def follow_peers(self) -> None:
+        """While serving: re-list the upstreams when another replica saw a tools change (or
+        events may have been missed), so that this replica's listeners hear of it too."""
+
+        async def changed(event: str) -> None:
+            log.info("another replica reports %s; re-listing upstreams", event)
+            try:
+                await self.refresh()
+            except Exception:  # a failed refresh is logged; the gateway keeps serving
+                log.exception("refreshing upstreams after a peer's event failed")
+
+        await self.state.follow(changed)
 
     def add_catalog_listener(self, callback: CatalogListener) -> None:
         self._listeners.append(callback)
@@ -372,9 +396,17 @@ class ProxyRuntime(SearchOperations):
     async def browse(
         self, session: str, query: str | None, path: str | None, *, identity: Identity = LOCAL
     ) -> Reply:
-        stable = self.sessions.get(session) if self.cache_stable else None
         browser = (await self._for(identity)).browser
-        response = browser.browse(query, path, session=stable)
+        if self.cache_stable:
+            selection = browser.select(query, path)
+            response = await stable_browse(
+                self.state.sessions,
+                session,
+                [card["id"] for card in selection.cards],
+                lambda stable: browser.render(selection, stable),
+            )
+        else:
+            response = browser.browse(query, path)
         return Reply(response.text, response.structured)
 
     async def hydrate(self, session: str, tool_id: str, *, identity: Identity = LOCAL) -> Reply:
@@ -383,11 +415,10 @@ class ProxyRuntime(SearchOperations):
         def hydrate(name: str) -> dict[str, Any]:
             return catalog.hydrate(self._resolve(catalog, name, identity).id)
 
+        result = hydrate(tool_id)
         if self.cache_stable:
-            # §5.5: only a successful hydration enters the seen-set.
-            result = self.sessions.get(session).hydrate(hydrate, tool_id)
-        else:
-            result = hydrate(tool_id)
+            # §5.5: only a successful hydration enters the seen-set, by its canonical id.
+            await record_seen(self.state.sessions, session, result["tool_id"])
         return Reply(json.dumps(result, ensure_ascii=False, indent=1), result)
 
     async def _invoke(self, item: Item, args: dict[str, Any]) -> dict[str, Any]:
@@ -412,22 +443,33 @@ class ProxyRuntime(SearchOperations):
     ) -> Reply:
         catalog = (await self._for(identity)).catalog
         item = self._resolve(catalog, tool_id, identity)
-        if self.cache_stable and "execute" in CACHE_SEEN_BY:
-            # §4.3's implicit hydration succeeded: the tool is seen (AM-CACHE-SEEN-BY-EXECUTE)
-            self.sessions.get(session).record_hydrated(item.id)
-        result = await self._invoke(item, args)
+        # §4.3's implicit hydration succeeded: the tool is seen (AM-CACHE-SEEN-BY-EXECUTE),
+        # whatever the call's outcome; stored with the call's artifacts in one round trip.
+        seen = item.id if self.cache_stable and "execute" in CACHE_SEEN_BY else None
+        try:
+            result = await self._invoke(item, args)
+        except GatewayError:
+            if seen is not None:
+                await record_seen(self.state.sessions, session, seen)
+            raise
+        writer = self.state.artifacts.writer()
         envelope = to_envelope(
             result,
             tool_id=item.id,
             server_key=item.metadata["server"],
             upstream_name=item.metadata["upstream_name"],
-            store=self.artifacts,
+            store=writer,  # type: ignore[arg-type]  # an ArtifactWriter: what the firewall uses
             owner=session,
         )
+        try:
+            await self.state.commit_execute(session, seen, writer)
+        except StateUnavailable as exc:
+            envelope = without_artifacts(envelope, str(exc))
         return Reply(envelope_text(envelope), envelope, is_error=envelope["status"] == "error")
 
     async def view(self, session: str, handle: str, selector: str) -> Reply:
-        result = self.artifacts.view(handle, selector, owner=session)
+        parse_view_selector(selector)  # ARGS_INVALID before the store is asked
+        result = render_view(await self.state.artifacts.get(handle, session), selector)
         notes = (view_cut_note(result),) if result["truncated"] else ()
         return Reply(result["content"], result, notes=notes)
 

@@ -26,10 +26,14 @@ request for another identity's session is answered as for a session that does no
 from __future__ import annotations
 
 import logging
+import math
+import signal
 import socket
 import sys
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Final
+import threading
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import parse_qsl, urlencode
 
 import anyio
@@ -44,6 +48,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from gatespec.config import SessionBounds
+from gatespec.server.health import Health, health_routes
 from gatespec.server.session_limits import SessionLimits
 from gatespec.server.stdio import pipe_stdio
 from gatespec.server.surface import GatewayServer
@@ -150,6 +155,7 @@ def build_http_app(
     access: AccessConfig | None = None,
     resource_url: str | None = None,
     sessions: SessionBounds | None = None,
+    health: Health | None = None,
 ) -> Starlette:
     """One Starlette app: Streamable HTTP at /mcp, legacy SSE at /sse + /messages; with an
     access config that names tokens, every MCP route requires one (module docstring).
@@ -172,6 +178,7 @@ def build_http_app(
         Route(SSE_PATH, endpoint=connect, methods=["GET"]),
         Route(MESSAGES_PATH, endpoint=messages, methods=["POST"]),
         Route(MESSAGES_PATH + "/", endpoint=messages, methods=["POST"]),
+        *(health_routes(health) if health is not None else ()),
     ]
     app = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
@@ -223,12 +230,18 @@ async def serve_http(
     log_level: str = "warning",
     access: AccessConfig | None = None,
     sessions: SessionBounds | None = None,
+    drain_timeout: float = SHUTDOWN_GRACE,
 ) -> None:
     """Serve the HTTP app with uvicorn until interrupted; on_ready gets the base URL.
 
     The socket is bound by `bind_http` (pass `sock` to bind before slow start-up work), not
     by uvicorn, so that a taken port is a ServeError rather than uvicorn's sys.exit from
     inside the event loop.
+
+    Serving starts once the runtime has listed its upstreams, so /readyz is ready from the
+    first answer until SIGTERM (or SIGINT) starts the drain: uvicorn closes the listening
+    socket, lets the calls in flight finish for up to `drain_timeout` seconds, then cancels
+    what is left.
     """
     try:
         import uvicorn
@@ -238,8 +251,15 @@ async def serve_http(
         ) from exc
     sock = sock if sock is not None else bind_http(host, port)
     resource_url = _url(host, sock.getsockname()[1]) + MCP_PATH
+    health = Health(server.surface.runtime)
+    health.listed = True  # called once the runtime has started (see above)
     app = build_http_app(
-        server, host=host, access=access, resource_url=resource_url, sessions=sessions
+        server,
+        host=host,
+        access=access,
+        resource_url=resource_url,
+        sessions=sessions,
+        health=health,
     )
     config = uvicorn.Config(
         app,
@@ -248,7 +268,7 @@ async def serve_http(
         # secret: gatespec.logs) instead of handlers uvicorn would install for itself.
         log_config=None,
         lifespan="on",
-        timeout_graceful_shutdown=SHUTDOWN_GRACE,
+        timeout_graceful_shutdown=math.ceil(drain_timeout),  # uvicorn takes whole seconds
     )
     web = uvicorn.Server(config)
 
@@ -263,18 +283,39 @@ async def serve_http(
                 await result
         while not web.should_exit:
             await anyio.sleep(0.1)
+        health.drain()
         # Shutting down: end subscriptions/listen streams gracefully (the client is told the
         # stream closed on purpose) instead of letting uvicorn's grace period run out on them.
         if server.notifier is not None:
             server.notifier.close()
 
-    with sock:
+    with sock, _drained_sigterm(web):
         async with anyio.create_task_group() as tg:
             tg.start_soon(lifecycle)
             try:
                 await web.serve(sockets=[sock])
             finally:
                 tg.cancel_scope.cancel()
+
+
+@contextmanager
+def _drained_sigterm(web: Any) -> Iterator[None]:
+    """uvicorn drains on SIGTERM, then raises the signal again with the handler it found; the
+    default one would kill the process before the upstreams are closed. Ours (also in place a
+    moment before uvicorn takes over) just asks the server to exit, so shutdown runs on and
+    the process exits 0."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        web.should_exit = True
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def bind_http(host: str, port: int) -> socket.socket:
