@@ -108,6 +108,9 @@ class ProxyRuntime:
         self.profile = profile
         self.cache_stable = cache_stable
         self.call_timeout = call_timeout
+        # The configuration the runtime serves, when built from one: its per-server `timeout`
+        # wins over the gateway-wide call_timeout (config.call_timeout_for).
+        self.config: GatewayConfig | None = None
         self.artifacts = artifacts or ArtifactStore()
         self.sessions = SessionStore()
         self.validator = ArgsValidator()
@@ -129,6 +132,7 @@ class ProxyRuntime:
             call_timeout=options.call_timeout,
             refresh_interval=options.refresh_interval,
         )
+        runtime.config = config
         return runtime
 
     # ------------------------------------------------------------ lifecycle
@@ -262,7 +266,9 @@ class ProxyRuntime:
         server = item.metadata["server"]
         upstream_name = item.metadata["upstream_name"]
         try:
-            result = await self.pool.call(server, upstream_name, args, timeout=self.call_timeout)
+            result = await self.pool.call(
+                server, upstream_name, args, timeout=self.call_timeout_for(server)
+            )
         except UpstreamError as exc:
             raise GatewayError(
                 _UPSTREAM_CODES.get(exc.kind, ErrorCode.UPSTREAM_ERROR),
@@ -282,6 +288,13 @@ class ProxyRuntime:
     async def view(self, session: str, handle: str, selector: str) -> Reply:
         result = self.artifacts.view(handle, selector)
         return Reply(result["content"], result)
+
+    def call_timeout_for(self, server: str) -> float | None:
+        """A server's own `timeout` when it has one, else the gateway-wide call_timeout."""
+        config = self.config
+        if config is not None and server in config.servers:
+            return config.call_timeout_for(server)
+        return self.call_timeout
 
     def stripped_tools(self) -> list[Tool]:
         return [tool.model_copy() for tool in self._snapshot().stripped]

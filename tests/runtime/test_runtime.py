@@ -296,6 +296,25 @@ async def test_a_hung_or_crashed_upstream_is_isolated(anyio_backend: str) -> Non
 
 
 @pytest.mark.anyio
+@pytest.mark.timeout(60)
+async def test_a_server_timeout_wins_over_the_gateway_call_timeout(anyio_backend: str) -> None:
+    """A per-server `timeout: 1` under a gateway-wide `call_timeout: 6` cancels after 1 s (the
+    bug of issue 10: the gateway-wide value was always passed)."""
+    config = _config({"quick": {**_raw(), "timeout": 1}, "slow": _raw()}, call_timeout=6)
+    runtime = ProxyRuntime.from_config(config)
+    try:
+        await runtime.start()
+        ids = {(i.metadata["server"], i.name): i.id for i in runtime.catalog.items()}
+        with pytest.raises(GatewayError) as hung:
+            await runtime.execute("s", ids["quick", "sleep"], {"seconds": 60})
+        assert hung.value.code == ErrorCode.TIMEOUT
+        assert "within 1s" in hung.value.message
+        assert runtime.call_timeout_for("quick") == 1 and runtime.call_timeout_for("slow") == 6
+    finally:
+        await runtime.aclose()
+
+
+@pytest.mark.anyio
 @pytest.mark.real_upstream
 @pytest.mark.timeout(120)
 async def test_browse_execute_view_over_real_servers(anyio_backend: str, tmp_path: Path) -> None:
