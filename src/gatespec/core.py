@@ -1,7 +1,8 @@
 """The core's value types and the contract the server layer drives: what a meta-tool returns
-(Reply), what `gatespec catalog` lists (CatalogListing), and the runtime's operations
-(GatewayRuntime). The runtime implements them; the server layer imports them from here, so the
-core never depends on a transport or on the MCP server plumbing."""
+(Reply), what `gatespec catalog` lists (CatalogListing), the runtime's operations
+(GatewayRuntime), and the client request an upstream request is made for (Relay). The runtime
+implements them; the server layer imports them from here (and builds Relays), so the core
+never depends on a transport or on the MCP server plumbing."""
 
 from __future__ import annotations
 
@@ -12,7 +13,22 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from mcp_types import Tool
 
-__all__ = ["CatalogListing", "GatewayRuntime", "Reply"]
+__all__ = [
+    "CLIENT_CAPABILITIES",
+    "CatalogListing",
+    "GatewayRuntime",
+    "Relay",
+    "RelayError",
+    "Reply",
+]
+
+# What an upstream may ask of its client, by the capability the client must declare
+# (AM-UPSTREAM-RELAY).
+CLIENT_CAPABILITIES: dict[str, str] = {
+    "sampling/createMessage": "sampling",
+    "elicitation/create": "elicitation",
+    "roots/list": "roots",
+}
 
 
 @dataclass(frozen=True)
@@ -31,6 +47,46 @@ class CatalogListing:
     excluded: list[tuple[str, str, str]]  # (server key, upstream tool name, reason)
 
 
+class RelayError(Exception):
+    """The client refused or failed a request relayed to it (its JSON-RPC error, passed on)."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+
+class Relay(Protocol):
+    """The client request an upstream request is made for (AM-UPSTREAM-RELAY): what the
+    upstream sends while answering reaches this request, and only it.
+
+    Built by the server layer from the incoming request; the upstream layer calls it."""
+
+    session: str  # the client session the request belongs to (never relay across sessions)
+
+    @property
+    def wants_progress(self) -> bool:
+        """The client asked for progress (its request carried a progress token)."""
+        ...
+
+    async def progress(self, progress: float, total: float | None, message: str | None) -> None:
+        """Report progress under the client's own token."""
+        ...
+
+    async def log(self, level: str, data: Any, logger: str | None) -> None:
+        """A logging notification for the client, if its level lets it through."""
+        ...
+
+    def refusal(self, method: str) -> str | None:
+        """Why `method` (a CLIENT_CAPABILITIES key) cannot be asked of this client, or None."""
+        ...
+
+    async def ask(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """Send the request to the client; its result, or RelayError."""
+        ...
+
+
 class GatewayRuntime(Protocol):
     """The runtime the server layer drives. Methods raise GatewayError for expected failures."""
 
@@ -40,7 +96,9 @@ class GatewayRuntime(Protocol):
 
     async def hydrate(self, session: str, tool_id: str) -> Reply: ...
 
-    async def execute(self, session: str, tool_id: str, args: dict[str, Any]) -> Reply: ...
+    async def execute(
+        self, session: str, tool_id: str, args: dict[str, Any], relay: Relay | None = None
+    ) -> Reply: ...
 
     async def view(self, session: str, handle: str, selector: str) -> Reply: ...
 

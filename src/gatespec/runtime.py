@@ -29,10 +29,16 @@ from gatespec.browse import Browser
 from gatespec.cards import admit_cards
 from gatespec.catalog import Catalog, Excluded
 from gatespec.config import GatewayConfig
-from gatespec.core import CatalogListing, Reply
+from gatespec.core import CatalogListing, Relay, Reply
 from gatespec.firewall import to_envelope
 from gatespec.session import SessionStore
-from gatespec.upstream import ProgressCallback, UpstreamError, UpstreamPool, UpstreamStatus
+from gatespec.upstream import (
+    ProgressCallback,
+    Reconfigured,
+    UpstreamError,
+    UpstreamPool,
+    UpstreamStatus,
+)
 from gatespec.validation import ArgsValidator
 from gatespec_surface.budgets import CACHE_SEEN_BY
 from gatespec_surface.errors import ErrorCode, GatewayError
@@ -168,6 +174,14 @@ class ProxyRuntime:
     async def aclose(self) -> None:
         await self.pool.aclose()
 
+    async def reconfigure(self, config: GatewayConfig) -> Reconfigured:
+        """Serve the servers of a changed config (AM-REGISTRY-RELOAD), then rebuild."""
+        changed = await self.pool.reconfigure(config.servers)
+        self.config = config
+        if changed:
+            await self.rebuild()
+        return changed
+
     async def rebuild(self) -> None:
         old = {item.id for item in self._state[0].items()}
         try:
@@ -254,7 +268,9 @@ class ProxyRuntime:
             result = self._hydrate(tool_id)
         return Reply(json.dumps(result, ensure_ascii=False, indent=1), result)
 
-    async def execute(self, session: str, tool_id: str, args: dict[str, Any]) -> Reply:
+    async def execute(
+        self, session: str, tool_id: str, args: dict[str, Any], relay: Relay | None = None
+    ) -> Reply:
         catalog = (await self._ready()).catalog
         item = catalog.resolve(tool_id)
         if self.cache_stable and "execute" in CACHE_SEEN_BY:
@@ -267,7 +283,7 @@ class ProxyRuntime:
         upstream_name = item.metadata["upstream_name"]
         try:
             result = await self.pool.call(
-                server, upstream_name, args, timeout=self.call_timeout_for(server)
+                server, upstream_name, args, timeout=self.call_timeout_for(server), relay=relay
             )
         except UpstreamError as exc:
             raise GatewayError(
@@ -288,6 +304,10 @@ class ProxyRuntime:
     async def view(self, session: str, handle: str, selector: str) -> Reply:
         result = self.artifacts.view(handle, selector)
         return Reply(result["content"], result)
+
+    async def set_log_level(self, level: str) -> None:
+        """A client's logging/setLevel, passed to the upstreams that offer logging."""
+        await self.pool.set_log_level(level)
 
     def call_timeout_for(self, server: str) -> float | None:
         """A server's own `timeout` when it has one, else the gateway-wide call_timeout."""

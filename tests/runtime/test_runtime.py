@@ -48,7 +48,12 @@ class SpyPool:
         return self._tools
 
     async def call(
-        self, key: str, name: str, arguments: Any = None, timeout: float | None = None
+        self,
+        key: str,
+        name: str,
+        arguments: Any = None,
+        timeout: float | None = None,
+        relay: Any = None,
     ) -> dict[str, Any]:
         self.calls.append((key, name, dict(arguments or {})))
         return {"content": [{"type": "text", "text": "done"}], "structuredContent": {"ok": True}}

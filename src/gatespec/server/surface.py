@@ -18,6 +18,9 @@
 - list_changed (profiles that list upstream tools): handshake-era clients get
   notifications/tools/list_changed, 2026-07-28 clients a subscriptions/listen event, whenever
   the runtime reports a catalog change.
+- What an upstream sends while running a tool_execute (progress, log messages, requests of its
+  client) reaches the client request behind it (server.relay, AM-UPSTREAM-RELAY); the server
+  therefore offers logging, and passes a client's logging/setLevel on to the upstreams.
 """
 
 from __future__ import annotations
@@ -32,11 +35,19 @@ from jsonschema import Draft202012Validator
 from mcp.server import Server
 from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.models import InitializationOptions
-from mcp_types import CallToolResult, ListToolsResult, TextContent, Tool
+from mcp_types import (
+    CallToolResult,
+    EmptyResult,
+    ListToolsResult,
+    SetLevelRequestParams,
+    TextContent,
+    Tool,
+)
 
-from gatespec.core import GatewayRuntime, Reply
+from gatespec.core import GatewayRuntime, Relay, Reply
 from gatespec.server.arguments import ArgumentChecker
 from gatespec.server.notify import ListChangedNotifier
+from gatespec.server.relay import LogLevels, RequestRelay
 from gatespec.server.sessions import session_key
 from gatespec.serving import SERVED_PROFILES
 from gatespec.validation import fast_accepts, fast_validator
@@ -55,14 +66,14 @@ logger = logging.getLogger(__name__)
 _SHOWN_MAX: Final = 80  # a quoted tool name in a message
 
 
-MetaToolCall = Callable[[GatewayRuntime, str, dict[str, Any]], Awaitable[Reply]]
+MetaToolCall = Callable[[GatewayRuntime, str, dict[str, Any], Relay | None], Awaitable[Reply]]
 
 # The runtime operation behind each meta-tool (the arguments are already checked and defaulted).
 _DISPATCH: Final[dict[str, MetaToolCall]] = {
-    "tool_browse": lambda rt, s, a: rt.browse(s, a.get("query"), a.get("path")),
-    "tool_hydrate": lambda rt, s, a: rt.hydrate(s, a["tool_id"]),
-    "tool_execute": lambda rt, s, a: rt.execute(s, a["tool_id"], a["args"]),
-    "tool_view": lambda rt, s, a: rt.view(s, a["handle"], a["selector"]),
+    "tool_browse": lambda rt, s, a, r: rt.browse(s, a.get("query"), a.get("path")),
+    "tool_hydrate": lambda rt, s, a, r: rt.hydrate(s, a["tool_id"]),
+    "tool_execute": lambda rt, s, a, r: rt.execute(s, a["tool_id"], a["args"], relay=r),
+    "tool_view": lambda rt, s, a, r: rt.view(s, a["handle"], a["selector"]),
 }
 
 
@@ -127,15 +138,20 @@ class MetaToolSurface:
         return STRIPPED_INPUT_SCHEMA if self.lists_stripped else None
 
     async def call(
-        self, session: str, name: str, arguments: Mapping[str, Any] | None
+        self,
+        session: str,
+        name: str,
+        arguments: Mapping[str, Any] | None,
+        relay: Relay | None = None,
     ) -> CallToolResult:
-        """Run one tools/call; never raises (cancellation aside)."""
+        """Run one tools/call; never raises (cancellation aside). `relay` is the client
+        request behind it, for what upstreams send while answering."""
         try:
             checker = self._checkers.get(name)
             if checker is None:
                 raise self._not_a_meta_tool(name)
             args = checker.check(arguments)
-            reply = await _DISPATCH[name](self.runtime, session, args)
+            reply = await _DISPATCH[name](self.runtime, session, args, relay)
             return self._success(name, reply)
         except Exception as exc:
             error = _gateway_error(exc)
@@ -239,15 +255,29 @@ def build_server(
     structured_errors: put error payloads in structuredContent too; by default only when
     tools/list advertises no output schema (see the module docstring).
     """
+    if runtime.profile == "aggregate":  # the aggregate profile has a surface of its own
+        from gatespec.aggregate.surface import build_aggregate_server
+
+        return build_aggregate_server(runtime, name=name, fallback_session=fallback_session)
     surface = MetaToolSurface(runtime, structured_errors)
     announce = surface.lists_stripped if notify_list_changed is None else notify_list_changed
     notifier = ListChangedNotifier() if announce else None
+    levels = LogLevels()
 
     async def on_list_tools(ctx: Any, params: Any) -> ListToolsResult:
         return ListToolsResult(tools=surface.list_tools())
 
     async def on_call_tool(ctx: Any, params: Any) -> CallToolResult:
-        return await surface.call(session_key(ctx, fallback_session), params.name, params.arguments)
+        session = session_key(ctx, fallback_session)
+        relay = RequestRelay(ctx, session, levels)
+        return await surface.call(session, params.name, params.arguments, relay=relay)
+
+    async def on_set_level(ctx: Any, params: SetLevelRequestParams) -> EmptyResult:
+        levels.set(session_key(ctx, fallback_session), params.level)
+        set_upstream_level = getattr(runtime, "set_log_level", None)
+        if set_upstream_level is not None:
+            await set_upstream_level(params.level)
+        return EmptyResult()
 
     server = GatewayServer(
         name,
@@ -258,6 +288,9 @@ def build_server(
         get_tool_input_schema=surface.input_schema,
     )
     server.surface = surface
+    # Registered after construction: the constructor warns that logging is deprecated in
+    # 2026-07-28, but handshake-era clients (most of them) still set levels.
+    server.add_request_handler("logging/setLevel", SetLevelRequestParams, on_set_level)
     if notifier is not None:
         server.notifier = notifier
         server.middleware.append(notifier.middleware)

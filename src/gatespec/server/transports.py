@@ -3,10 +3,11 @@
 HTTP routes (AM-SSE-AND-STREAMABLE):
 - ``/mcp``: Streamable HTTP for both protocol eras. Handshake-era clients get a stateful
   session (``Mcp-Session-Id``, so list_changed can reach them on their GET stream); 2026-07-28
-  clients are served per request by the SDK (routed on ``MCP-Protocol-Version``). A POST is
-  answered with one JSON body, not an SSE stream: the gateway sends nothing else in a request's
-  scope (no progress, no server-to-client requests), and the SSE framing cost 0.1-0.7 ms of
-  server CPU per call in (noisy) measurements here. subscriptions/listen is a stream whatever this setting (the SDK's rule).
+  clients are served per request by the SDK (routed on ``MCP-Protocol-Version``). A POST that
+  carries a request is answered with an SSE stream: what an upstream sends while answering
+  (progress, log messages, sampling / elicitation / roots requests) rides that request's
+  stream to its client (AM-UPSTREAM-RELAY). (A JSON body would save 0.1-0.7 ms of server CPU
+  per call, measured here, but carries nothing but the response.)
 - ``/sse`` + ``/messages?session_id=``: the 2024-11-05 SSE transport. The SDK advertises
   ``session_id``; seed 001's spelling ``sessionId`` is accepted too.
 
@@ -104,7 +105,7 @@ def build_http_app(
     ]
     return server.streamable_http_app(
         streamable_http_path=MCP_PATH,
-        json_response=True,
+        json_response=False,
         host=host,
         transport_security=security,
         custom_starlette_routes=routes,

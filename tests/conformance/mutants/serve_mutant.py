@@ -142,12 +142,11 @@ def stripped_callable() -> None:
 
     real = surface.MetaToolSurface.call
 
-    async def call(self: Any, session_key: str, name: str, arguments: Any) -> Any:
+    async def call(self: Any, session_key: str, name: str, arguments: Any, **kw: Any) -> Any:
         if self.lists_stripped and name not in self.names:
-            return await real(
-                self, session_key, "tool_execute", {"tool_id": name, "args": arguments or {}}
-            )
-        return await real(self, session_key, name, arguments)
+            args = {"tool_id": name, "args": arguments or {}}
+            return await real(self, session_key, "tool_execute", args, **kw)
+        return await real(self, session_key, name, arguments, **kw)
 
     surface.MetaToolSurface.call = call
 
@@ -266,10 +265,10 @@ def exit_on_view() -> None:
 
     real = surface.MetaToolSurface.call
 
-    async def call(self: Any, session_key: str, name: str, arguments: Any) -> Any:
+    async def call(self: Any, session_key: str, name: str, arguments: Any, **kw: Any) -> Any:
         if name == "tool_view":
             os._exit(3)
-        return await real(self, session_key, name, arguments)
+        return await real(self, session_key, name, arguments, **kw)
 
     surface.MetaToolSurface.call = call
 
