@@ -1,9 +1,9 @@
 """The ``gatespec`` command.
 
-    gatespec serve --config FILE [--profile gateway|transparent] [--transport stdio|http]
-                   [--host H] [--port P]
+    gatespec serve --config FILE [--profile gateway|transparent|aggregate]
+                   [--transport stdio|http] [--host H] [--port P]
     gatespec serve --demo                 serve the embedded demo catalog
-    gatespec catalog --config FILE [--json]
+    gatespec catalog --config FILE [--json] [--compact]
     gatespec demo
     gatespec rank --catalog FILE --queries FILE [--k 10] [--out FILE]   (gatespec.rank_cli)
     gatespec conformance …, gatespec vectors export DIR, gatespec fixture-upstream …
@@ -13,9 +13,10 @@ Progress and diagnostics go to stderr (stdout is the MCP channel under stdio). A
 (bad config, unknown profile, missing optional module) prints one line and exits 2 (usage) or 1,
 never a traceback.
 
-The runtime is `gatespec.runtime.ProxyRuntime.from_config(config, profile=...)`: `start(progress)`
-connects the upstreams (progress is shown while they settle), the server layer serves it, and
-`aclose()` ends it. `serve --demo` serves `gatespec.demo.default_config()` (the embedded default
+The runtime is `gatespec.runtime.ProxyRuntime.from_config(config, profile=...)` (the aggregate
+profile's is `gatespec.aggregate.AggregateRuntime`): `start(progress)` connects the upstreams
+(progress is shown while they settle), the server layer serves it, and `aclose()` ends it.
+While serving, the config file is watched and reread on SIGHUP (gatespec.reload). `serve --demo` serves `gatespec.demo.default_config()` (the embedded default
 catalog); `demo` runs `gatespec.demo.run_demo()`, a scripted session against it.
 """
 
@@ -23,11 +24,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import inspect
 import json
 import logging
 import sys
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, TextIO
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, TextIO, cast
 
 import anyio
 
@@ -54,7 +56,7 @@ if TYPE_CHECKING:
 
         async def aclose(self) -> None: ...
 
-        def catalog_listing(self) -> CatalogListing: ...
+        def catalog_listing(self) -> CatalogListing | Awaitable[CatalogListing]: ...
 
     RuntimeFactory = Callable[[GatewayConfig, str], ServedRuntime]
     """(config, profile) -> an unstarted runtime; tests inject fakes through main(runtime_factory=)."""
@@ -63,6 +65,10 @@ if TYPE_CHECKING:
 def _proxy_runtime(config: GatewayConfig, profile: str) -> ServedRuntime:
     # Imported on use: argument and config errors need none of the catalog machinery, and
     # the stdio upstreams start while it loads (see _runtime).
+    if profile == "aggregate":
+        from gatespec.aggregate import AggregateRuntime
+
+        return AggregateRuntime.from_config(config)  # type: ignore[return-value]
     from gatespec.runtime import ProxyRuntime
 
     return ProxyRuntime.from_config(config, profile=profile)
@@ -141,6 +147,11 @@ def _parser() -> argparse.ArgumentParser:
     catalog = commands.add_parser("catalog", help="list tool ids, wire names and exclusions")
     catalog.add_argument("--config", metavar="FILE", required=True)
     catalog.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    catalog.add_argument(
+        "--compact",
+        action="store_true",
+        help="the registry's compact tool list: server__tool, description and server (JSON)",
+    )
     catalog.set_defaults(run=_catalog)
 
     demo_cmd = commands.add_parser("demo", help="run the built-in demonstration")
@@ -233,7 +244,9 @@ def _serve(args: argparse.Namespace, factory: RuntimeFactory | None) -> int:
     web_log = "warning" if args.verbose == 0 else "info" if args.verbose == 1 else "debug"
     try:
         runtime = _runtime(factory, config, profile)
-        anyio.run(_serve_async, runtime, len(config.servers), transport, host, port, web_log)
+        anyio.run(
+            _serve_async, runtime, len(config.servers), transport, host, port, web_log, config
+        )
     finally:
         spawn.discard_early()
     return 0
@@ -246,7 +259,13 @@ def _runtime(factory: RuntimeFactory | None, config: GatewayConfig, profile: str
 
 
 async def _serve_async(
-    runtime: ServedRuntime, total: int, transport: str, host: str, port: int, web_log: str
+    runtime: ServedRuntime,
+    total: int,
+    transport: str,
+    host: str,
+    port: int,
+    web_log: str,
+    config: GatewayConfig | None = None,
 ) -> None:
     from gatespec.server import bind_http, build_server, print_ready, serve_http, serve_stdio
 
@@ -258,6 +277,10 @@ async def _serve_async(
         async with anyio.create_task_group() as tg:
             # Upstreams that failed or die are retried in the background while serving.
             tg.start_soon(runtime.keep_upstreams)
+            if config is not None and config.options.watch and hasattr(runtime, "reconfigure"):
+                from gatespec.reload import Reconfigurable, watch_config
+
+                tg.start_soon(watch_config, cast("Reconfigurable", runtime), config)
             if sock is None:
                 _say(f"serving the {runtime.profile} profile over stdio")
                 await serve_stdio(server)
@@ -309,7 +332,8 @@ async def _start(runtime: ServedRuntime, total: int) -> list[UpstreamStatus]:
     statuses = await runtime.start(progress=progress)
     if total:
         progress.finish(statuses)
-    _say(f"ranking: {ranking_status()}")  # never silent about running without the model
+    if runtime.profile != "aggregate":  # the aggregate profile ranks nothing
+        _say(f"ranking: {ranking_status()}")  # never silent about running without the model
     return statuses
 
 
@@ -319,11 +343,16 @@ async def _start(runtime: ServedRuntime, total: int) -> list[UpstreamStatus]:
 def _catalog(args: argparse.Namespace, factory: RuntimeFactory | None) -> int:
     config = load_config(args.config)
     profile = config.options.profile if config.options.profile in SERVED_PROFILES else "gateway"
+    if args.compact:  # seed 001's listTools(compact=true) is the aggregate registry's
+        profile = "aggregate"
     try:
         runtime = _runtime(factory, config, profile)
-        listing, statuses = anyio.run(_catalog_async, runtime, len(config.servers))
+        listing, statuses = anyio.run(_catalog_async, runtime, len(config.servers), args.compact)
     finally:
         spawn.discard_early()
+    if args.compact:
+        print(json.dumps(listing, indent=2, ensure_ascii=False))
+        return 0
     if args.json:
         print(json.dumps(_catalog_json(listing, statuses), indent=2, ensure_ascii=False))
     else:
@@ -332,11 +361,16 @@ def _catalog(args: argparse.Namespace, factory: RuntimeFactory | None) -> int:
 
 
 async def _catalog_async(
-    runtime: ServedRuntime, total: int
-) -> tuple[CatalogListing, list[UpstreamStatus]]:
+    runtime: ServedRuntime, total: int, compact: bool = False
+) -> tuple[Any, list[UpstreamStatus]]:
     try:
         statuses = await _start(runtime, total)
-        return runtime.catalog_listing(), statuses
+        if compact:
+            return await runtime.compact_listing(), statuses  # type: ignore[attr-defined]
+        listing = runtime.catalog_listing()
+        if inspect.isawaitable(listing):  # the aggregate registry asks its upstreams
+            listing = await listing
+        return listing, statuses
     finally:
         with anyio.CancelScope(shield=True):
             await runtime.aclose()
@@ -344,7 +378,9 @@ async def _catalog_async(
 
 def _print_catalog(listing: CatalogListing, statuses: list[UpstreamStatus]) -> None:
     # Tab-separated rows under "#" headings: readable, and easy to cut/grep.
-    print(f"# {len(listing.tools)} tools: tool_id\twire_name")
+    first, second = listing.columns
+    what = "tools" if first == "tool_id" else "entries"
+    print(f"# {len(listing.tools)} {what}: {first}\t{second}")
     for tool_id, wire_name in listing.tools:
         print(f"{tool_id}\t{wire_name}")
     print(f"# {len(listing.excluded)} excluded: server\ttool\treason")
@@ -359,7 +395,7 @@ def _print_catalog(listing: CatalogListing, statuses: list[UpstreamStatus]) -> N
 
 def _catalog_json(listing: CatalogListing, statuses: list[UpstreamStatus]) -> dict[str, Any]:
     return {
-        "tools": [{"tool_id": t, "wire_name": w} for t, w in listing.tools],
+        "tools": [dict(zip(listing.columns, pair, strict=True)) for pair in listing.tools],
         "excluded": [{"server": s, "tool": n, "reason": r} for s, n, r in listing.excluded],
         "servers": [{"key": s.key, "state": s.state, "reason": s.reason} for s in statuses],
         "ranking": ranking_status(),

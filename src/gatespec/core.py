@@ -41,10 +41,12 @@ class Reply:
 
 @dataclass(frozen=True)
 class CatalogListing:
-    """What `gatespec catalog` prints (optional runtime method `catalog_listing()`)."""
+    """What `gatespec catalog` prints (optional runtime method `catalog_listing()`, which may
+    be a coroutine)."""
 
     tools: list[tuple[str, str]]  # (tool_id, wire_name), in catalog order
     excluded: list[tuple[str, str, str]]  # (server key, upstream tool name, reason)
+    columns: tuple[str, str] = ("tool_id", "wire_name")  # what the two parts of `tools` are
 
 
 class RelayError(Exception):

@@ -232,7 +232,7 @@ class GatewayServer(Server[Any]):
         )
 
 
-def _version() -> str:
+def server_version() -> str:
     try:
         return metadata.version("gatespec")
     except metadata.PackageNotFoundError:
@@ -258,7 +258,11 @@ def build_server(
     if runtime.profile == "aggregate":  # the aggregate profile has a surface of its own
         from gatespec.aggregate.surface import build_aggregate_server
 
-        return build_aggregate_server(runtime, name=name, fallback_session=fallback_session)
+        return build_aggregate_server(
+            runtime,  # type: ignore[arg-type]  # the aggregate profile's runtime
+            name=name,
+            fallback_session=fallback_session,
+        )
     surface = MetaToolSurface(runtime, structured_errors)
     announce = surface.lists_stripped if notify_list_changed is None else notify_list_changed
     notifier = ListChangedNotifier() if announce else None
@@ -281,7 +285,7 @@ def build_server(
 
     server = GatewayServer(
         name,
-        version=_version(),
+        version=server_version(),
         on_list_tools=on_list_tools,
         on_call_tool=on_call_tool,
         on_subscriptions_listen=notifier.listen_handler if notifier is not None else None,

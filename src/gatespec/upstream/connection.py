@@ -121,6 +121,10 @@ class McpUpstream(Upstream):
         self.server_info: dict[str, Any] | None = None
         self._capabilities: dict[str, Any] = {}
         self._inflight = InFlight(self.key)
+        # Resource URIs the gateway subscribed to; on a 2026-07-28 connection they ride the
+        # subscriptions/listen filter, which is re-listened whenever the set changes.
+        self._watched: set[str] = set()
+        self._watch_changed = anyio.Event()
 
     # -- state ---------------------------------------------------------------------------
 
@@ -289,9 +293,10 @@ class McpUpstream(Upstream):
             self._capabilities = caps.model_dump(by_alias=True, mode="json", exclude_none=True)
             tools_cap = caps.tools
             advertises = bool(tools_cap is not None and tools_cap.list_changed)
+            streams = advertises or _announces_more(caps)
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self._watch_changes, conn)
-                if advertises and client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                if streams and client.protocol_version in MODERN_PROTOCOL_VERSIONS:
                     tg.start_soon(self._listen, conn, client)
                 elif advertises:
                     conn.list_changed = "notification"
@@ -310,23 +315,26 @@ class McpUpstream(Upstream):
             await self._tools_changed()
 
     async def _listen(self, conn: _Connection, client: Client) -> None:
-        """Hold a 2026-07-28 subscriptions/listen stream open for tool-list changes."""
+        """Hold a 2026-07-28 subscriptions/listen stream open for list changes and the
+        subscribed resources' updates; re-listen when the subscribed set changes."""
         delay = 1.0
         while True:
             try:
                 caps = client.server_capabilities
+                tools = bool(caps.tools and caps.tools.list_changed)
+                changed = self._watch_changed
                 async with client.listen(
-                    tools_list_changed=True,
+                    tools_list_changed=tools,
                     prompts_list_changed=bool(caps.prompts and caps.prompts.list_changed),
                     resources_list_changed=bool(caps.resources and caps.resources.list_changed),
+                    resource_subscriptions=sorted(self._watched),
                 ) as sub:
-                    if not sub.honored.tools_list_changed:
-                        return
-                    conn.list_changed = "subscription"
+                    if tools and sub.honored.tools_list_changed:
+                        conn.list_changed = "subscription"
                     delay = 1.0
-                    async for event in sub:  # events also reach on_message, which routes them
-                        logger.debug("upstream %r event %r", self.key, event)
-                return  # graceful close by the server: it will not send more
+                    if await _events_until(sub, changed, self.key):
+                        return  # graceful close by the server: it will not send more
+                    continue  # the subscribed set changed: listen again with the new filter
             except ListenNotSupportedError:
                 return
             except (SubscriptionLost, MCPError, TimeoutError) as exc:
@@ -415,9 +423,26 @@ class McpUpstream(Upstream):
         relay: Relay | None = None,
     ) -> dict[str, Any]:
         # The caller builds params afresh (never a client's _meta: the session adds its own).
+        if method in _SUBSCRIBING and self.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return self._watch(method, params or {})
         limit = timeout if timeout is not None else self.call_timeout
         raw = await self._request(method, dict(params or {}), limit, method, relay)
         return plain_result(raw)
+
+    def _watch(self, method: str, params: Mapping[str, Any]) -> dict[str, Any]:
+        """resources/(un)subscribe on a 2026-07-28 connection: a change of the listen filter."""
+        uri = params.get("uri")
+        if not isinstance(uri, str):
+            raise UpstreamError(self.key, "protocol", f"{method} needs a uri")
+        before = set(self._watched)
+        if method == "resources/subscribe":
+            self._watched.add(uri)
+        else:
+            self._watched.discard(uri)
+        if self._watched != before:
+            changed, self._watch_changed = self._watch_changed, anyio.Event()
+            changed.set()
+        return {}
 
     async def call_tool(
         self,
@@ -500,6 +525,37 @@ class McpUpstream(Upstream):
         if isinstance(leaf, RuntimeError) and "protocol version" in str(leaf):
             return "protocol", str(leaf)
         return start, f"{type(leaf).__name__}: {leaf}"
+
+
+_SUBSCRIBING: Final = ("resources/subscribe", "resources/unsubscribe")
+
+
+def _announces_more(caps: types.ServerCapabilities) -> bool:
+    """The server announces prompt or resource list changes, or resource updates."""
+    prompts, resources = caps.prompts, caps.resources
+    return bool(
+        (prompts and prompts.list_changed)
+        or (resources and (resources.list_changed or resources.subscribe))
+    )
+
+
+async def _events_until(sub: Any, changed: anyio.Event, key: str) -> bool:
+    """Drain a listen stream's events (on_message routes them) until the server closes it
+    (True) or `changed` is set (False)."""
+    closed = False
+    async with anyio.create_task_group() as tg:
+
+        async def drain() -> None:
+            nonlocal closed
+            async for event in sub:
+                logger.debug("upstream %r event %r", key, event)
+            closed = True
+            tg.cancel_scope.cancel()
+
+        tg.start_soon(drain)
+        await changed.wait()
+        tg.cancel_scope.cancel()
+    return closed
 
 
 class _HandshakeClosed(Exception):
