@@ -175,11 +175,8 @@ class Rich:
                 "mimeType": "text/plain",
                 "text": TEXTS[RESOURCES[0]["uri"]],
             }
-            return {
-                "messages": [
-                    {"role": "user", "content": {"type": "resource", "resource": resource}}
-                ]
-            }
+            content = {"type": "resource", "resource": resource}
+            return _done({"messages": [{"role": "user", "content": content}]})
         if params.name == BAD_PROMPT:
             return _done(
                 {"messages": [{"role": "user", "content": {"type": "text", "text": "bad"}}]}

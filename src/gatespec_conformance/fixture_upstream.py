@@ -530,12 +530,27 @@ def build_server(
     from mcp.server.caching import CacheHint
     from mcp_types.methods import CACHEABLE_METHODS
 
+    listen = ListenHandler(bus)
+
+    async def listening(ctx: Any, params: Any) -> Any:
+        # 2026-07-28 subscribes to resources in the listen filter: they count as subscribed
+        # (touch announces them) while the stream is open.
+        uris = [str(u) for u in (params.notifications.resource_subscriptions or ())]
+        if features is None or not uris:
+            return await listen(ctx, params)
+        state.log("listen", {"uris": uris})
+        features.subscribed.update(uris)
+        try:
+            return await listen(ctx, params)
+        finally:
+            features.subscribed.difference_update(uris)
+
     server = Server(
         "gatespec-fixture-upstream",
         version="1",
         on_list_tools=list_tools,
         on_call_tool=call_tool,
-        on_subscriptions_listen=ListenHandler(bus),
+        on_subscriptions_listen=listening,
         # 2026-07-28 results of these carry freshness hints; the rich handlers answer plain
         # dicts, so the server fills "stale at once, this client only".
         cache_hints={m: CacheHint() for m in CACHEABLE_METHODS},  # type: ignore[misc]

@@ -62,12 +62,12 @@ def test_a_config_error_exits_2_with_one_line(tmp_path: Path, capsys: Any) -> No
 
 
 def test_an_unserved_mode_exits_2(tmp_path: Path, capsys: Any) -> None:
-    config = write_config(tmp_path, {"profile": "aggregate"})
+    config = write_config(tmp_path, {"profile": "search"})
     assert (
         cli.main(["serve", "--config", str(config)], runtime_factory=fake.create_fake_runtime) == 2
     )
     assert (
-        "profile 'aggregate' is not served yet (served: gateway, transparent)"
+        "profile 'search' is not served yet (served: gateway, transparent, aggregate)"
         in capsys.readouterr().err
     )
 
