@@ -277,7 +277,7 @@ async def _serve_async(
         async with anyio.create_task_group() as tg:
             # Upstreams that failed or die are retried in the background while serving.
             tg.start_soon(runtime.keep_upstreams)
-            if config is not None and config.options.watch and hasattr(runtime, "reconfigure"):
+            if config is not None and hasattr(runtime, "reconfigure"):
                 from gatespec.reload import Reconfigurable, watch_config
 
                 tg.start_soon(watch_config, cast("Reconfigurable", runtime), config)

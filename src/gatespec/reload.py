@@ -1,5 +1,6 @@
-"""Registry changes while serving (AM-REGISTRY-RELOAD): the config file is watched, and reread
-on SIGHUP; a changed server list reaches the runtime's `reconfigure(config)`.
+"""Registry changes while serving (AM-REGISTRY-RELOAD): the config file is watched (unless
+gateway.watch is false), and reread on SIGHUP; a changed server list reaches the runtime's
+`reconfigure(config)`.
 
 Watching polls the file's modification time, size and inode once a second: a stat per second
 is nothing, works for editors that replace the file (rename) as for those that rewrite it, and
@@ -99,7 +100,7 @@ async def watch_config(
                 stamp = _stamp(path)
                 continue
             now = _stamp(path)
-            if now is not None and now != stamp:
+            if current.options.watch and now is not None and now != stamp:
                 stamp = now
                 await reload()
 

@@ -458,3 +458,44 @@ async def _touched(client: Client) -> None:
     with anyio.fail_after(10):
         while (await client.call_tool("solo__touch", {"uri": "fixture://doc/readme"})).is_error:
             await anyio.sleep(0.05)
+
+
+# ------------------------------------------------------------------ catalog
+
+
+def test_the_catalog_lists_every_name_and_every_entry_left_out(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """AGG-UNOFFERED-NAMES-LISTED: nothing is dropped silently; REGISTRY-COMPACT-LIST."""
+    from gatespec import cli
+
+    config = tmp_path / "gatespec.json"
+    body = {
+        "mcpServers": {"alpha": fixture_entry(tmp_path / "alpha.jsonl")},
+        "gateway": {"profile": "aggregate"},
+    }
+    config.write_text(json.dumps(body))
+    assert cli.main(["catalog", "--config", str(config), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    listed = {(t["list"], t["name"]) for t in doc["tools"]}
+    assert ("tools/list", "alpha__echo") in listed and ("prompts/list", "alpha__greet") in listed
+    assert ("resources/templates/list", "alpha+fixture://item/{id}") in listed
+    left_out = {e["tool"]: e["reason"] for e in doc["excluded"] if e["server"] == "alpha"}
+    for entry in (
+        f"prompts/list {BAD_PROMPT}",
+        f"resources/list {NO_SCHEME_URI}",
+        "tools/list read.file",
+    ):
+        assert entry in left_out and left_out[entry], entry
+    assert "AM-AGGREGATE-SEPARATOR" in left_out[f"prompts/list {BAD_PROMPT}"]
+    assert "AM-RESOURCE-URI" in left_out[f"resources/list {NO_SCHEME_URI}"]
+
+    assert cli.main(["catalog", "--config", str(config), "--compact"]) == 0
+    compact = json.loads(capsys.readouterr().out)
+    assert all(set(entry) == {"name", "description", "server"} for entry in compact)
+    echo = next(e for e in compact if e["name"] == "alpha__echo")
+    assert echo == {
+        "name": "alpha__echo",
+        "description": "Echo the text back, optionally repeated.",
+        "server": "alpha",
+    }
