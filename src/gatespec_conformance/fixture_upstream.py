@@ -379,6 +379,7 @@ def fixture_argv(
     well_formed_only: bool = False,
     rich: bool = False,
     page_size: int | None = None,
+    name: str | None = None,
 ) -> list[str]:
     """The command that starts this server (no PATH lookup of a console script needed)."""
     argv = [python or sys.executable, "-m", "gatespec_conformance.fixture_upstream"]
@@ -392,6 +393,8 @@ def fixture_argv(
         argv.append("--rich")
     if page_size is not None:
         argv += ["--page-size", str(page_size)]
+    if name is not None:
+        argv += ["--name", name]
     return argv
 
 
@@ -401,6 +404,7 @@ def fixture_argv(
 @dataclass
 class _State:
     call_log: Path | None
+    name: str | None = None  # --name: written into every log entry (fixtures sharing a log)
     tools: tuple[FixtureTool, ...] = FIXTURE_TOOLS
     added: list[FixtureTool] = field(default_factory=list)
     # The latest handshake-era request's session, for list_changed outside a request: its
@@ -411,7 +415,10 @@ class _State:
     def log(self, name: str, arguments: Any) -> None:
         if self.call_log is None:
             return
-        line = json.dumps({"name": name, "arguments": arguments, "ts": time.time()})
+        entry: dict[str, Any] = {"name": name, "arguments": arguments, "ts": time.time()}
+        if self.name is not None:
+            entry["server"] = self.name
+        line = json.dumps(entry)
         with self.call_log.open("a", encoding="utf-8") as f:  # one write per call, then closed
             f.write(line + "\n")
 
@@ -431,6 +438,7 @@ def build_server(
     tools: tuple[FixtureTool, ...] = FIXTURE_TOOLS,
     rich: bool = False,
     page_size: int | None = None,
+    server_name: str | None = None,
 ) -> tuple[Any, _State, Any]:
     """(server, state, announce) where announce() tells every client the list changed."""
     import anyio
@@ -441,7 +449,7 @@ def build_server(
 
     from gatespec_conformance.fixture_rich import RELAY_TOOL_NAMES, RELAY_TOOLS, Rich
 
-    state = _State(call_log, tools)
+    state = _State(call_log, name=server_name, tools=tools)
     bus = InMemorySubscriptionBus()
     features = Rich(state.log, page_size) if rich else None
 
@@ -570,12 +578,13 @@ async def _serve(
     tools: tuple[FixtureTool, ...],
     rich: bool = False,
     page_size: int | None = None,
+    server_name: str | None = None,
 ) -> None:
     import anyio
     from mcp.server.lowlevel.server import NotificationOptions
     from mcp.server.stdio import stdio_server
 
-    server, state, announce = build_server(call_log, tools, rich, page_size)
+    server, state, announce = build_server(call_log, tools, rich, page_size, server_name)
     options = server.create_initialization_options(NotificationOptions(tools_changed=True))
 
     async def add_later(delay: float) -> None:
@@ -626,6 +635,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="answer every list in pages of N entries",
     )
+    parser.add_argument(
+        "--name",
+        metavar="KEY",
+        help="write KEY as the server of every call-log entry (fixtures sharing one log)",
+    )
 
 
 def positive_count(text: str) -> int:
@@ -659,7 +673,7 @@ def run(args: argparse.Namespace, *_: Any) -> int:
         call_log.parent.mkdir(parents=True, exist_ok=True)
         call_log.touch()  # exists from the start: an empty log means "no calls yet"
     tools = fixture_tools(*_from_env(args))
-    anyio.run(_serve, call_log, args.add_tool_after, tools, args.rich, args.page_size)
+    anyio.run(_serve, call_log, args.add_tool_after, tools, args.rich, args.page_size, args.name)
     return 0
 
 
