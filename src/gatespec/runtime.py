@@ -38,6 +38,7 @@ from gatespec.upstream import (
     UpstreamError,
     UpstreamPool,
     UpstreamStatus,
+    keep_connected,
 )
 from gatespec.validation import ArgsValidator
 from gatespec_surface.budgets import CACHE_SEEN_BY
@@ -160,16 +161,7 @@ class ProxyRuntime:
         """While serving: every refresh_interval seconds, reconnect upstreams that failed to
         start or died since (a crashed server comes back without restarting the gateway).
         Returns at once when the interval is 0."""
-        if self.refresh_interval <= 0:
-            return
-        while True:
-            await anyio.sleep(self.refresh_interval)
-            if all(s.state == "connected" for s in self.pool.statuses()):
-                continue
-            try:
-                await self.refresh()
-            except Exception:  # a failed refresh is logged; the gateway keeps serving
-                log.exception("refreshing upstreams failed")
+        await keep_connected(self.pool, self.refresh_interval, self.refresh)
 
     async def aclose(self) -> None:
         await self.pool.aclose()

@@ -66,6 +66,7 @@ def spy_runtime() -> tuple[ProxyRuntime, SpyPool]:
     )
     runtime = ProxyRuntime(pool, profile="gateway")  # type: ignore[arg-type]
     anyio.run(runtime.rebuild)
+    assert runtime.catalog.items()  # the lazy build happens here, not in a timed example
     return runtime, pool
 
 

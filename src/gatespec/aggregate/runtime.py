@@ -38,6 +38,7 @@ from gatespec.upstream import (
     UpstreamError,
     UpstreamPool,
     UpstreamStatus,
+    keep_connected,
 )
 from gatespec_surface import parsers
 from gatespec_surface.errors import ErrorCode, GatewayError
@@ -133,16 +134,7 @@ class AggregateRuntime:
 
     async def keep_upstreams(self) -> None:
         """While serving: every refresh_interval seconds, reconnect upstreams that are down."""
-        if self.refresh_interval <= 0:
-            return
-        while True:
-            await anyio.sleep(self.refresh_interval)
-            if all(s.state == "connected" for s in self.pool.statuses()):
-                continue
-            try:
-                await self.refresh()
-            except Exception:  # a failed refresh is logged; the gateway keeps serving
-                logger.exception("refreshing upstreams failed")
+        await keep_connected(self.pool, self.refresh_interval, self.refresh)
 
     async def aclose(self) -> None:
         await self.pool.aclose()

@@ -22,7 +22,13 @@ from gatespec.upstream.base import (
 from gatespec.upstream.connection import McpUpstream
 from gatespec.upstream.errors import ERROR_KINDS, ErrorKind, UpstreamError
 from gatespec.upstream.factory import create_upstream
-from gatespec.upstream.pool import ProgressCallback, Reconfigured, UpstreamPool, UpstreamStatus
+from gatespec.upstream.pool import (
+    ProgressCallback,
+    Reconfigured,
+    UpstreamPool,
+    UpstreamStatus,
+    keep_connected,
+)
 from gatespec.upstream.stub import StubUpstream, echo_result, load_catalog
 from gatespec.upstream.wire import call_result, plain_result, strip_envelope_meta, tool_problem
 
@@ -45,6 +51,7 @@ __all__ = [
     "call_result",
     "create_upstream",
     "echo_result",
+    "keep_connected",
     "load_catalog",
     "plain_result",
     "strip_envelope_meta",

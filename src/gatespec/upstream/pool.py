@@ -401,6 +401,24 @@ class UpstreamPool:
         return Reconfigured(added, removed, replaced)
 
 
+async def keep_connected(
+    pool: UpstreamPool, interval: float, refresh: Callable[[], Awaitable[Any]]
+) -> None:
+    """While serving: every `interval` seconds, call `refresh` when an upstream failed to
+    start or died since (a crashed server comes back without restarting the gateway). Returns
+    at once when the interval is 0; a failed refresh is logged and the loop goes on."""
+    if interval <= 0:
+        return
+    while True:
+        await anyio.sleep(interval)
+        if all(s.state == "connected" for s in pool.statuses()):
+            continue
+        try:
+            await refresh()
+        except Exception:  # the gateway keeps serving
+            logger.exception("refreshing upstreams failed")
+
+
 async def _maybe_await(value: Awaitable[None] | None) -> None:
     if inspect.isawaitable(value):
         await value
