@@ -16,6 +16,7 @@ import anyio
 import mcp_types as types
 import pytest
 from mcp import Client
+from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters
 
 pytestmark = [pytest.mark.anyio, pytest.mark.real_upstream, pytest.mark.timeout(120)]
@@ -146,14 +147,17 @@ async def test_real_servers_over_stdio(anyio_backend: str, tmp_path: Path, serve
     assert seen.updates[0] == "everything+demo://resource/dynamic/text/1"
 
 
-@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28", "sse"])
 async def test_real_servers_over_streamable_http(
     anyio_backend: str, tmp_path: Path, servers: Any, mode: str
 ) -> None:
+    """Streamable HTTP in both eras, and the legacy SSE transport (/sse + /messages)."""
     config = real_config(tmp_path, servers)
     port = servers.free_port()
     servers.spawn([*gatespec_argv(config), "--transport", "http", "--port", str(port)], port)
-    async with Client(f"http://127.0.0.1:{port}/mcp", mode=mode) as client:
+    base = f"http://127.0.0.1:{port}"
+    target: Any = sse_client(f"{base}/sse") if mode == "sse" else f"{base}/mcp"
+    async with Client(target, mode="legacy" if mode == "sse" else mode) as client:
         prompts = [p.name for p in (await client.list_prompts()).prompts]
         read = await client.read_resource("everything+demo://resource/static/document/features.md")
         echoed = await client.call_tool("everything__echo", {"message": "over http"})

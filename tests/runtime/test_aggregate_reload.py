@@ -120,6 +120,27 @@ async def test_add_remove_and_replace_while_serving(anyio_backend: str, tmp_path
         await runtime.aclose()
 
 
+async def test_a_2026_client_hears_every_list_change(anyio_backend: str, tmp_path: Path) -> None:
+    """AM-AGGREGATE-CAPABILITIES: list changes reach 2026-07-28 clients as listen events."""
+    path = write(tmp_path / "gatespec.json", ["alpha"])
+    runtime = AggregateRuntime.from_config(load_config(path))
+    try:
+        await runtime.start()
+        server = build_server(runtime, fallback_session="test")
+        async with Client(server, mode="2026-07-28") as client:
+            kinds = {"tools_list_changed": True, "prompts_list_changed": True}
+            async with client.listen(**kinds, resources_list_changed=True) as sub:
+                write(path, ["alpha", "beta"])
+                await runtime.reconfigure(load_config(path))
+                seen: set[str] = set()
+                with anyio.fail_after(10):
+                    while len(seen) < 3:
+                        seen.add(type(await sub.__anext__()).__name__)
+    finally:
+        await runtime.aclose()
+    assert seen == {"ToolsListChanged", "PromptsListChanged", "ResourcesListChanged"}
+
+
 async def test_the_watcher_applies_a_rewritten_file(anyio_backend: str, tmp_path: Path) -> None:
     path = write(tmp_path / "gatespec.json", ["alpha"])
     applied: list[Any] = []
