@@ -77,6 +77,7 @@ PACKAGE_FILES: tuple[Output, ...] = (
         Views.schemas,
     ),
     Output("descriptors.py", "descriptors.py.j2", ("profiles.yaml",), Views.descriptors),
+    Output("operations.py", "operations.py.j2", ("profiles.yaml",), Views.operations),
     Output(
         "strategies.py",
         "strategies.py.j2",

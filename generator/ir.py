@@ -252,6 +252,7 @@ class Tokens(Strict):
     amendments: list[str] = []
     card: CardBudget
     browse_response: BrowseBudget
+    args_signature: int
 
 
 class RenderPart(Strict):
@@ -387,11 +388,20 @@ class BudgetsFile(Strict):
     tokens: Tokens
 
 
+class Signature(Strict):
+    source: Source
+    amendments: list[str] = []
+    optional_mark: str
+    enum_values_max: int
+    more: str
+
+
 class CardsFile(Strict):
     render: Render
     truncation: Truncation
     banned: Banned
     annotations: Annotations
+    signature: Signature
 
 
 class BrowseFile(Strict):
@@ -426,6 +436,7 @@ class Budgets(Strict):
     firewall: Firewall
     browse: Browse
     tree: Tree
+    signature: Signature
 
 
 # ---------------------------------------------------------------- profiles

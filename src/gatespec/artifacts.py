@@ -109,6 +109,8 @@ class Artifact:
     uri: str | None
     # Decided once at put: a textual media type and bytes that decode as UTF-8.
     is_text: bool
+    # Who may read it (a caller's scope: its identity and session); None: anyone.
+    owner: str | None = None
 
     @property
     def size(self) -> int:
@@ -142,7 +144,7 @@ class ArtifactStore:
         self.max_total_bytes = max_total_bytes
         self.max_artifacts = max_artifacts
         self._items: OrderedDict[str, Artifact] = OrderedDict()
-        self._evicted: OrderedDict[str, None] = OrderedDict()
+        self._evicted: OrderedDict[str, str | None] = OrderedDict()  # handle -> its owner
         self._total = 0
         self._lock = threading.Lock()
 
@@ -165,11 +167,18 @@ class ArtifactStore:
     # ------------------------------------------------------------------ put / get
 
     def put(
-        self, data: bytes, media_type: str, label: str, uri: str | None = None
+        self,
+        data: bytes,
+        media_type: str,
+        label: str,
+        uri: str | None = None,
+        owner: str | None = None,
     ) -> dict[str, Any]:
         """Store `data` and return its ArtifactRef. The media type is cleaned and the label cut
-        to the ArtifactRef bounds. Raises ValueError (a caller bug, not bad input) when the
-        data alone exceeds the store or the uri is over its cap: check `fits` first."""
+        to the ArtifactRef bounds. With `owner`, only reads by that owner find it (to anyone
+        else the handle is unknown, AM-ACCESS-NO-LEAK). Raises ValueError (a caller bug, not
+        bad input) when the data alone exceeds the store or the uri is over its cap: check
+        `fits` first."""
         if not isinstance(data, (bytes, bytearray, memoryview)):
             raise TypeError(f"artifact data must be bytes, not {type(data).__name__}")
         data = bytes(data)
@@ -190,15 +199,18 @@ class ArtifactStore:
                 pass
         with self._lock:
             handle = self._new_handle()
-            artifact = Artifact(handle, data, media, clip(label, LABEL_MAX_CHARS), uri, is_text)
+            artifact = Artifact(
+                handle, data, media, clip(label, LABEL_MAX_CHARS), uri, is_text, owner
+            )
             self._evict_for(len(data))
             self._items[handle] = artifact
             self._total += len(data)
         return artifact.ref()
 
-    def get(self, handle: object) -> Artifact:
+    def get(self, handle: object, owner: str | None = None) -> Artifact:
         """The artifact behind `handle`; VIEW_FAILED naming the handle when it is malformed,
-        unknown or evicted."""
+        unknown or evicted. An artifact that has an owner other than `owner` is unknown, in
+        the very words of a handle that never existed."""
         if not is_artifact_handle(handle):
             shown = handle if isinstance(handle, str) else repr(handle)
             raise view_error(
@@ -208,10 +220,10 @@ class ArtifactStore:
         assert isinstance(handle, str)
         with self._lock:
             artifact = self._items.get(handle)
-            if artifact is not None:
+            if artifact is not None and artifact.owner in (None, owner):
                 self._items.move_to_end(handle)
                 return artifact
-            evicted = handle in self._evicted
+            evicted = handle in self._evicted and self._evicted[handle] in (None, owner)
         if evicted:
             raise view_error(
                 f"artifact {handle} was evicted to keep the store within "
@@ -223,12 +235,15 @@ class ArtifactStore:
 
     # ------------------------------------------------------------------ view
 
-    def view(self, handle: object, selector: object = "all") -> dict[str, Any]:
-        """tool_view: the ViewResult for `selector` on `handle`. ARGS_INVALID for a malformed
-        selector; VIEW_FAILED for a bad handle or a selector that addresses nothing."""
+    def view(
+        self, handle: object, selector: object = "all", owner: str | None = None
+    ) -> dict[str, Any]:
+        """tool_view: the ViewResult for `selector` on `handle` (read as `owner`, see get).
+        ARGS_INVALID for a malformed selector; VIEW_FAILED for a bad handle or a selector that
+        addresses nothing."""
         parsed = parse_view_selector(selector)  # ARGS_INVALID naming what was wrong
         assert isinstance(selector, str)
-        artifact = self.get(handle)
+        artifact = self.get(handle, owner)
         if artifact.size == 0 and artifact.uri is not None:
             raise view_error(
                 f"artifact {artifact.handle} holds no bytes: it refers to {artifact.uri!r}, "
@@ -264,9 +279,24 @@ class ArtifactStore:
         ):
             handle, old = self._items.popitem(last=False)
             self._total -= old.size
-            self._evicted[handle] = None
+            self._evicted[handle] = old.owner
             if len(self._evicted) > _EVICTED_MEMORY:
                 self._evicted.popitem(last=False)
+
+
+def view_cut_note(result: dict[str, Any]) -> str:
+    """What a cut tool_view answer tells its reader (AM-TRANSPARENT-VIEW): how much it shows and
+    the selector that reads on."""
+    shown = len(result["content"])
+    if result["encoding"] == "base64":
+        read = shown // 4 * 3  # whole base64 quanta: 3 bytes per 4 characters
+        more = f"bytes:{read}-{min(read + read, result['total_size']) - 1}"
+        return f"[cut: {read} of {result['total_size']} bytes shown; read on with {more!r}]"
+    return (
+        f"[cut: the first {shown} characters of the selection are shown "
+        f"({result['total_size']} bytes in the artifact); read on with a narrower selector, "
+        '"lines:A-B" or "bytes:A-B"]'
+    )
 
 
 # ---------------------------------------------------------------------- selection
@@ -432,5 +462,6 @@ __all__ = [
     "clean_media_type",
     "is_textual_media_type",
     "resolve_pointer",
+    "view_cut_note",
     "view_error",
 ]

@@ -249,11 +249,24 @@ class Browser:
         *,
         semantic: bool = True,
         background: bool = True,
+        ranker: Ranker | None = None,
     ) -> None:
         self.catalog = catalog
         self.cards = cards if cards is not None else build_cards(catalog)
-        self.ranker = build_ranker(catalog, semantic=semantic, background=background)
+        self.ranker = (
+            ranker
+            if ranker is not None
+            else build_ranker(catalog, semantic=semantic, background=background)
+        )
         self.tree = BrowseTree(catalog, self.cards)
+
+    def restricted_to(self, catalog: Catalog) -> Browser:
+        """The browser of `catalog`, a subset of this one's: the same cards and embeddings,
+        its own tree and lexical statistics (what a gateway fronting only those tools would
+        build, AM-ACCESS-NO-LEAK)."""
+        ids = {item.id for item in catalog.items()}
+        cards = {tool_id: card for tool_id, card in self.cards.items() if tool_id in ids}
+        return Browser(catalog, cards, ranker=self.ranker.restricted(ids))
 
     def browse(
         self,

@@ -1,6 +1,6 @@
 """The ``gatespec`` command.
 
-    gatespec serve --config FILE [--profile gateway|transparent|aggregate]
+    gatespec serve --config FILE [--profile gateway|transparent|search|aggregate]
                    [--transport stdio|http] [--host H] [--port P]
     gatespec serve --demo                 serve the embedded demo catalog
     gatespec catalog --config FILE [--json] [--compact]
@@ -35,6 +35,7 @@ import anyio
 
 from gatespec import demo, spawn
 from gatespec.config import DEFAULT_CONNECT_CONCURRENCY, ConfigError, GatewayConfig, load_config
+from gatespec.logs import OneLineFormatter
 from gatespec.rank_cli import add_subcommand as add_rank_subcommand
 from gatespec.rank_cli import ranking_status
 from gatespec.serving import SERVED_PROFILES, ServeError
@@ -42,6 +43,7 @@ from gatespec.serving import SERVED_PROFILES, ServeError
 # The server layer, the upstream layer and the MCP SDK are imported only once the stdio
 # upstreams have been started (gatespec.spawn), so their start-up overlaps the SDK's import.
 if TYPE_CHECKING:
+    from gatespec.access.config import AccessConfig
     from gatespec.core import CatalogListing, GatewayRuntime
     from gatespec.upstream import ProgressCallback, UpstreamPool, UpstreamStatus
 
@@ -210,9 +212,9 @@ def _port(text: str) -> int:
 
 def _configure_logging(verbose: int) -> None:
     level = logging.WARNING if verbose == 0 else logging.INFO if verbose == 1 else logging.DEBUG
-    logging.basicConfig(
-        level=level, stream=sys.stderr, format="gatespec: %(levelname)s %(name)s: %(message)s"
-    )
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(OneLineFormatter("gatespec: %(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=level, handlers=[handler])
     if verbose == 0:  # the progress lines already say which upstream failed and why
         logging.getLogger("gatespec.upstream.pool").setLevel(logging.ERROR)
 
@@ -242,10 +244,21 @@ def _serve(args: argparse.Namespace, factory: RuntimeFactory | None) -> int:
     host = args.host or options.host
     port = args.port if args.port is not None else options.port
     web_log = "warning" if args.verbose == 0 else "info" if args.verbose == 1 else "debug"
+    access = config.options.access
+    if transport == "http":
+        _check_http_access(access, host)
     try:
         runtime = _runtime(factory, config, profile)
         anyio.run(
-            _serve_async, runtime, len(config.servers), transport, host, port, web_log, config
+            _serve_async,
+            runtime,
+            len(config.servers),
+            transport,
+            host,
+            port,
+            web_log,
+            access,
+            config,
         )
     finally:
         spawn.discard_early()
@@ -258,6 +271,20 @@ def _runtime(factory: RuntimeFactory | None, config: GatewayConfig, profile: str
     return (factory or _proxy_runtime)(config, profile)
 
 
+def _check_http_access(access: AccessConfig | None, host: str) -> None:
+    """HTTP callers are identified by bearer tokens, or not at all: say so before serving."""
+    if access is not None and not access.authenticates:
+        raise UsageError(
+            "gateway.access names no tokens and no jwt: HTTP callers could not be identified "
+            "(add identities with tokens, or jwt; stdio_identity applies to stdio only)"
+        )
+    if access is None and host not in ("127.0.0.1", "localhost", "::1"):
+        _say(
+            f"warning: serving {host} without gateway.access: anyone who reaches the port may "
+            "call every upstream tool"
+        )
+
+
 async def _serve_async(
     runtime: ServedRuntime,
     total: int,
@@ -265,15 +292,18 @@ async def _serve_async(
     host: str,
     port: int,
     web_log: str,
+    access: AccessConfig | None = None,
     config: GatewayConfig | None = None,
 ) -> None:
+    from gatespec.access import LOCAL
     from gatespec.server import bind_http, build_server, print_ready, serve_http, serve_stdio
 
     # Bind first: a taken port should fail before minutes of upstream start-up.
     sock = bind_http(host, port) if transport == "http" else None
     try:
         await _start(runtime, total)
-        server = build_server(runtime, fallback_session=transport)
+        identity = access.stdio_identity if access is not None else LOCAL
+        server = build_server(runtime, fallback_session=transport, fallback_identity=identity)
         async with anyio.create_task_group() as tg:
             # Upstreams that failed or die are retried in the background while serving.
             tg.start_soon(runtime.keep_upstreams)
@@ -286,7 +316,13 @@ async def _serve_async(
                 await serve_stdio(server)
             else:
                 await serve_http(
-                    server, host, port, sock=sock, on_ready=print_ready, log_level=web_log
+                    server,
+                    host,
+                    port,
+                    sock=sock,
+                    on_ready=print_ready,
+                    log_level=web_log,
+                    access=access,
                 )
             tg.cancel_scope.cancel()
     finally:

@@ -52,11 +52,14 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 import yaml
 
 from gatespec_surface import PROFILE_NAMES
+
+if TYPE_CHECKING:
+    from gatespec.access.config import AccessConfig
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT",
@@ -131,6 +134,7 @@ _GATEWAY_KEYS: Final = frozenset(
         "page_size",
         "watch",
         "plugins",
+        "access",  # identities, tokens and the access policy (gatespec.access.config)
     }
 )
 PLUGIN_TYPES: Final = ("tool_filter", "audit_log")
@@ -197,6 +201,8 @@ class GatewayOptions:
     page_size: int | None = None  # aggregate lists: entries per page (None: the spec's)
     watch: bool = True  # reread the config file when it changes (AM-REGISTRY-RELOAD)
     plugins: tuple[PluginConfig, ...] = ()
+    # Identities and the access policy; None: no access control (every caller unrestricted).
+    access: AccessConfig | None = None
 
 
 @dataclass(frozen=True)
@@ -510,7 +516,13 @@ class _Reader:
             if "refresh_interval" in raw
             else defaults.refresh_interval
         )
+        access = None
+        if "access" in raw:
+            from gatespec.access.config import parse_access  # it imports this module
+
+            access = parse_access(raw["access"], self.source, self.environ)
         return GatewayOptions(
+            access=access,
             profile=profile,
             transport=transport,  # type: ignore[arg-type]  # checked against SERVE_TRANSPORTS
             host=host,

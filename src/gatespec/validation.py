@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import re
 import threading
 from collections.abc import Mapping
@@ -48,6 +49,7 @@ from jsonschema.protocols import Validator
 from jsonschema.validators import validator_for
 from jsonschema_specifications import REGISTRY as META_SCHEMAS
 
+from gatespec.signature import signature
 from gatespec_surface.errors import ErrorCode, GatewayError
 from gatespec_surface.text import clip, json_type, scrub
 
@@ -61,6 +63,7 @@ UNDECLARED_FALLBACKS: Final[tuple[type[Validator], ...]] = (
 )
 
 MAX_REPORTED_ERRORS: Final = 10  # details list at most this many problems
+_SCAN_DEPTH: Final = 64  # how deep args are searched for NaN and infinities
 MESSAGE_PROBLEMS: Final = 3  # the message names this many
 _PROBLEM_MAX_CHARS: Final = 300  # one problem's text in the message and details
 _BRANCH_MAX_CHARS: Final = 80  # one anyOf/oneOf branch's objection within a problem
@@ -236,6 +239,15 @@ def check_args(tool_id: str, compiled: CompiledSchema, args: object) -> None:
             tool_id,
             {"tool_id": tool_id, "errors": [{"path": "$", "message": f"{kind} is not an object"}]},
         )
+    odd = _non_finite(args, "$")
+    if odd is not None:  # Python's JSON reader takes NaN/Infinity; forwarded, they become null
+        path, value = odd
+        raise _error(
+            ErrorCode.ARGS_INVALID,
+            f"args for {tool_id}: {path} is {value}, which is not a JSON number",
+            tool_id,
+            {"tool_id": tool_id, "errors": [{"path": path, "message": f"{value} is not JSON"}]},
+        )
     if fast_accepts(compiled.fast, args):
         return
     try:
@@ -274,12 +286,39 @@ def check_args(tool_id: str, compiled: CompiledSchema, args: object) -> None:
     rest = len(problems) - MESSAGE_PROBLEMS
     if rest > 0:
         named += f" (and {rest}{'+' if more else ''} more)"
+    # AM-ARGS-SIGNATURE: what the tool takes, so the next call can succeed without hydration
+    takes = signature(tool_id, compiled.validator.schema)
     raise _error(
         ErrorCode.ARGS_INVALID,
-        f"args for {tool_id} do not match its input schema: {named}",
+        f"args for {tool_id} do not match its input schema: {named}. It takes {takes}",
         tool_id,
-        {"tool_id": tool_id, "draft": compiled.draft, "errors": problems, "more": more},
+        {
+            "tool_id": tool_id,
+            "draft": compiled.draft,
+            "errors": problems,
+            "more": more,
+            "signature": takes,
+        },
     )
+
+
+def _non_finite(value: object, path: str, depth: int = 0) -> tuple[str, float] | None:
+    """(JSONPath, value) of the first NaN or infinity in `value`, if any."""
+    if isinstance(value, float):
+        return None if math.isfinite(value) else (path, value)
+    if depth > _SCAN_DEPTH:
+        return None  # deeper nesting than any tool schema: left to the validator
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            found = _non_finite(item, f"{path}{json_path([key])[1:]}", depth + 1)
+            if found is not None:
+                return found
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            found = _non_finite(item, f"{path}[{i}]", depth + 1)
+            if found is not None:
+                return found
+    return None
 
 
 class ArgsValidator:

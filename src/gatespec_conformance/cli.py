@@ -295,6 +295,8 @@ def _server(args: argparse.Namespace, *_: Any) -> int:
         level=args.level,
         tools=args.tools,
         well_formed_only=args.well_formed_only,
+        restricted_token=_secret(args.restricted_token),
+        expired_token=_secret(args.expired_token),
     )
     if args.list:
         for family in families:
@@ -308,7 +310,7 @@ def _server(args: argparse.Namespace, *_: Any) -> int:
     sized: list[Any] = []
     try:
         if args.url:
-            target = Target(url=args.url, protocol=args.protocol)
+            target = Target(url=args.url, protocol=args.protocol, token=_secret(args.token))
             log = CallLog(args.call_log) if args.call_log else None
             if log is None:
                 notes.append("no --call-log: checks that prove what reached upstream are skipped")
@@ -351,6 +353,19 @@ def _server(args: argparse.Namespace, *_: Any) -> int:
         [*notes, *run.notes],
         judged=sv.entry_filter(args.profile, run.ran),
     )
+
+
+def _secret(value: str | None) -> str | None:
+    """A token option: the token, or "env:NAME" for the value of environment variable NAME
+    (so that a token need not appear on a command line)."""
+    import os
+
+    if value is None or not value.startswith("env:"):
+        return value
+    name = value[len("env:") :]
+    if name not in os.environ:
+        raise KitUsageError(f"environment variable {name} is not set")
+    return os.environ[name]
 
 
 def _stdio_target(
@@ -408,7 +423,10 @@ def _add_server(commands: Any) -> None:
         "--url, gatespec itself is checked.",
     )
     p.add_argument(
-        "--profile", required=True, metavar="PROFILE", help="gateway, transparent or aggregate"
+        "--profile",
+        required=True,
+        metavar="PROFILE",
+        help="gateway, transparent, search or aggregate",
     )
     p.add_argument("--url", metavar="URL", help="a running IUT's Streamable HTTP endpoint")
     p.add_argument(
@@ -417,6 +435,21 @@ def _add_server(commands: Any) -> None:
         help="the fixture's call log (with --url: the file given to fixture-upstream)",
     )
     p.add_argument("--namespace", help="the fixture's namespace in the IUT (default: discover)")
+    tokens = p.add_argument_group(
+        "identities (with --url; a value env:NAME reads environment variable NAME)"
+    )
+    tokens.add_argument(
+        "--token", metavar="TOKEN", help="bearer token of the run's identity (sees every tool)"
+    )
+    tokens.add_argument(
+        "--restricted-token",
+        metavar="TOKEN",
+        help="bearer token of an identity that may see only the fixture tools the access "
+        "checks name (docs/conformance.md, Access control); enables the access/* checks",
+    )
+    tokens.add_argument(
+        "--expired-token", metavar="TOKEN", help="an expired token the IUT must refuse"
+    )
     p.add_argument(
         "--cache-stable",
         action="store_true",

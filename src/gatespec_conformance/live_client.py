@@ -11,6 +11,7 @@ timeout, or the connection's end). A connection that ended makes the next call r
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tempfile
@@ -21,9 +22,11 @@ from pathlib import Path
 from typing import Any, Final
 
 import anyio
+import httpx2
 import mcp_types as types
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp_types.jsonrpc import CONNECTION_CLOSED
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
@@ -55,6 +58,7 @@ class Target:
     env: dict[str, str] = field(default_factory=dict)  # added to the kit's environment
     protocol: str = "auto"  # Client(mode=...): auto, legacy or a 2026-era version
     cwd: str | None = None
+    token: str | None = None  # a bearer token for the URL (Authorization header)
 
     def describe(self) -> str:
         return self.url or " ".join(self.command)
@@ -167,7 +171,8 @@ class LiveSession:
 
     async def _run(self) -> None:
         try:
-            async with self._client() as client:
+            async with contextlib.AsyncExitStack() as stack:
+                client = await stack.enter_async_context(await self._client(stack))
                 self.client = client
                 self._ready.set()
                 await self._stop.wait()
@@ -197,7 +202,7 @@ class LiveSession:
             self._errlog.close()
             self._errlog = None
 
-    def _client(self) -> Client:
+    async def _client(self, stack: contextlib.AsyncExitStack) -> Client:
         options: dict[str, Any] = {
             "mode": self.target.protocol,
             "cache": None,
@@ -206,6 +211,12 @@ class LiveSession:
             # 2026-07-28 delivers log messages only to requests that ask for them
             "log_level": "debug",
         }
+        if self.target.url is not None and self.target.token is not None:
+            headers = {"Authorization": f"Bearer {self.target.token}"}
+            http = await stack.enter_async_context(
+                httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=300.0))
+            )
+            return Client(streamable_http_client(self.target.url, http_client=http), **options)
         if self.target.url is not None:
             return Client(self.target.url, **options)
         command, *args = self.target.command

@@ -37,6 +37,7 @@ from gatespec_conformance.report import (
     amendments,
 )
 from gatespec_conformance.rules import foreign_seeds
+from gatespec_conformance.server_access import FAMILIES as ACCESS
 from gatespec_conformance.server_aggregate import AGG_FIXTURE_PAGE, AGG_IUT_PAGE, AGG_SERVERS
 from gatespec_conformance.server_aggregate import FAMILIES as AGGREGATE
 from gatespec_conformance.server_browse import FAMILIES as BROWSE
@@ -48,7 +49,8 @@ from gatespec_conformance.server_checks import (
     selected,
 )
 from gatespec_conformance.server_execute import FAMILIES as EXECUTE
-from gatespec_conformance.server_facts import Live, LiveOptions, NoFact, NoLog
+from gatespec_conformance.server_facts import Live, LiveOptions, NoFact, NotGiven
+from gatespec_conformance.server_search import FAMILIES as SEARCH
 from gatespec_conformance.server_surface import FAMILIES as SURFACE
 from gatespec_surface import SPEC_HASH, SPEC_VERSION
 from gatespec_surface.descriptors import PROFILES
@@ -68,7 +70,7 @@ __all__ = [
     "run_suite",
 ]
 
-SERVED: Final = ("gateway", "transparent", "aggregate")  # the profiles layer 2 has checks for
+SERVED: Final = ("gateway", "transparent", "search", "aggregate")  # profiles layer 2 checks
 ENV_FIXTURE_COMMAND: Final = "GATESPEC_FIXTURE_COMMAND"
 ENV_FIXTURE_ARGV: Final = "GATESPEC_FIXTURE_ARGV"
 ENV_CALL_LOG: Final = "GATESPEC_CALL_LOG"
@@ -79,9 +81,10 @@ FIXTURE_KEY: Final = "fixture"  # the server key in the {mcp_config} file
 
 def all_families() -> list[Family]:
     """Every family, in run order: listing, tree and cards, sessions, invocation, then the
-    ones that disturb the IUT (a hang, an added tool); the aggregate profile's have their own
-    order (the registry change last)."""
-    return [*SURFACE, *BROWSE, *EXECUTE, *AGGREGATE]
+    ones that disturb the IUT (a hang, an added tool); the search profile's; access control
+    (last: it adds a tool as well); the aggregate profile's have their own order (the
+    registry change last)."""
+    return [*SURFACE, *BROWSE, *EXECUTE, *SEARCH, *ACCESS, *AGGREGATE]
 
 
 def plan(profile: str, selector: Selector, notes: list[str] | None = None) -> list[Family]:
@@ -315,7 +318,7 @@ def seed_skip(family: Family, refs: Sequence[RequirementRef], options: LiveOptio
 async def _run_family(family: Family, live: Live, emit: Emit) -> None:
     try:
         await family.run(live, emit)
-    except NoLog as exc:
+    except NotGiven as exc:  # no call log, no tokens: not checkable here
         emit.skip("", str(exc))
     except NoFact as exc:
         emit.result("", Outcome.FAIL, f"could not run: {exc}")

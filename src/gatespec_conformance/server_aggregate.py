@@ -32,6 +32,7 @@ from gatespec_conformance.fixture_upstream import fixture_tools
 from gatespec_conformance.payloads import payload_of
 from gatespec_conformance.rules import SPEC, Finding, Rule
 from gatespec_conformance.server_checks import Emit, Family
+from gatespec_surface.errors import ErrorCode
 from gatespec_surface.grammars import is_aggregate_name, is_resource_uri
 
 if TYPE_CHECKING:
@@ -186,17 +187,27 @@ async def _routing(live: Live, emit: Emit) -> None:
         (
             "not-namespaced",
             "echo",
-            "NOT_NAMESPACED",
+            ErrorCode.NOT_NAMESPACED.value,
             ("ROUTE-NON-NAMESPACED-REJECTED", "AGG-NO-SINGLE-SERVER-EXCEPTION"),
         ),
-        ("unknown-server", f"{_EXTRA}__echo", "UNKNOWN_SERVER", ("ROUTE-UNKNOWN-SERVER",)),
+        (
+            "unknown-server",
+            f"{_EXTRA}__echo",
+            ErrorCode.UNKNOWN_SERVER.value,
+            ("ROUTE-UNKNOWN-SERVER",),
+        ),
         (
             "invalid-format",
             "alpha__echo__twice",
-            "NAME_INVALID",
+            ErrorCode.NAME_INVALID.value,
             ("ROUTE-INVALID-NAMESPACE-FORMAT",),
         ),
-        ("unknown-tool", "alpha__no_such_tool", "TOOL_NOT_FOUND", ("ROUTE-UNKNOWN-TOOL",)),
+        (
+            "unknown-tool",
+            "alpha__no_such_tool",
+            ErrorCode.TOOL_NOT_FOUND.value,
+            ("ROUTE-UNKNOWN-TOOL",),
+        ),
     )
     for case, name, code, requirements in cases:
         mark = log.mark()
@@ -468,7 +479,7 @@ async def _list_changed(live: Live, emit: Emit) -> None:
             findings.append(
                 Finding(_REGISTRY, f"tools after the change: {sorted(names)[:10]}", names[:10])
             )
-        findings += _refused(gone, "UNKNOWN_SERVER")
+        findings += _refused(gone, ErrorCode.UNKNOWN_SERVER.value)
         emit.judge("registry", findings, input=f"beta removed, {_EXTRA} added", got=names[:20])
     finally:
         await live.session.expect_list_changed(_rewrite(live, path, json.loads(original)), timeout)

@@ -273,18 +273,35 @@ def _unknown_basis(call: CallResult) -> str:
 
 
 async def _upstream_error(live: Live, emit: Emit) -> None:
+    """A tool that fails (isError) reaches the caller as an error: seed 002's envelope with
+    status "error", or an UPSTREAM_ERROR payload. The spec adds that the result carries isError
+    too (AM-UPSTREAM-ISERROR)."""
     call = await live.fixture_call(FAILS)
-    envelope = _envelope(call)
+    found, _ = call.document()
+    envelope = found if isinstance(found, dict) and "status" in found else {}
     problem: Any = None
+    amended: tuple[str, ...] = ()
     if call.result is None:
         problem = f"no result: {call.error}"
+    elif call.result.is_error and envelope.get("status") == "error":
+        pass  # the envelope, marked as an error result
     elif call.result.is_error:
         problem = expect_error(call, {ErrorCode.UPSTREAM_ERROR.value})
     elif envelope.get("status") != "error":
         problem = f"an upstream isError result gave status {envelope.get('status')!r}"
+    else:
+        problem = "the failed call's result says isError false"
+        amended = ("AM-UPSTREAM-ISERROR",)
     if not problem and FAILURE_TEXT not in call.text + json.dumps(call.structured):
         problem = "the upstream's error text did not reach the caller"
-    emit.judge("", problem, input={"tool": FAILS}, expected=FAILURE_TEXT, got=call.shown())
+    emit.judge(
+        "",
+        problem,
+        input={"tool": FAILS},
+        expected=FAILURE_TEXT,
+        got=call.shown(),
+        amended=amended,
+    )
 
 
 # ------------------------------------------------------------------ results and artifacts
@@ -812,6 +829,9 @@ async def _payloads(live: Live, emit: Emit) -> None:
             continue  # direct calls of stripped entries and hangs are judged elsewhere
         if call.rpc_error:
             continue  # refused by the IUT's MCP SDK: judged by the check that sent it
+        document, _ = call.document()
+        if isinstance(document, dict) and "status" in document and "error" not in document:
+            continue  # a failed tool's envelope (AM-UPSTREAM-ISERROR): execute/upstream-error
         payload, _ = payload_of(call)
         code = payload.get("error") if payload else None
         key = (

@@ -29,6 +29,7 @@ from gatespec_conformance.truncation_judge import truncation_findings
 from gatespec_surface.budgets import CLUSTER_THRESHOLD
 from gatespec_surface.grammars import is_name
 from tests.conformance.mutants.harness import (
+    access_config,
     aggregate_argv,
     families,
     http_gatespec,
@@ -55,7 +56,7 @@ def assert_clean(status: int, report: dict) -> None:
 # ------------------------------------------------------------------ gatespec passes
 
 
-@pytest.mark.parametrize("profile", ["gateway", "transparent"])
+@pytest.mark.parametrize("profile", ["gateway", "transparent", "search"])
 def test_gatespec_passes_over_stdio(tmp_path: Path, profile: str) -> None:
     config = write_config(tmp_path, profile)
     junit = tmp_path / "junit.xml"
@@ -75,10 +76,13 @@ def test_gatespec_passes_over_stdio(tmp_path: Path, profile: str) -> None:
         assert sized == set()
     assert families(report) == every_family(profile)
     skipped = {c["name"] for c in outcomes(report, "skip")}
-    # not started with cache_stable; names AM-NAME-MAPPING maps are listed, not excluded
-    assert all("/cache-stable/" in n or "/catalog/excluded/" in n for n in skipped)
+    # not started with cache_stable; names AM-NAME-MAPPING maps are listed, not excluded;
+    # identities are checked over HTTP (test_server_mutants.py runs the access families)
+    assert all(
+        "/cache-stable/" in n or "/catalog/excluded/" in n or "/access/" in n for n in skipped
+    )
     must = [c for c in report["checks"] if c["level"].startswith("MUST")]
-    assert len(must) > 200
+    assert len(must) > (20 if profile == "search" else 200)
     suite = ET.parse(junit).getroot().find("testsuite")
     assert suite is not None and suite.get("name") == "server"
     assert suite.get("failures") == "0"
@@ -101,6 +105,7 @@ def test_gatespec_passes_with_cache_stable_over_stdio(tmp_path: Path) -> None:
     }
     skipped = {"/".join(c["name"].split("/")[2:4]) for c in outcomes(report, "skip")}
     skipped.discard("catalog/excluded")  # a spec with AM-NAME-MAPPING lists them, mapped
+    skipped = {s for s in skipped if not s.startswith("access/")}  # identities: over HTTP
     assert skipped == {"cache-stable/off", "browse/order"}  # §5 replaces §2.5 ordering
 
 
@@ -134,6 +139,19 @@ def test_gatespec_transparent_passes_over_http_in_the_handshake_era(tmp_path: Pa
     assert_clean(status, report)
     assert families(report) == every_family("transparent")
     assert report["info"]["protocol"] == "2025-11-25"  # list_changed as a notification
+
+
+def test_gatespec_search_passes_over_http_behind_two_identities(tmp_path: Path) -> None:
+    access, identities = access_config(tmp_path)
+    with http_gatespec(tmp_path, "search", access=access) as (url, call_log):
+        status, report = run_kit(
+            tmp_path,
+            "search",
+            options=["--url", url, "--call-log", str(call_log), *identities.options()],
+        )
+    assert_clean(status, report)
+    assert families(report) == every_family("search")
+    assert outcomes(report, "skip") == []  # every check ran, the access ones included
 
 
 def test_without_a_call_log_upstream_proofs_are_skipped(
@@ -220,7 +238,7 @@ def test_list_needs_no_iut_and_names_requirements(capsys: pytest.CaptureFixture[
 @pytest.mark.parametrize(
     "extra",
     [
-        ["--profile", "search"],
+        ["--profile", "nosuch"],
         ["--profile", "gateway", "--select", "server/gateway/nothing-here"],
         ["--profile", "gateway", "--url", "http://127.0.0.1:9/mcp", "--", "x"],
         ["--profile", "gateway", "--protocol", "2024-11-05"],

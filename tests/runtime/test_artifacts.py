@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gatespec.artifacts import ArtifactStore, clean_media_type, is_textual_media_type
+from gatespec.artifacts import ArtifactStore, clean_media_type, is_textual_media_type, view_cut_note
 from gatespec_surface import strategies as gs
 from gatespec_surface.budgets import VIEW_MAX_CHARS
 from gatespec_surface.errors import ErrorCode, GatewayError
@@ -182,6 +182,18 @@ def test_all_is_capped_at_view_max_chars(store: ArtifactStore) -> None:
     result = store.view(ref["handle"], "all")
     assert result["content"] == big[:VIEW_MAX_CHARS]
     assert result["truncated"] is True and result["total_size"] == len(big.encode())
+    # AM-TRANSPARENT-VIEW: the cut is said in words, not only in the structured flag
+    note = view_cut_note(result)
+    assert f"first {VIEW_MAX_CHARS} characters" in note and '"lines:A-B"' in note
+
+
+def test_a_cut_binary_view_names_the_byte_range_that_reads_on(
+    store: ArtifactStore, handles: dict[str, str]
+) -> None:
+    whole = store.view(handles["binary"], "all")
+    read = len(whole["content"]) // 4 * 3
+    note = view_cut_note(whole)
+    assert f"{read} of {whole['total_size']} bytes" in note and f"'bytes:{read}-" in note
 
 
 @pytest.mark.parametrize(

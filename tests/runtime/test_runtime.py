@@ -254,6 +254,40 @@ def test_cache_stable_execute_makes_its_tool_seen() -> None:
     assert [c["id"] for c in cards] == [ids[0], "__cache_breakpoint__", ids[1]]
 
 
+class FailingPool(SpyPool):
+    """An upstream tool that answers with isError true (the tool itself failed)."""
+
+    async def call(
+        self,
+        key: str,
+        name: str,
+        arguments: Any = None,
+        timeout: float | None = None,
+        relay: Any = None,
+    ) -> dict[str, Any]:
+        await super().call(key, name, arguments, timeout, relay)
+        return {"content": [{"type": "text", "text": "disk full"}], "isError": True}
+
+
+@pytest.mark.anyio
+async def test_a_failed_upstream_tool_is_an_error_result(anyio_backend: str) -> None:
+    """AM-UPSTREAM-ISERROR: the envelope says status error and the MCP result says isError."""
+    from mcp import Client
+
+    from gatespec.server import build_server
+
+    pool = FailingPool({"s": [{"name": "write", "inputSchema": {"type": "object"}}]})
+    runtime = ProxyRuntime(pool, profile="gateway")  # type: ignore[arg-type]
+    await runtime.rebuild()
+    tool_id = runtime.catalog.items()[0].id
+    async with Client(build_server(runtime), cache=None) as client:
+        result = await client.call_tool("tool_execute", {"tool_id": tool_id, "args": {}})
+    assert result.is_error is True
+    envelope = ResultEnvelope.model_validate(result.structured_content)
+    assert envelope.status == "error" and envelope.summary == "disk full"
+    assert pool.calls == [("s", "write", {})]
+
+
 # ---------------------------------------------------------------------- real upstreams
 
 

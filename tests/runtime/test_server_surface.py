@@ -79,7 +79,10 @@ async def test_transparent_lists_meta_tools_then_stripped_entries(client_mode: s
     async with Client(build_server(rt), mode=client_mode, cache=None) as client:
         listed = await client.list_tools()
     assert wire(listed.tools) == wire(tools_for_profile("transparent") + rt.stripped_tools())
-    stripped = listed.tools[2:]
+    # seed 000 §4.1's two meta-tools, plus tool_view (AM-TRANSPARENT-VIEW)
+    meta = ["tool_hydrate", "tool_execute", "tool_view"]
+    assert [t.name for t in listed.tools[:3]] == meta
+    stripped = listed.tools[3:]
     assert len(stripped) == len(rt.tools)
     assert all(t.input_schema == {"type": "object"} for t in stripped)
 
@@ -87,20 +90,20 @@ async def test_transparent_lists_meta_tools_then_stripped_entries(client_mode: s
 async def test_a_failing_catalog_still_lists_the_meta_tools(caplog: Any) -> None:
     rt = runtime("transparent")
 
-    def broken() -> list[types.Tool]:
+    def broken(identity: Any) -> list[types.Tool]:
         raise RuntimeError("catalog exploded")
 
     rt.stripped_tools = broken
     with caplog.at_level(logging.ERROR):
         async with Client(build_server(rt), cache=None) as client:
             listed = await client.list_tools()
-    assert [t.name for t in listed.tools] == ["tool_hydrate", "tool_execute"]
+    assert [t.name for t in listed.tools] == ["tool_hydrate", "tool_execute", "tool_view"]
     assert "catalog exploded" in caplog.text
 
 
-def test_unserved_profiles_are_refused() -> None:
-    with pytest.raises(ValueError, match="search"):
-        MetaToolSurface(runtime("search"))
+def test_a_profile_without_meta_tools_is_refused() -> None:
+    with pytest.raises(ValueError, match="aggregate"):
+        MetaToolSurface(runtime("aggregate"))
 
 
 # -- tools/call: success ------------------------------------------------------------------
@@ -260,7 +263,7 @@ async def test_calling_a_stripped_entry_directly_points_to_tool_execute() -> Non
     assert payload["path"] == name
     assert other["message"] == (
         "tool_browse is not part of the transparent profile; this server's tools are "
-        "tool_hydrate, tool_execute."
+        "tool_hydrate, tool_execute, tool_view."
     )
     assert rt.calls == []
 

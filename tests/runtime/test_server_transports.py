@@ -71,7 +71,7 @@ def gateway_argv(python: str, config: Path, *extra: str) -> list[str]:
 async def wire_names(client: Client) -> dict[str, str]:
     """upstream tool name -> its wire name in the stripped tools/list."""
     tools = (await client.list_tools()).tools
-    return {t.name.split("-n", 1)[1].rsplit("-h", 1)[0]: t.name for t in tools[2:]}
+    return {t.name.split("-n", 1)[1].rsplit("-h", 1)[0]: t.name for t in tools[3:]}
 
 
 def session_of(result: types.CallToolResult) -> str:
@@ -103,7 +103,7 @@ async def legacy_round(client: Client, changes: Changes) -> str:
     )
     await client.call_tool("tool_execute", {"tool_id": names["touch"]})
     await changes.wait()
-    assert len((await client.list_tools()).tools) == 2 + len(names) + 1
+    assert len((await client.list_tools()).tools) == 3 + len(names) + 1
     return session
 
 
@@ -279,7 +279,7 @@ def test_inspector_over_stdio(servers: Any, tmp_path: Path) -> None:
     command = ["--", *gateway_argv(servers.python, config)]
     listed = inspector(servers, "--method", "tools/list", *command)
     names = [t["name"] for t in listed["tools"]]
-    assert names[:2] == ["tool_hydrate", "tool_execute"] and len(names) == 4
+    assert names[:3] == ["tool_hydrate", "tool_execute", "tool_view"] and len(names) == 5
     read = next(n for n in names if "nread_file" in n)
     called = inspector(
         servers, *call_args("tool_execute", f"tool_id={read}", 'args={"path":"/x"}'), *command,
@@ -412,7 +412,7 @@ async def test_real_runtime_transparent_over_stdio(servers: Any) -> None:
         assert client.server_capabilities.tools.list_changed is True
         tools = (await client.list_tools()).tools
         assert [t.name for t in tools[:2]] == ["tool_hydrate", "tool_execute"]
-        stripped = tools[2:]
+        stripped = tools[3:]
         assert len(stripped) > 20 and all(t.input_schema == {"type": "object"} for t in stripped)
         hydrated = await client.call_tool("tool_hydrate", {"tool_id": stripped[0].name})
         assert hydrated.is_error is False and hydrated.structured_content is not None

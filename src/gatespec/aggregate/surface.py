@@ -26,12 +26,18 @@ from mcp.server.lowlevel.server import NotificationOptions
 from mcp.shared.exceptions import MCPError
 from mcp_types.methods import CACHEABLE_METHODS
 
+from gatespec.access import LOCAL, Identity
 from gatespec.aggregate.pages import CursorInvalid
 from gatespec.aggregate.runtime import AggregateRuntime
 from gatespec.server.notify import ListChangedNotifier
 from gatespec.server.relay import LogLevels, RequestRelay
 from gatespec.server.sessions import session_key
-from gatespec.server.surface import GatewayServer, error_result, server_version
+from gatespec.server.surface import (
+    GatewayServer,
+    caller_identity,
+    error_result,
+    server_version,
+)
 from gatespec.upstream import UpstreamError
 from gatespec_surface.errors import ErrorCode, GatewayError
 
@@ -101,10 +107,19 @@ class AggregateServer(GatewayServer):
 
 
 def build_aggregate_server(
-    runtime: AggregateRuntime, *, name: str = "gatespec", fallback_session: str = "local"
+    runtime: AggregateRuntime,
+    *,
+    name: str = "gatespec",
+    fallback_session: str = "local",
+    fallback_identity: Identity = LOCAL,
 ) -> AggregateServer:
-    """An MCP server for the aggregate profile over `runtime`."""
-    notifier = ListChangedNotifier()
+    """An MCP server for the aggregate profile over `runtime`; fallback_session and
+    fallback_identity as for server.build_server."""
+
+    def identity_of(ctx: Any) -> Identity | None:
+        return caller_identity(server, ctx, fallback_identity)
+
+    notifier = ListChangedNotifier(None, identity_of)
     levels = LogLevels()
 
     def session_of(ctx: Any) -> str:
@@ -172,6 +187,7 @@ def build_aggregate_server(
         open (handshake-era clients use resources/subscribe)."""
         uris = list(params.notifications.resource_subscriptions or ())
         stream = f"listen:{session_key(ctx, fallback_session)}:{ctx.request_id}"
+        notifier.remember(stream, ctx)  # its identity's bus carries the updates it names
         subscribed: list[str] = []
         try:
             for uri in uris:
@@ -188,6 +204,7 @@ def build_aggregate_server(
                         await runtime.subscribe(stream, {"uri": uri}, on=False)
                     except (GatewayError, UpstreamError) as exc:
                         logger.info("listen: cannot unsubscribe %s: %s", uri, exc)
+            notifier.forget(stream)
 
     server = AggregateServer(
         name,

@@ -9,7 +9,7 @@ which, in words.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING
 
 from gatespec.ranking.bm25 import Bm25Index
@@ -24,7 +24,7 @@ from gatespec.ranking.fusion import (
     interleave,
     ordered,
 )
-from gatespec.ranking.semantic import SemanticIndex
+from gatespec.ranking.semantic import SemanticIndex, SemanticRows
 from gatespec.ranking.vector_cache import VectorCache
 from gatespec_surface.budgets import QUERY_MAX_CHARS
 
@@ -52,8 +52,9 @@ class Ranker:
     ) -> None:
         docs = list(docs)
         self.params = params
+        self.docs = tuple(docs)
         self.lexical = Bm25Index(docs)
-        self.semantic: SemanticIndex | None = None
+        self.semantic: SemanticIndex | SemanticRows | None = None
         if not semantic:
             self.encoder_status = EncoderStatus(False, "lexical ranking only (semantic=False)")
             return
@@ -69,6 +70,17 @@ class Ranker:
     def __len__(self) -> int:
         return len(self.lexical)
 
+    def restricted(self, ids: Collection[str]) -> Ranker:
+        """A ranker over the documents in `ids` only, ranking exactly as one built from them
+        would (its own BM25 statistics, the same embeddings), without encoding anything again:
+        what an identity that may see only those tools is ranked by (AM-ACCESS-NO-LEAK)."""
+        keep = [i for i, doc in enumerate(self.docs) if doc.id in ids]
+        out = Ranker([self.docs[i] for i in keep], semantic=False, params=self.params)
+        out.encoder_status = self.encoder_status
+        if self.semantic is not None:
+            out.semantic = SemanticRows(self.semantic, keep)
+        return out
+
     @property
     def status(self) -> str:
         """One line for start-up and `gatespec catalog`: which ranking serves queries."""
@@ -80,14 +92,20 @@ class Ranker:
     def hybrid(self) -> bool:
         return self.semantic is not None and self.semantic.ready
 
-    def search_counted(self, query: str, k: int = 10) -> tuple[list[tuple[str, float]], int]:
-        """The top `k` tools as (id, score), best first, and how many tools matched at all.
+    def search_counted(
+        self, query: str, k: int = 10, only: Collection[str] | None = None
+    ) -> tuple[list[tuple[str, float]], int]:
+        """The top `k` tools as (id, score), best first, and how many tools matched at all;
+        with `only`, among the tools whose ids it holds (a namespace filter).
 
         The query is cut to browse.query_max_chars characters. Scores are rounded to 4
         decimals and strictly decrease down the list, so ordering by score then id (§2.5)
         keeps this order."""
         if k <= 0 or not query or query.isspace():
             return [], 0
+        allowed = None
+        if only is not None:
+            allowed = {i for i, doc_id in enumerate(self.lexical.ids) if doc_id in only}
         query = query[:QUERY_MAX_CHARS]
         parts = self.parts(query)
         semantic = self.semantic if self.hybrid else None
@@ -99,6 +117,7 @@ class Ranker:
             semantic.vectors if semantic is not None else None,
             self.params,
             k,
+            allowed,
         )
 
     def parts(self, query: str) -> list[str]:
@@ -117,13 +136,17 @@ def rank_parts(
     vectors: np.ndarray | None,
     params: FusionParams,
     k: int,
+    allowed: Collection[int] | None = None,
 ) -> tuple[list[tuple[str, float]], int]:
     """Ranker.search_counted from each part's BM25 scores and cosine similarities (bench/
-    retrieval.py calls this directly to cross-validate `params` without re-encoding)."""
+    retrieval.py calls this directly to cross-validate `params` without re-encoding); with
+    `allowed`, only those positions are ranked and counted."""
     scored = [
         fuse(scores, sims[n] if sims is not None else None, params)
         for n, scores in enumerate(lexical)
     ]
+    if allowed is not None:
+        scored = [{i: s for i, s in part.items() if i in allowed} for part in scored]
     matched = set().union(*scored)
     if not matched:
         return [], 0

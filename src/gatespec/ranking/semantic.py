@@ -23,7 +23,7 @@ from gatespec.ranking.vector_cache import VectorCache, content_key
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["SYNC_LIMIT", "SemanticIndex", "notify"]
+__all__ = ["SYNC_LIMIT", "SemanticIndex", "SemanticRows", "notify"]
 
 SYNC_LIMIT = 64  # tools encoded before the index is returned (about half a second)
 _CHUNK = 64  # tools per background step: progress and cache writes happen per step
@@ -159,6 +159,34 @@ class SemanticIndex:
         vectors = self.encoder.encode(queries, query=True)
         sims: np.ndarray = vectors @ matrix.T
         return sims
+
+
+class SemanticRows:
+    """Some rows of a SemanticIndex, as an index of their own (a ranker restricted to the tools
+    one identity may see): the same vectors, nothing encoded again."""
+
+    def __init__(self, index: SemanticIndex | SemanticRows, rows: Sequence[int]) -> None:
+        self._index = index
+        self._rows = list(rows)
+
+    @property
+    def ready(self) -> bool:
+        return self._index.ready
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self._index.wait(timeout)
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    @property
+    def vectors(self) -> np.ndarray | None:
+        matrix = self._index.vectors
+        return None if matrix is None else matrix[self._rows]
+
+    def similarities(self, queries: Sequence[str]) -> np.ndarray | None:
+        sims = self._index.similarities(queries)
+        return None if sims is None else sims[:, self._rows]
 
 
 def _background(

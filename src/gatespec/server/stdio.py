@@ -1,11 +1,16 @@
-"""stdin/stdout for the stdio transport without a worker thread per line.
+"""stdin/stdout for the stdio transport: non-blocking pipes, and every line answered.
 
 The SDK's stdio_server reads and writes through anyio.wrap_file, which runs every readline and
 every write in a worker thread: measured here, that hop is most of the gateway's added latency
-per call. When stdin and stdout are pipes or sockets (how MCP clients start servers), these
-streams use the event loop's non-blocking pipe transports instead, and are handed to the SDK's
-stdio_server as its explicit stdin/stdout. Anything else (a file, a terminal) keeps the SDK's own
-streams.
+per call. When stdin and stdout are pipes or sockets (how MCP clients start servers),
+`pipe_stdio` serves the session over the event loop's non-blocking pipe transports instead.
+Anything else (a file, a terminal) keeps the SDK's own stdio_server.
+
+Over the pipes, each line is parsed once here. A line that is not a valid JSON-RPC message
+gets the JSON-RPC error the protocol prescribes (-32700 for text that is not JSON, -32600 for
+JSON that is not a valid message, with the request's id when one can be read), where the SDK
+would drop it and leave the client waiting. A line longer than LINE_LIMIT is skipped to its
+end and answered -32600; the gateway goes on serving. A UTF-8 byte-order mark is ignored.
 
 Like the SDK, the wire's descriptors are moved out of fd 0/1 while serving (stdin reads the null
 device, stdout goes to stderr), so a handler's or child's stray print never corrupts the wire.
@@ -14,13 +19,37 @@ device, stdout goes to stderr), so a handler's or child's stray print never corr
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
 import os
 import stat
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, Final
 
-_LINE_LIMIT = 64 * 1024 * 1024  # one JSON-RPC message per line; large results are legitimate
+import anyio
+import mcp_types as types
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from mcp.shared.message import SessionMessage
+
+from gatespec_surface.errors import MESSAGE_MAX_CHARS
+from gatespec_surface.text import clip
+
+logger = logging.getLogger(__name__)
+
+# One JSON-RPC message per line; large results are legitimate, unbounded lines are not.
+LINE_LIMIT: Final = 64 * 1024 * 1024
+_CHUNK: Final = 256 * 1024
+_BOM: Final = "\ufeff"
+PARSE_ERROR: Final = -32700  # JSON-RPC 2.0: the text is not JSON
+INVALID_REQUEST: Final = -32600  # JSON-RPC 2.0: JSON, but not a valid request
+
+ReadStream = MemoryObjectReceiveStream[SessionMessage | Exception]
+WriteStream = MemoryObjectSendStream[SessionMessage]
+
+
+class Oversized(Exception):
+    """A line longer than LINE_LIMIT (skipped up to its end)."""
 
 
 def _is_pipe_or_socket(fd: int) -> bool:
@@ -31,39 +60,83 @@ def _is_pipe_or_socket(fd: int) -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
-class PipeLines:
-    """The read side: `async for line in stdin` yields decoded text lines."""
+async def read_lines(reader: asyncio.StreamReader) -> AsyncIterator[bytes | Oversized]:
+    """Each line (without its newline), or Oversized for one over LINE_LIMIT; ends at EOF."""
+    buffer = bytearray()
+    skipping = False  # inside an oversized line: drop bytes up to its newline
+    while True:
+        chunk = await reader.read(_CHUNK)
+        if not chunk:
+            if buffer and not skipping:
+                yield bytes(buffer)
+            return
+        start = 0
+        while (end := chunk.find(b"\n", start)) != -1:
+            if skipping:
+                skipping = False
+            else:
+                buffer += chunk[start:end]
+                if len(buffer) > LINE_LIMIT:
+                    yield Oversized()
+                else:
+                    yield bytes(buffer)
+            buffer.clear()
+            start = end + 1
+        if not skipping:
+            buffer += chunk[start:]
+            if len(buffer) > LINE_LIMIT:
+                buffer.clear()
+                skipping = True
+                yield Oversized()
 
-    def __init__(self, reader: asyncio.StreamReader) -> None:
-        self._reader = reader
 
-    def __aiter__(self) -> PipeLines:
-        return self
+def _request_id(text: str) -> tuple[bool, Any]:
+    """(is a notification, id) as far as `text` can be read: notifications get no reply."""
+    try:
+        doc = json.loads(text)
+    except (ValueError, RecursionError):
+        return False, None
+    if not isinstance(doc, dict):
+        return False, None
+    if "method" in doc and "id" not in doc:
+        return True, None
+    rid = doc.get("id")
+    if isinstance(rid, bool) or not isinstance(rid, (str, int)):
+        return False, None
+    return False, rid
 
-    async def __anext__(self) -> str:
-        line = await self._reader.readline()
-        if not line:
-            raise StopAsyncIteration
-        return line.decode("utf-8", errors="replace")
+
+def _error_line(rid: Any, code: int, message: str) -> str:
+    reply = {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}}
+    return json.dumps(reply, ensure_ascii=True) + "\n"
 
 
-class PipeWriter:
-    """The write side: `await stdout.write(text)`, `await stdout.flush()`."""
-
-    def __init__(self, writer: asyncio.StreamWriter) -> None:
-        self._writer = writer
-
-    async def write(self, text: str) -> None:
-        self._writer.write(text.encode("utf-8"))
-
-    async def flush(self) -> None:
-        await self._writer.drain()
+def parse_line(line: bytes) -> SessionMessage | str | None:
+    """The message on a line, or the error reply to write instead (None: write nothing)."""
+    text = line.decode("utf-8", errors="replace").removeprefix(_BOM)
+    if not text.strip():
+        return None
+    try:
+        return SessionMessage(types.jsonrpc_message_adapter.validate_json(text, by_name=False))
+    except (ValueError, RecursionError) as exc:
+        try:
+            json.loads(text)
+        except (ValueError, RecursionError):
+            return _error_line(None, PARSE_ERROR, "Parse error: the line is not JSON")
+        notification, rid = _request_id(text)
+        if notification:
+            logger.warning("dropped an invalid notification: %s", str(exc).splitlines()[0])
+            return None
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return _error_line(
+            rid, INVALID_REQUEST, clip(f"Invalid Request: {first}", MESSAGE_MAX_CHARS)
+        )
 
 
 @asynccontextmanager
-async def pipe_stdio() -> AsyncIterator[tuple[Any, Any] | None]:
-    """(stdin, stdout) over non-blocking pipes, or None when fd 0/1 are not both pipes or
-    sockets (then the caller uses the SDK's own streams)."""
+async def pipe_stdio() -> AsyncIterator[tuple[ReadStream, WriteStream] | None]:
+    """The session's (read, write) streams over non-blocking pipes, or None when fd 0/1 are
+    not both pipes or sockets (then the caller uses the SDK's stdio_server)."""
     if not (_is_pipe_or_socket(0) and _is_pipe_or_socket(1)):
         yield None
         return
@@ -77,7 +150,7 @@ async def pipe_stdio() -> AsyncIterator[tuple[Any, Any] | None]:
     in_file = os.fdopen(wire_in, "rb", buffering=0)
     out_file = os.fdopen(wire_out, "wb", buffering=0)
     try:
-        reader = asyncio.StreamReader(limit=_LINE_LIMIT)
+        reader = asyncio.StreamReader()
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), in_file)
         transport, protocol = await loop.connect_write_pipe(
             asyncio.streams.FlowControlMixin, out_file
@@ -87,7 +160,8 @@ async def pipe_stdio() -> AsyncIterator[tuple[Any, Any] | None]:
         transport.set_write_buffer_limits(high=0)
         writer = asyncio.StreamWriter(transport, protocol, reader, loop)
         try:
-            yield PipeLines(reader), PipeWriter(writer)
+            async with _session_streams(reader, writer) as streams:
+                yield streams
         finally:
             transport.close()
     finally:
@@ -96,3 +170,46 @@ async def pipe_stdio() -> AsyncIterator[tuple[Any, Any] | None]:
         os.dup2(saved_out, 1)
         os.close(saved_in)
         os.close(saved_out)
+
+
+@asynccontextmanager
+async def _session_streams(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+) -> AsyncIterator[tuple[ReadStream, WriteStream]]:
+    read_in, read_out = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    write_in, write_out = anyio.create_memory_object_stream[SessionMessage](0)
+    lock = anyio.Lock()  # replies written here and by the session never interleave
+
+    async def send_line(text: str) -> None:
+        async with lock:
+            writer.write(text.encode("utf-8"))
+            await writer.drain()
+
+    async def read_loop() -> None:
+        async with read_in:
+            async for line in read_lines(reader):
+                if isinstance(line, Oversized):
+                    await send_line(
+                        _error_line(
+                            None, INVALID_REQUEST, f"Invalid Request: over {LINE_LIMIT} bytes"
+                        )
+                    )
+                    continue
+                parsed = parse_line(line)
+                if isinstance(parsed, SessionMessage):
+                    await read_in.send(parsed)
+                elif parsed is not None:
+                    await send_line(parsed)
+
+    async def write_loop() -> None:
+        async with write_out:
+            async for message in write_out:
+                text = message.message.model_dump_json(by_alias=True, exclude_unset=True)
+                await send_line(text + "\n")
+
+    # Like the SDK's stdio_server, the loops end on their own: reading at EOF, writing once the
+    # session has closed its write stream (so the last answers still go out).
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(read_loop)
+        tg.start_soon(write_loop)
+        yield read_out, write_in

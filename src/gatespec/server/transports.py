@@ -12,7 +12,16 @@ HTTP routes (AM-SSE-AND-STREAMABLE):
   ``session_id``; seed 001's spelling ``sessionId`` is accepted too.
 
 DNS-rebinding protection (Host/Origin checks) is on for loopback binds, for every route: the
-SDK turns it on for /mcp only and leaves SSE unprotected unless told.
+SDK turns it on for /mcp only and leaves SSE unprotected unless told. Other binds get it when
+the config names the hosts (and origins) to accept (gateway.access.http).
+
+With access control (AM-ACCESS-CONTROL), every MCP route requires a bearer token, checked by
+the MCP SDK's server auth: its AuthenticationMiddleware runs the token verifier
+(gatespec.access.tokens), its RequireAuthMiddleware answers a request without a valid token
+401 with a WWW-Authenticate challenge naming the protected-resource metadata (RFC 9728), which
+is served at /.well-known/oauth-protected-resource/mcp. The SDK wraps /mcp; the SSE routes are
+wrapped here the same way. Sessions are bound to the identity that opened them by the SDK: a
+request for another identity's session is answered as for a session that does not exist.
 """
 
 from __future__ import annotations
@@ -21,20 +30,26 @@ import logging
 import socket
 import sys
 from collections.abc import Awaitable, Callable
-from typing import Final
+from typing import TYPE_CHECKING, Final
 from urllib.parse import parse_qsl, urlencode
 
 import anyio
+from mcp.server.auth.middleware.bearer_auth import RequireAuthMiddleware
+from mcp.server.auth.routes import build_resource_metadata_url
+from mcp.server.auth.settings import AuthSettings
 from mcp.server.sse import SseServerTransport
 from mcp.server.stdio import stdio_server
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.routing import Route
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from gatespec.server.stdio import pipe_stdio
 from gatespec.server.surface import GatewayServer
 from gatespec.serving import ServeError
+
+if TYPE_CHECKING:
+    from gatespec.access.config import AccessConfig
 
 logger = logging.getLogger(__name__)
 
@@ -45,16 +60,54 @@ LOOPBACK_HOSTS: Final = ("127.0.0.1", "localhost", "::1")
 SHUTDOWN_GRACE: Final = 3  # seconds open streams (SSE, GET) get before uvicorn drops them
 
 
-def loopback_security(host: str) -> TransportSecuritySettings | None:
-    """Host/Origin checks for a loopback bind (what the SDK applies to /mcp), else None."""
-    if host not in LOOPBACK_HOSTS:
+def loopback_security(
+    host: str, hosts: tuple[str, ...] = (), origins: tuple[str, ...] = ()
+) -> TransportSecuritySettings | None:
+    """Host/Origin checks: for a loopback bind the loopback names (what the SDK applies to
+    /mcp) plus `hosts` and `origins`; for another bind only those given, else None (no
+    check: the operator named no host to check against)."""
+    allowed_hosts = list(hosts)
+    allowed_origins = list(origins)
+    if host in LOOPBACK_HOSTS:
+        loopback = ["127.0.0.1", "localhost", "[::1]"]
+        allowed_hosts += [*loopback, *(f"{h}:*" for h in loopback)]
+        allowed_origins += [f"http://{h}{port}" for h in loopback for port in ("", ":*")]
+    if not allowed_hosts:
         return None
-    hosts = ["127.0.0.1", "localhost", "[::1]"]
     return TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
-        allowed_hosts=[*hosts, *(f"{h}:*" for h in hosts)],
-        allowed_origins=[f"http://{h}{port}" for h in hosts for port in ("", ":*")],
+        allowed_hosts=allowed_hosts,
+        allowed_origins=allowed_origins,
     )
+
+
+def _auth_settings(access: AccessConfig, resource_url: str) -> AuthSettings:
+    """The SDK's resource-server settings: the metadata names this gateway and the server
+    whose tokens it accepts (the JWT issuer, or the gateway itself for static tokens). The
+    verifier checks a JWT's audience itself, so the SDK's resource check stays off."""
+    http = access.http
+    resource = http.resource_url or resource_url
+    issuer = http.authorization_server
+    if issuer is None and access.jwt is not None and access.jwt.issuer.startswith("http"):
+        issuer = access.jwt.issuer
+    origin = "/".join(resource.split("/", 3)[:3])  # scheme://host:port
+    # validated from strings so that AuthSettings keeps a path-less URL as written (RFC 8414
+    # issuers compare as exact strings; a trailing slash would make another issuer)
+    return AuthSettings.model_validate(
+        {
+            "issuer_url": issuer or origin,
+            "resource_server_url": resource,
+            "validate_token_resource": False,
+        }
+    )
+
+
+def _guarded(app: ASGIApp, auth: AuthSettings | None) -> ASGIApp:
+    """`app` behind the SDK's bearer-token requirement, when tokens are required."""
+    if auth is None or auth.resource_server_url is None:
+        return app
+    metadata = build_resource_metadata_url(auth.resource_server_url)
+    return RequireAuthMiddleware(app, auth.required_scopes or [], metadata)
 
 
 class _SseConnect:
@@ -93,13 +146,26 @@ def build_http_app(
     *,
     host: str = "127.0.0.1",
     security: TransportSecuritySettings | None = None,
+    access: AccessConfig | None = None,
+    resource_url: str | None = None,
 ) -> Starlette:
-    """One Starlette app: Streamable HTTP at /mcp, legacy SSE at /sse + /messages."""
-    security = security if security is not None else loopback_security(host)
+    """One Starlette app: Streamable HTTP at /mcp, legacy SSE at /sse + /messages; with an
+    access config that names tokens, every MCP route requires one (module docstring).
+    resource_url: this gateway's /mcp URL, for the protected-resource metadata."""
+    if security is None:
+        http = access.http if access is not None else None
+        security = loopback_security(
+            host, http.allowed_hosts if http else (), http.allowed_origins if http else ()
+        )
+    auth = None
+    if access is not None and access.authenticates:
+        auth = _auth_settings(access, resource_url or f"http://{host}{MCP_PATH}")
+        server.requires_identity = True
     sse = SseServerTransport(MESSAGES_PATH, security_settings=security)
-    messages = _SseMessages(sse)
+    connect = _guarded(_SseConnect(server, sse), auth)
+    messages = _guarded(_SseMessages(sse), auth)
     routes = [
-        Route(SSE_PATH, endpoint=_SseConnect(server, sse), methods=["GET"]),
+        Route(SSE_PATH, endpoint=connect, methods=["GET"]),
         Route(MESSAGES_PATH, endpoint=messages, methods=["POST"]),
         Route(MESSAGES_PATH + "/", endpoint=messages, methods=["POST"]),
     ]
@@ -108,16 +174,20 @@ def build_http_app(
         json_response=False,
         host=host,
         transport_security=security,
+        auth=auth,
+        token_verifier=access.verifier() if auth is not None and access is not None else None,
         custom_starlette_routes=routes,
     )
 
 
 async def serve_stdio(server: GatewayServer) -> None:
     """Serve one client over this process's stdin/stdout until it closes stdin."""
-    async with pipe_stdio() as pipes:
-        stdin, stdout = pipes if pipes is not None else (None, None)
-        async with stdio_server(stdin, stdout) as (read, write):
-            await server.run(read, write, server.create_initialization_options())
+    async with pipe_stdio() as streams:
+        if streams is not None:
+            await server.run(*streams, server.create_initialization_options())
+            return
+    async with stdio_server() as (read, write):  # a terminal or a file: the SDK's own streams
+        await server.run(read, write, server.create_initialization_options())
 
 
 async def serve_http(
@@ -128,6 +198,7 @@ async def serve_http(
     sock: socket.socket | None = None,
     on_ready: Callable[[str], Awaitable[None] | None] | None = None,
     log_level: str = "warning",
+    access: AccessConfig | None = None,
 ) -> None:
     """Serve the HTTP app with uvicorn until interrupted; on_ready gets the base URL.
 
@@ -142,7 +213,8 @@ async def serve_http(
             "serving HTTP needs uvicorn: pip install 'uvicorn>=0.31' into this environment"
         ) from exc
     sock = sock if sock is not None else bind_http(host, port)
-    app = build_http_app(server, host=host)
+    resource_url = _url(host, sock.getsockname()[1]) + MCP_PATH
+    app = build_http_app(server, host=host, access=access, resource_url=resource_url)
     config = uvicorn.Config(
         app,
         log_level=log_level,

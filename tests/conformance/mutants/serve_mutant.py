@@ -110,7 +110,7 @@ def stripped_real_schema() -> None:
     """Transparent tools/list entries carry the upstream schema instead of the sentinel."""
     from gatespec import runtime
 
-    real = runtime._snapshot
+    real = runtime._build_snapshot
 
     def snapshot(tools_by_server: Any) -> Any:
         snap = real(tools_by_server)
@@ -120,7 +120,7 @@ def stripped_real_schema() -> None:
         )
         return dataclasses.replace(snap, stripped=stripped)
 
-    runtime._snapshot = snapshot
+    runtime._build_snapshot = snapshot
 
 
 def view_off_by_one() -> None:
@@ -378,6 +378,122 @@ def capabilities_tools_only() -> None:
     surface.AggregateServer.get_capabilities = get_capabilities
 
 
+def batch_reversed() -> None:
+    """batch answers its calls last first."""
+    import dataclasses as dc
+
+    from gatespec import search
+
+    real = search.SearchOperations.batch
+
+    async def batch(self: Any, caller: Any, args: Any) -> Any:
+        reply = await real(self, caller, args)
+        results = list(reversed(reply.structured["results"]))
+        return dc.replace(reply, structured={"results": results})
+
+    search.SearchOperations.batch = batch
+
+
+def call_drops_structure() -> None:
+    """call answers the upstream's text but drops its structuredContent."""
+    import dataclasses as dc
+
+    from gatespec import search
+
+    real = search.SearchOperations.call
+
+    async def call(self: Any, caller: Any, args: Any) -> Any:
+        return dc.replace(await real(self, caller, args), structured=None)
+
+    search.SearchOperations.call = call
+
+
+# ------------------------------------------------------------------ access control
+# (served over HTTP behind the kit's two identities: tests/conformance/test_server_mutants.py)
+
+
+def _as_local(method: str) -> None:
+    """SearchOperations.`method` runs as the local (unrestricted) identity, whoever calls."""
+    from gatespec import search
+    from gatespec.core import Caller
+
+    real = getattr(search.SearchOperations, method)
+
+    async def unrestricted(self: Any, caller: Any, args: Any) -> Any:
+        return await real(self, Caller(caller.session), args)
+
+    setattr(search.SearchOperations, method, unrestricted)
+
+
+def search_unfiltered() -> None:
+    """search lists every operation whoever asks (call is still filtered)."""
+    _as_local("search")
+
+
+def forbidden_tells() -> None:
+    """FORBIDDEN names a hidden tool as existing; an absent one is TOOL_NOT_FOUND."""
+    from gatespec import runtime
+    from gatespec_surface.errors import ErrorCode, GatewayError
+
+    real = runtime.ProxyRuntime._access
+
+    def access(self: Any, item: Any, name: str, identity: Any) -> Any:
+        if item is None and self.policy.restricted(identity):
+            full = self._snapshot().catalog
+            if full.by_operation(name) is None and name not in full:
+                raise GatewayError(ErrorCode.TOOL_NOT_FOUND, f"no tool {name!r}", name)
+            raise GatewayError(ErrorCode.FORBIDDEN, f"{name} exists but is not yours", name)
+        return real(self, item, name, identity)
+
+    runtime.ProxyRuntime._access = access
+
+
+def list_changed_to_all() -> None:
+    """Every identity is told of every catalog change."""
+    from gatespec.server import notify
+
+    notify.ListChangedNotifier._visible_now = lambda self, identity: None
+
+
+def batch_escapes_policy() -> None:
+    """batch runs its calls without the caller's identity (call and schema keep it)."""
+    _as_local("_batch_item")
+
+
+def expiry_ignored() -> None:
+    """A JWT's expiry is not checked."""
+    from gatespec.access import tokens
+
+    real = tokens.JwtVerifier.verify
+
+    def verify(self: Any, token: str) -> Any:
+        decode = tokens.jwt.decode
+
+        def lenient(*args: Any, **kwargs: Any) -> Any:
+            return decode(*args, **{**kwargs, "options": {"verify_exp": False}})
+
+        tokens.jwt.decode = lenient
+        try:
+            found = real(self, token)
+        finally:
+            tokens.jwt.decode = decode
+        return None if found is None else (found[0], None)
+
+    tokens.JwtVerifier.verify = verify
+
+
+def artifacts_shared() -> None:
+    """Artifacts belong to nobody: any caller can read any handle it learns."""
+    from gatespec import artifacts
+
+    real = artifacts.ArtifactStore.put
+
+    def put(self: Any, data: bytes, media_type: str, label: str, uri: Any = None, **_: Any) -> Any:
+        return real(self, data, media_type, label, uri)
+
+    artifacts.ArtifactStore.put = put
+
+
 MUTANTS: dict[str, Callable[[], None]] = {
     "truncation-off": truncation_off,
     "order-reversed": order_reversed,
@@ -405,6 +521,14 @@ MUTANTS: dict[str, Callable[[], None]] = {
     "unknown-server-unavailable": unknown_server_unavailable,
     "read-uri-upstream": read_uri_upstream,
     "capabilities-tools-only": capabilities_tools_only,
+    "batch-reversed": batch_reversed,
+    "call-drops-structure": call_drops_structure,
+    "search-unfiltered": search_unfiltered,
+    "forbidden-tells": forbidden_tells,
+    "list-changed-to-all": list_changed_to_all,
+    "batch-escapes-policy": batch_escapes_policy,
+    "expiry-ignored": expiry_ignored,
+    "artifacts-shared": artifacts_shared,
 }
 
 
