@@ -274,11 +274,19 @@ async def test_a_handshake_era_upstream_relays_progress_and_sampling(
     )
 
 
+async def find_in(client: Client, query: str, name: str) -> str:
+    """The fixture tool `name`'s id, found by tool_browse."""
+    found = await client.call_tool("tool_browse", {"query": query})
+    ids = [c["id"] for c in found.structured_content["cards"]]
+    return next(i for i in ids if i.startswith(f"fixture:{name}#"))
+
+
 async def test_progress_and_sampling_ride_the_request_stream_over_http(
     anyio_backend: str, tmp_path: Path, servers: Any
 ) -> None:
-    """Over Streamable HTTP a POST is answered with an SSE stream, which carries what the
-    upstream sends during the call (a JSON body could carry only the response)."""
+    """Over Streamable HTTP a call that may relay is answered with an SSE stream, which
+    carries what the upstream sends during the call (a JSON body could carry only the
+    response)."""
     config = tmp_path / "gateway.json"
     body = {"mcpServers": {"fixture": _fixture(tmp_path / "calls.jsonl")}, "gateway": {}}
     config.write_text(json.dumps(body))
@@ -290,9 +298,7 @@ async def test_progress_and_sampling_ride_the_request_stream_over_http(
     async with Client(url, mode="legacy", **side.callbacks()) as client:
 
         async def find(query: str, name: str) -> str:
-            found = await client.call_tool("tool_browse", {"query": query})
-            ids = [c["id"] for c in found.structured_content["cards"]]
-            return next(i for i in ids if i.startswith(f"fixture:{name}#"))
+            return await find_in(client, query, name)
 
         progress = await find("report progress in steps", "progress")
         await _execute(client, progress, {"steps": 2}, progress_callback=side.on_progress)
@@ -300,3 +306,13 @@ async def test_progress_and_sampling_ride_the_request_stream_over_http(
         result = await _execute(client, sample, {"prompt": "q"})
     assert [p for p, _, _ in side.progress] == [1, 2]
     assert result.structured_content["summary"] == f"{SAMPLE_REPLY_PREFIX}forty-two"
+    # A client that declared nothing is answered with JSON bodies (AM-HTTP-ANSWER-FORM): an
+    # upstream's log message during its call reaches it on its session's standalone stream.
+    quiet = ClientSide()
+    async with Client(url, mode="legacy", **quiet.callbacks(declare=False)) as client:
+        log = await find_in(client, "write a log message", "log")
+        await _execute(client, log, {"level": "warning", "text": "careful"})
+        with anyio.fail_after(5):
+            while not quiet.logs:
+                await anyio.sleep(0.05)
+    assert [(m.level, m.data) for m in quiet.logs] == [("warning", "careful")]

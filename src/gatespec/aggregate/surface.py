@@ -16,7 +16,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final
 
 import anyio
@@ -27,6 +27,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.methods import CACHEABLE_METHODS
 
 from gatespec.access import LOCAL, Identity
+from gatespec.aggregate.naming import LISTS
 from gatespec.aggregate.pages import CursorInvalid
 from gatespec.aggregate.runtime import AggregateRuntime
 from gatespec.server.notify import ListChangedNotifier
@@ -57,6 +58,10 @@ _INVALID: Final = frozenset(
     }
 )
 _CAPABILITIES: Final = ("prompts", "resources", "completions", "logging")
+# The requests that reach upstreams, which may talk back while answering them.
+_RELAYING: Final = frozenset(
+    {"tools/call", "prompts/get", "resources/read", "completion/complete", *LISTS}
+)
 
 
 def _done(result: dict[str, Any]) -> dict[str, Any]:
@@ -81,6 +86,9 @@ class AggregateServer(GatewayServer):
     """A GatewayServer whose capabilities follow its upstreams."""
 
     runtime: AggregateRuntime
+
+    def may_relay(self, method: str, params: Mapping[str, Any]) -> bool:
+        return method in _RELAYING
 
     def get_capabilities(
         self,

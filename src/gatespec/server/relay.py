@@ -3,7 +3,9 @@
 The upstream layer hands what an upstream sends while answering (progress, log messages,
 requests of its client) to the Relay of the client request it was made for; this module turns
 those into messages on that request's own channel (its SSE stream on Streamable HTTP), so they
-reach that client and no other.
+reach that client and no other. A handshake-era Streamable HTTP request answered with one JSON
+body (server.answers) has no channel of its own: its messages go to its session's standalone
+stream.
 
 - progress: reported under the client's progress token, only when the request carried one;
 - log messages: filtered by the level the client set (logging/setLevel, handshake era) or
@@ -88,15 +90,16 @@ class RequestRelay:
         self.levels = levels
         self._token = progress_token(ctx)
         self._allowed = allowed_log_levels(ctx.protocol_version, ctx.meta)
+        modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+        # A request whose answer is one JSON body carries nothing else (server.answers).
+        self._related = ctx.request_id if modern or ctx.session.can_send_request else None
 
     @property
     def wants_progress(self) -> bool:
         return self._token is not None
 
     async def _send(self, notification: Any) -> None:
-        await self.ctx.session.send_notification(
-            notification, related_request_id=self.ctx.request_id
-        )
+        await self.ctx.session.send_notification(notification, related_request_id=self._related)
 
     async def progress(self, progress: float, total: float | None, message: str | None) -> None:
         if self._token is None:

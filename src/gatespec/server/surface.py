@@ -75,6 +75,8 @@ logger = logging.getLogger(__name__)
 
 _SHOWN_MAX: Final = 80  # a quoted tool name in a message
 UNAUTHENTICATED: Final = "this request carries no verified identity"
+# The meta-tools whose operation runs an upstream tool and relays what it sends (caller.relay).
+RELAYING_META_TOOLS: Final = frozenset({"tool_execute", "call"})
 
 
 def error_result(error: GatewayError, structured: bool = True) -> CallToolResult:
@@ -243,6 +245,11 @@ class GatewayServer(Server[Any]):
     # Whether an HTTP request must carry a verified identity (the HTTP app sets it when it
     # requires bearer tokens); a request without one is then refused, never served as local.
     requires_identity: bool = False
+
+    def may_relay(self, method: str, params: Mapping[str, Any]) -> bool:
+        """Whether handling this request may send its client something before the answer
+        (AM-UPSTREAM-RELAY); Streamable HTTP answers the others with one JSON body."""
+        return method == "tools/call" and params.get("name") in RELAYING_META_TOOLS
 
     def create_initialization_options(
         self,
