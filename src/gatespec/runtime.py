@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Final
 import anyio
 from mcp.types import Tool
 
-from gatespec.access import LOCAL, AccessPolicy, Identity, Rules, Subject
+from gatespec.access import LOCAL, AccessPolicy, Identity, Rules, Subject, forbidden
 from gatespec.artifacts import ArtifactStore, view_cut_note
 from gatespec.browse import Browser
 from gatespec.cards import admit_cards
@@ -77,15 +77,8 @@ _UPSTREAM_CODES: dict[str, ErrorCode] = {
 
 CatalogListener = Callable[[], Awaitable[None]]
 
-# AM-ACCESS-NO-LEAK: one answer for every name a restricted caller may not see.
-FORBIDDEN_MESSAGE: Final = "forbidden: this caller may not see or call that tool"
 # Restricted snapshots kept per catalog build (a runtime limit: one per distinct visible set).
 MAX_VIEWS: Final = 64
-
-
-def forbidden(name: str) -> GatewayError:
-    """The FORBIDDEN answer: the fixed message, the caller's own input, no details."""
-    return GatewayError(ErrorCode.FORBIDDEN, FORBIDDEN_MESSAGE, name)
 
 
 def subject_of(item: Item) -> Subject:

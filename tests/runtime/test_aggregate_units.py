@@ -158,6 +158,17 @@ def test_pages_walk_a_snapshot_and_reject_foreign_cursors() -> None:
     assert pages.first("tools/list", entries[:2]) == (entries[:2], None)  # one page: no cursor
 
 
+def test_a_cursor_pages_only_the_identity_it_was_merged_for() -> None:
+    # AM-ACCESS-NO-LEAK: a snapshot holds one identity's visible entries.
+    pages = Pages(page_size=2)
+    entries = [{"name": f"t{i}"} for i in range(5)]
+    _, cursor = pages.first("tools/list", entries, owner="admin")
+    assert cursor is not None
+    with pytest.raises(CursorInvalid, match="unknown"):
+        pages.next("tools/list", cursor, owner="bob")
+    assert pages.next("tools/list", cursor, owner="admin")[0] == entries[2:4]
+
+
 # ------------------------------------------------------------------ plugins
 
 
@@ -261,3 +272,33 @@ async def test_messages_relate_only_to_one_session_in_flight(anyio_backend: str)
     with inflight.track(FakeRelay("c", refusal="no roots declared")):
         refused = await inflight.roots(None)
     assert isinstance(refused, types.ErrorData) and "no roots declared" in refused.message
+
+
+# ------------------------------------------------------------------ access control
+
+
+def test_list_changed_compares_only_what_an_identity_sees() -> None:
+    # AM-ACCESS-NO-LEAK: bob (alpha's echo only) is told of a change only when it touches
+    # what he sees; an unrestricted identity is told of every change (None).
+    from gatespec.access import Identity
+    from gatespec.aggregate import AggregateRuntime
+
+    body = {
+        "mcpServers": {"alpha": {"command": "x"}, "beta": {"command": "x"}},
+        "gateway": {"profile": "aggregate", "access": {"identities": {
+            "bob": {"tokens": ["${BOB}"], "allow": [{"tools": ["alpha:echo"]}]},
+            "admin": {"tokens": ["${ADMIN}"]}}}},
+    }  # fmt: skip
+    environ = {"BOB": "t-bob-0001", "ADMIN": "t-admin-001"}
+    runtime = AggregateRuntime.from_config(parse_config(body, environ=environ))
+    bob, admin = Identity("bob"), Identity("admin")
+    tools = [{"name": "alpha__echo"}, {"name": "beta__echo"}]
+    runtime._last["tools/list"] = tools
+    before = runtime.visible_names(bob)
+    assert before is not None and len(before) == 1
+    assert runtime.visible(LISTS["tools/list"], tools, bob) == [{"name": "alpha__echo"}]
+    runtime._last["tools/list"] = [*tools, {"name": "beta__new"}]  # hidden from bob
+    assert runtime.visible_names(bob) == before
+    runtime._last["tools/list"] = [{"name": "alpha__echo", "description": "changed"}]
+    assert runtime.visible_names(bob) != before
+    assert runtime.visible_names(admin) is None

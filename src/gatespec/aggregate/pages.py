@@ -3,8 +3,10 @@
 The first request of a list broadcasts and merges; when the result is longer than a page, it
 is kept as a snapshot and the rest is served from it, so a client's pages stay consistent
 while upstreams change. A cursor names its list, snapshot and offset, base64url-encoded (opaque
-to clients, but not a secret: a forged one finds no snapshot). Snapshots expire after the
-spec's TTL and at most `MAX_SNAPSHOTS` are kept.
+to clients, but not a secret: a forged one finds no snapshot). A snapshot belongs to the
+identity it was merged for (its visible entries, AM-ACCESS-NO-LEAK): another identity's cursor
+is answered as an unknown one. Snapshots expire after the spec's TTL and at most
+`MAX_SNAPSHOTS` are kept.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ class _Snapshot:
     method: str
     entries: list[dict[str, Any]]
     created: float
+    owner: str  # the identity key it was merged for
 
 
 class Pages:
@@ -49,23 +52,27 @@ class Pages:
         self.clock = clock
         self._snapshots: OrderedDict[str, _Snapshot] = OrderedDict()
 
-    def first(self, method: str, entries: list[dict[str, Any]]) -> tuple[list[Any], str | None]:
-        """The first page of a freshly merged list, and the cursor of the next (or None)."""
+    def first(
+        self, method: str, entries: list[dict[str, Any]], owner: str = ""
+    ) -> tuple[list[Any], str | None]:
+        """The first page of a list freshly merged for `owner`, and the cursor of the next (or
+        None)."""
         if len(entries) <= self.page_size:
             return entries, None
         self._expire()
         snapshot_id = secrets.token_hex(8)
-        self._snapshots[snapshot_id] = _Snapshot(method, entries, self.clock())
+        self._snapshots[snapshot_id] = _Snapshot(method, entries, self.clock(), owner)
         while len(self._snapshots) > MAX_SNAPSHOTS:
             self._snapshots.popitem(last=False)
         return entries[: self.page_size], self._cursor(method, snapshot_id, self.page_size)
 
-    def next(self, method: str, cursor: str) -> tuple[list[Any], str | None]:
-        """The page a cursor points at, and the cursor of the one after (or None)."""
+    def next(self, method: str, cursor: str, owner: str = "") -> tuple[list[Any], str | None]:
+        """The page a cursor of `owner`'s points at, and the cursor of the one after (or
+        None)."""
         snapshot_id, offset = self._decode(method, cursor)
         self._expire()
         snapshot = self._snapshots.get(snapshot_id)
-        if snapshot is None:
+        if snapshot is None or snapshot.owner != owner:
             raise CursorInvalid(
                 "the cursor's list has expired or is unknown: list again from the start"
             )

@@ -13,10 +13,17 @@ paged snapshots of merged lists and the resource subscriptions; the MCP surface
   TOOL_NOT_FOUND (seed 001), after one re-listing in case it is new.
 - Changes (an upstream's list_changed, a registry change) reach listeners as the set of lists
   that changed; resource updates as the namespaced URI and its subscribers.
+- Access control (AM-ACCESS-CONTROL): an identity's lists hold only the entries its policy lets
+  it see (tools by "server:tool", prompts by "server:name", resources and templates by
+  "server:uri", the upstream's own names), and a request for anything else is refused before it
+  is routed upstream. A restricted identity gets FORBIDDEN for every name it cannot see, whether
+  it exists or not (an unknown server or tool included), and no broadcast failure warnings
+  (they would name servers it may not see) (AM-ACCESS-NO-LEAK).
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -25,6 +32,7 @@ from typing import Any, Final
 
 import anyio
 
+from gatespec.access import LOCAL, AccessPolicy, Identity, Subject, forbidden
 from gatespec.aggregate.naming import LISTS, Kind, Unoffered, namespace_answer, offer
 from gatespec.aggregate.pages import Pages
 from gatespec.aggregate.plugins import CallOutcome, Chain, ToolCall, build_chain
@@ -61,6 +69,9 @@ _CHANGED_BY: Final = {
 }
 ALL_LISTS: Final = frozenset({"tools", "prompts", "resources"})
 
+# What a restricted identity is told FORBIDDEN for instead (AM-ACCESS-NO-LEAK).
+_HIDDEN_AS_FORBIDDEN: Final = frozenset({ErrorCode.UNKNOWN_SERVER, ErrorCode.TOOL_NOT_FOUND})
+
 ChangeListener = Callable[[frozenset[str]], Awaitable[None]]
 UpdateListener = Callable[[str, frozenset[str]], Awaitable[None]]
 
@@ -82,6 +93,33 @@ class Merged:
     failures: list[Failure]
 
 
+def entry_subject(kind: Kind, entry: Mapping[str, Any]) -> Subject:
+    """What the access policy decides about for a merged list's entry."""
+    if kind.uri:
+        server, uri = parsers.parse_resource_uri(str(entry[kind.key]))
+        return Subject.resource(server, uri)
+    server, name = parsers.parse_aggregate_name(str(entry[kind.key]))
+    if kind.method == "tools/list":
+        return Subject.tool(server, f"{server}:{name}", entry.get("annotations"))
+    return Subject.prompt(server, name)
+
+
+def target_subject(
+    context: RoutingContext, params: Mapping[str, Any], annotations: object = None
+) -> Subject:
+    """What the access policy decides about for a routed request's target."""
+    method = context.method
+    if method == "completion/complete":
+        ref = params.get("ref")
+        is_resource = isinstance(ref, Mapping) and ref.get("type") == "ref/resource"
+        method = "resources/read" if is_resource else "prompts/get"
+    if method == "tools/call":
+        return Subject.tool(context.server, f"{context.server}:{context.name}", annotations)
+    if method == "prompts/get":
+        return Subject.prompt(context.server, context.name)
+    return Subject.resource(context.server, context.name)
+
+
 def gateway_error(exc: UpstreamError, context: RoutingContext) -> GatewayError:
     """An upstream failure as the client sees it."""
     code = UPSTREAM_CODES.get(exc.kind, ErrorCode.UPSTREAM_ERROR)
@@ -100,6 +138,7 @@ class AggregateRuntime:
         self.refresh_interval = config.options.refresh_interval
         self.servers: dict[str, str] = {}  # server key -> config key
         self.plugins = Chain()
+        self.policy = AccessPolicy.open()
         self._configure(config)
         self.pages = Pages(config.options.page_size)
         self._change_listeners: list[ChangeListener] = []
@@ -109,6 +148,8 @@ class AggregateRuntime:
         self._subscribing = anyio.Lock()
         # server__tool -> its input schema, from the latest tools/list broadcast
         self._schemas: dict[str, Any] = {}
+        # list method -> the entries of its latest broadcast (what list_changed compares)
+        self._last: dict[str, list[dict[str, Any]]] = {}
 
     @classmethod
     def from_config(cls, config: GatewayConfig) -> AggregateRuntime:
@@ -119,6 +160,8 @@ class AggregateRuntime:
         self.config = config
         self.servers = {key: config_key for config_key, key in keys.items()}
         self.plugins = build_chain(config.options.plugins, keys)
+        access = config.options.access
+        self.policy = access.policy if access is not None else AccessPolicy.open()
 
     # ------------------------------------------------------------ lifecycle
 
@@ -182,6 +225,11 @@ class AggregateRuntime:
         self._update_listeners.append(callback)
 
     async def _announce(self, lists: frozenset[str]) -> None:
+        if self.policy.restricts_anyone:
+            # who is told depends on what changed in each identity's visible lists
+            for kind in LISTS.values():
+                if kind.capability in lists:
+                    await self.broadcast(kind)
         for listener in list(self._change_listeners):
             try:
                 await listener(lists)
@@ -291,7 +339,55 @@ class AggregateRuntime:
             logger.warning("%s: %s left out: %s", kind.method, failure.server, failure.reason)
         if kind.method == "tools/list":
             self._schemas = {str(e["name"]): e.get("inputSchema") for e in entries}
+        self._last[kind.method] = entries
         return Merged(entries, unoffered, failures)
+
+    # ------------------------------------------------------------ access control
+
+    def visible(
+        self, kind: Kind, entries: list[dict[str, Any]], identity: Identity
+    ) -> list[dict[str, Any]]:
+        """The entries `identity` may see."""
+        if not self.policy.restricted(identity):
+            return entries
+        check = self.policy.check(identity)
+        return [e for e in entries if check(entry_subject(kind, e))]
+
+    def visible_names(self, identity: Identity) -> frozenset[str] | None:
+        """What `identity` saw of the latest broadcasts, for list_changed (AM-ACCESS-NO-LEAK);
+        None for an unrestricted identity (it is told of every change)."""
+        if not self.policy.restricted(identity):
+            return None
+        return frozenset(
+            f"{method} {json.dumps(e, sort_keys=True)}"
+            for method, entries in list(self._last.items())
+            for e in self.visible(LISTS[method], entries, identity)
+        )
+
+    def _route(
+        self, method: str, params: Mapping[str, Any], session: str, identity: Identity
+    ) -> tuple[RoutingContext, dict[str, Any]]:
+        """route(), then the policy: FORBIDDEN for a target `identity` may not see (and, when
+        it is restricted, for an unknown server), before anything reaches upstream."""
+        try:
+            context, clean = self.route(method, params, session)
+        except GatewayError as exc:
+            raise self._hidden(exc, identity) from None
+        annotations = None
+        if method == "tools/call":
+            listed = self.pool.tools().get(context.config_key, [])
+            found = next((t for t in listed if t.get("name") == context.name), None)
+            annotations = found.get("annotations") if found is not None else None
+        if not self.policy.visible(identity, target_subject(context, params, annotations)):
+            raise forbidden(_shown(method, params))
+        return context, clean
+
+    def _hidden(self, exc: GatewayError, identity: Identity) -> GatewayError:
+        """`exc`, or FORBIDDEN for a restricted identity when `exc` says a name does not
+        exist (it would tell a hidden name from an absent one)."""
+        if exc.code in _HIDDEN_AS_FORBIDDEN and self.policy.restricted(identity):
+            return forbidden(exc.path or "")
+        return exc
 
     def input_schema(self, name: str) -> Any:
         """A listed tool's input schema by its server__tool name (None: not listed yet), for
@@ -300,21 +396,26 @@ class AggregateRuntime:
         return self._schemas.get(name)
 
     async def list_page(
-        self, method: str, cursor: str | None, relay: Relay | None = None
+        self,
+        method: str,
+        cursor: str | None,
+        relay: Relay | None = None,
+        identity: Identity = LOCAL,
     ) -> dict[str, Any]:
-        """One page of a merged list: {field: entries, nextCursor?}. A first page broadcasts;
-        its failures are reported to `relay`'s client as warnings. CursorInvalid for a bad
-        cursor."""
+        """One page of the merged list `identity` may see: {field: entries, nextCursor?}. A
+        first page broadcasts; its failures are reported to `relay`'s client as warnings
+        (unless the identity is restricted). CursorInvalid for a bad cursor."""
         kind = LISTS[method]
         if cursor:
-            page, next_cursor = self.pages.next(method, cursor)
+            page, next_cursor = self.pages.next(method, cursor, identity.key)
         else:
             merged = await self.broadcast(kind)
-            if relay is not None:
+            if relay is not None and not self.policy.restricted(identity):
                 for failure in merged.failures:
                     data = f"{failure.server} was left out of {method}: {failure.reason}"
                     await relay.log("warning", data, "gatespec")
-            page, next_cursor = self.pages.first(method, merged.entries)
+            entries = self.visible(kind, merged.entries, identity)
+            page, next_cursor = self.pages.first(method, entries, identity.key)
         result: dict[str, Any] = {kind.field: page}
         if next_cursor is not None:
             result["nextCursor"] = next_cursor
@@ -329,18 +430,26 @@ class AggregateRuntime:
         return route(method, params, session, self.servers)
 
     async def call_tool(
-        self, session: str, params: Mapping[str, Any], relay: Relay | None = None
+        self,
+        session: str,
+        params: Mapping[str, Any],
+        relay: Relay | None = None,
+        identity: Identity = LOCAL,
     ) -> dict[str, Any]:
-        """tools/call of server__tool: routed, through the plugins, to the upstream; its
-        result with URIs namespaced. GatewayError for every failure of the gateway's own."""
-        context, clean = self.route("tools/call", params, session)
+        """tools/call of server__tool for `identity`: routed, through the plugins, to the
+        upstream; its result with URIs namespaced. GatewayError for every failure of the
+        gateway's own."""
+        context, clean = self._route("tools/call", params, session, identity)
         arguments = clean.get("arguments") or {}
         call = ToolCall(context.name, dict(arguments) if isinstance(arguments, Mapping) else {})
         start = time.monotonic()
         outcome = "cancelled"
         try:
-            call = await self.plugins.before_call(context, call)
-            await self._known_tool(context, call.name)
+            try:
+                call = await self.plugins.before_call(context, call)
+                await self._known_tool(context, call.name)
+            except GatewayError as exc:
+                raise self._hidden(exc, identity) from None
             try:
                 result = await self.pool.call(
                     context.config_key,
@@ -384,22 +493,34 @@ class AggregateRuntime:
         return {str(t.get("name")) for t in self.pool.tools().get(config_key, [])}
 
     async def request(
-        self, method: str, params: Mapping[str, Any], session: str, relay: Relay | None = None
+        self,
+        method: str,
+        params: Mapping[str, Any],
+        session: str,
+        relay: Relay | None = None,
+        identity: Identity = LOCAL,
     ) -> dict[str, Any]:
-        """prompts/get, resources/read or completion/complete: routed and forwarded; the
-        answer's URIs namespaced. GatewayError (routing) or UpstreamError (the upstream's)."""
-        context, clean = self.route(method, params, session)
+        """prompts/get, resources/read or completion/complete for `identity`: routed and
+        forwarded; the answer's URIs namespaced. GatewayError (routing, access) or
+        UpstreamError (the upstream's)."""
+        context, clean = self._route(method, params, session, identity)
         clean.pop("_meta", None)  # the upstream session adds its own envelope
         result = await self.pool.request(
             context.config_key, method, clean, self.call_timeout_for(context.config_key), relay
         )
         return namespace_answer(method, context.server, result)
 
-    async def subscribe(self, session: str, params: Mapping[str, Any], on: bool = True) -> None:
-        """resources/subscribe (on) or unsubscribe for `session`; the upstream is subscribed
-        while at least one session is."""
+    async def subscribe(
+        self,
+        session: str,
+        params: Mapping[str, Any],
+        on: bool = True,
+        identity: Identity = LOCAL,
+    ) -> None:
+        """resources/subscribe (on) or unsubscribe for `session` of `identity`; the upstream
+        is subscribed while at least one session is."""
         method = "resources/subscribe" if on else "resources/unsubscribe"
-        context, clean = self.route(method, params, session)
+        context, clean = self._route(method, params, session, identity)
         namespaced = str(params["uri"])
         async with self._subscribing:
             sessions = self._subscribers.setdefault(namespaced, set())
@@ -451,3 +572,13 @@ class AggregateRuntime:
             description = entry.get("description")
             out.append({"name": entry["name"], "description": description or "", "server": server})
         return out
+
+
+def _shown(method: str, params: Mapping[str, Any]) -> str:
+    """The caller's own identifier, as FORBIDDEN quotes it."""
+    if method == "completion/complete":
+        ref = params.get("ref")
+        value = (ref.get("uri") or ref.get("name")) if isinstance(ref, Mapping) else None
+    else:
+        value = params.get("uri", params.get("name"))
+    return value if isinstance(value, str) else ""

@@ -11,6 +11,9 @@
 - Capabilities: what the connected upstreams offer together (AM-AGGREGATE-CAPABILITIES);
   list changes and resource updates in both protocol eras (server.notify).
 - What an upstream sends during a request reaches that request's client (server.relay).
+- Who is calling: the identity a bearer token proved (HTTP) or the config names (stdio); every
+  list and request sees what that identity may see (AM-ACCESS-CONTROL), and list changes reach
+  it only when what it sees changed (AM-ACCESS-NO-LEAK).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from gatespec.server.notify import ListChangedNotifier
 from gatespec.server.relay import LogLevels, RequestRelay
 from gatespec.server.sessions import session_key
 from gatespec.server.surface import (
+    UNAUTHENTICATED,
     GatewayServer,
     caller_identity,
     error_result,
@@ -55,6 +59,7 @@ _INVALID: Final = frozenset(
         ErrorCode.UNKNOWN_SERVER,
         ErrorCode.TOOL_NOT_FOUND,
         ErrorCode.ARGS_INVALID,
+        ErrorCode.FORBIDDEN,
     }
 )
 _CAPABILITIES: Final = ("prompts", "resources", "completions", "logging")
@@ -127,7 +132,15 @@ def build_aggregate_server(
     def identity_of(ctx: Any) -> Identity | None:
         return caller_identity(server, ctx, fallback_identity)
 
-    notifier = ListChangedNotifier(None, identity_of)
+    def identity(ctx: Any) -> Identity:
+        """Who calls; a request with no verified identity is refused (an HTTP app that
+        requires tokens answers it 401 before it gets here)."""
+        who = identity_of(ctx)
+        if who is None:
+            raise GatewayError(ErrorCode.FORBIDDEN, UNAUTHENTICATED)
+        return who
+
+    notifier = ListChangedNotifier(runtime.visible_names, identity_of)
     levels = LogLevels()
 
     def session_of(ctx: Any) -> str:
@@ -142,16 +155,20 @@ def build_aggregate_server(
         async def handler(ctx: Any, params: types.PaginatedRequestParams | None) -> dict[str, Any]:
             cursor = params.cursor if params is not None else None
             try:
-                return _done(await runtime.list_page(method, cursor, relay(ctx)))
+                who = identity(ctx)
+                return _done(await runtime.list_page(method, cursor, relay(ctx), who))
             except CursorInvalid as exc:
                 raise MCPError(code=types.INVALID_PARAMS, message=f"{method}: {exc}") from None
+            except GatewayError as exc:
+                raise rpc_error(exc) from None
 
         return handler
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> dict[str, Any]:
         raw = params.model_dump(by_alias=True, mode="json", exclude_none=True)
         try:
-            return _done(await runtime.call_tool(session_of(ctx), raw, relay(ctx)))
+            who = identity(ctx)
+            return _done(await runtime.call_tool(session_of(ctx), raw, relay(ctx), who))
         except GatewayError as exc:
             return _dump(error_result(exc))
         except Exception as exc:  # nothing raises across the boundary (ERROR-NEVER-RAISE)
@@ -168,7 +185,8 @@ def build_aggregate_server(
         async def handler(ctx: Any, params: Any) -> dict[str, Any]:
             raw = params.model_dump(by_alias=True, mode="json", exclude_none=True)
             try:
-                return _done(await runtime.request(method, raw, session_of(ctx), relay(ctx)))
+                who = identity(ctx)
+                return _done(await runtime.request(method, raw, session_of(ctx), relay(ctx), who))
             except (GatewayError, UpstreamError) as exc:
                 raise rpc_error(exc) from None
 
@@ -178,7 +196,7 @@ def build_aggregate_server(
         async def handler(ctx: Any, params: Any) -> types.EmptyResult:
             raw = params.model_dump(by_alias=True, mode="json", exclude_none=True)
             try:
-                await runtime.subscribe(session_of(ctx), raw, on=on)
+                await runtime.subscribe(session_of(ctx), raw, on=on, identity=identity(ctx))
             except (GatewayError, UpstreamError) as exc:
                 raise rpc_error(exc) from None
             return types.EmptyResult()
@@ -195,12 +213,15 @@ def build_aggregate_server(
         open (handshake-era clients use resources/subscribe)."""
         uris = list(params.notifications.resource_subscriptions or ())
         stream = f"listen:{session_key(ctx, fallback_session)}:{ctx.request_id}"
+        who = identity_of(ctx)
+        if who is None:  # nothing is published on an unverified caller's bus
+            return await notifier.listen_handler(ctx, params)
         notifier.remember(stream, ctx)  # its identity's bus carries the updates it names
         subscribed: list[str] = []
         try:
             for uri in uris:
                 try:
-                    await runtime.subscribe(stream, {"uri": uri})
+                    await runtime.subscribe(stream, {"uri": uri}, identity=who)
                     subscribed.append(uri)
                 except (GatewayError, UpstreamError) as exc:
                     logger.info("listen: cannot subscribe %s: %s", uri, exc)
@@ -209,7 +230,7 @@ def build_aggregate_server(
             with anyio.CancelScope(shield=True), anyio.move_on_after(5):
                 for uri in subscribed:
                     try:
-                        await runtime.subscribe(stream, {"uri": uri}, on=False)
+                        await runtime.subscribe(stream, {"uri": uri}, on=False, identity=who)
                     except (GatewayError, UpstreamError) as exc:
                         logger.info("listen: cannot unsubscribe %s: %s", uri, exc)
             notifier.forget(stream)
