@@ -238,9 +238,10 @@ class Browser:
     """tool_browse over one catalog snapshot: the cards, the ranker and the tree are built once
     here and shared by every browse.
 
-    The ranker (gatespec.ranking.Ranker) is hybrid when the embedding model is available;
-    `semantic=False` makes it lexical, and `background=False` waits for a first encode of a
-    large catalog instead of ranking lexically meanwhile (`gatespec rank`)."""
+    The ranker (gatespec.ranking.Ranker) is hybrid when the embedding model is available,
+    from the first query on (the model loads then, on a worker thread; queries are ranked
+    lexically until it is ready). `semantic=False` makes it lexical, and `background=False`
+    loads the model and encodes the catalog before returning (`gatespec rank`)."""
 
     def __init__(
         self,

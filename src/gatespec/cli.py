@@ -6,12 +6,16 @@
     gatespec catalog --config FILE [--json] [--compact]
     gatespec demo
     gatespec rank --catalog FILE --queries FILE [--k 10] [--out FILE]   (gatespec.rank_cli)
+    gatespec install --client NAME --config FILE [--write]              (gatespec.install)
     gatespec conformance …, gatespec vectors export DIR, gatespec fixture-upstream …
                                           forwarded to the conformance kit (gatespec-conformance)
 
 Progress and diagnostics go to stderr (stdout is the MCP channel under stdio). A user error
-(bad config, unknown profile, missing optional module) prints one line and exits 2 (usage) or 1,
-never a traceback.
+(bad config, unknown profile, missing optional module) prints one line, never a traceback.
+Exit statuses (EXIT_STATUSES, also in `gatespec --help`): 0 done; 1 serving could not start;
+2 usage or configuration error; 3 every configured upstream is unavailable (`catalog`);
+130 interrupted; 141 stdout was closed early (`gatespec demo | head`: the rest is dropped
+quietly, as a SIGPIPE would).
 
 The runtime is `gatespec.runtime.ProxyRuntime.from_config(config, profile=...)` (the aggregate
 profile's is `gatespec.aggregate.AggregateRuntime`): `start(progress)` connects the upstreams
@@ -27,6 +31,7 @@ import importlib
 import inspect
 import json
 import logging
+import os
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TextIO, cast
@@ -34,7 +39,14 @@ from typing import TYPE_CHECKING, Any, Protocol, TextIO, cast
 import anyio
 
 from gatespec import demo, spawn
-from gatespec.config import DEFAULT_CONNECT_CONCURRENCY, ConfigError, GatewayConfig, load_config
+from gatespec.config import (
+    DEFAULT_CONNECT_CONCURRENCY,
+    ConfigError,
+    GatewayConfig,
+    GatewayOptions,
+    load_config,
+)
+from gatespec.install import add_subcommand as add_install_subcommand
 from gatespec.logs import OneLineFormatter
 from gatespec.rank_cli import add_subcommand as add_rank_subcommand
 from gatespec.rank_cli import ranking_status
@@ -76,6 +88,18 @@ def _proxy_runtime(config: GatewayConfig, profile: str) -> ServedRuntime:
     return ProxyRuntime.from_config(config, profile=profile)
 
 
+EXIT_UPSTREAMS_DOWN = 3
+EXIT_PIPE_CLOSED = 141  # 128 + SIGPIPE, what a C program killed by the closed pipe reports
+EXIT_STATUSES = {
+    0: "done",
+    1: "serving could not start (address in use, uvicorn missing)",
+    2: "usage or configuration error",
+    EXIT_UPSTREAMS_DOWN: "every configured upstream is unavailable (catalog)",
+    130: "interrupted",
+    EXIT_PIPE_CLOSED: "stdout was closed before the output ended (e.g. piped into head)",
+}
+
+
 class UsageError(Exception):
     """A user error: printed as one line, exit status `status`."""
 
@@ -88,6 +112,26 @@ def main(
     argv: Sequence[str] | None = None, *, runtime_factory: RuntimeFactory | None = None
 ) -> int:
     """Entry point of the console script; returns the exit status."""
+    try:
+        status = _main(argv, runtime_factory)
+        sys.stdout.flush()  # here, where a closed pipe can still be handled
+        return status
+    except BaseException as exc:
+        if not _is_broken_pipe(exc):
+            raise
+        # The reader went away (`gatespec demo | head`): drop the rest of the output, and keep
+        # the interpreter's final flush from failing on the closed pipe.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_PIPE_CLOSED
+
+
+def _is_broken_pipe(exc: BaseException) -> bool:
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return isinstance(exc, BrokenPipeError)
+
+
+def _main(argv: Sequence[str] | None, runtime_factory: RuntimeFactory | None) -> int:
     forwarded = _kit_argv(sys.argv[1:] if argv is None else argv)
     if forwarded is not None:
         return _forward(forwarded)
@@ -99,6 +143,8 @@ def main(
     except KeyboardInterrupt:
         return 130
     except Exception as exc:
+        if _is_broken_pipe(exc):
+            raise
         found = _user_error(exc)
         if found is None:
             raise  # a bug: the traceback is the useful output
@@ -123,31 +169,96 @@ def _user_error(exc: BaseException) -> tuple[str, int] | None:
 # -- argument parsing ----------------------------------------------------------------------
 
 
+class HelpFormatter(argparse.HelpFormatter):
+    """An option with a default says what it is (an option left unset says so in its text)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        unset = action.default in (None, False, argparse.SUPPRESS)
+        if unset or "default" in text or not action.option_strings:
+            return text
+        return f"{text} (default: %(default)s)"
+
+
+class _TopHelp(argparse.RawDescriptionHelpFormatter, HelpFormatter):
+    """The top level keeps its exit-status table as written."""
+
+
+_DEFAULTS = GatewayOptions()  # what serve uses when neither the option nor the config says
+
+
+def _exit_statuses() -> str:
+    return "exit statuses:\n" + "\n".join(f"  {n:<4} {what}" for n, what in EXIT_STATUSES.items())
+
+
+def _command(commands: Any, name: str, help: str, description: str) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = commands.add_parser(
+        name, help=help, description=description, formatter_class=HelpFormatter
+    )
+    return parser
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="gatespec", description="A spec-driven MCP gateway in front of many MCP servers."
+        prog="gatespec",
+        description="A spec-driven MCP gateway in front of many MCP servers.\n"
+        "`gatespec COMMAND --help` describes each command.",
+        epilog=_exit_statuses(),
+        formatter_class=_TopHelp,
     )
-    parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging")
+    parser.add_argument(
+        "-v", "--verbose", action="count", default=0, help="more logging (-vv: debug)"
+    )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    serve = commands.add_parser("serve", help="serve the gateway over stdio or HTTP")
+    serve = _command(
+        commands,
+        "serve",
+        "serve the gateway over stdio or HTTP",
+        "Connect to every upstream in the config and serve the gateway's profile to one MCP "
+        "client over stdio, or to many over HTTP (Streamable HTTP at /mcp, legacy SSE at /sse). "
+        "Options given here override the config's gateway block.",
+    )
     source = serve.add_mutually_exclusive_group(required=True)
     source.add_argument("--config", metavar="FILE", help="mcpServers config (JSON or YAML)")
-    source.add_argument("--demo", action="store_true", help="serve the embedded demo catalog")
+    source.add_argument(
+        "--demo",
+        action="store_true",
+        help="serve the embedded catalog through stubs that echo calls (no real servers)",
+    )
     serve.add_argument(
         "--profile",
         "--mode",  # the option's name before 0.2, still accepted
         dest="profile",
         choices=SERVED_PROFILES,
-        help="exposure profile (default: the config's gateway.profile, else gateway)",
+        help=f"exposure profile (default: the config's gateway.profile, else {_DEFAULTS.profile})",
     )
-    serve.add_argument("--transport", choices=("stdio", "http"), help="how clients connect")
-    serve.add_argument("--host", help="HTTP bind address (default from config: 127.0.0.1)")
-    serve.add_argument("--port", type=_port, help="HTTP port (0 picks a free one)")
+    serve.add_argument(
+        "--transport",
+        choices=("stdio", "http"),
+        help=f"how clients connect (default: the config's gateway.transport, else {_DEFAULTS.transport})",
+    )
+    serve.add_argument(
+        "--host",
+        help=f"HTTP bind address (default: the config's gateway.host, else {_DEFAULTS.host})",
+    )
+    serve.add_argument(
+        "--port",
+        type=_port,
+        help=f"HTTP port, 0 picks a free one (default: the config's gateway.port, else {_DEFAULTS.port})",
+    )
     serve.set_defaults(run=_serve)
 
-    catalog = commands.add_parser("catalog", help="list tool ids, wire names and exclusions")
-    catalog.add_argument("--config", metavar="FILE", required=True)
+    catalog = _command(
+        commands,
+        "catalog",
+        "list tool ids, wire names and exclusions",
+        "Connect to every upstream in the config once and print the catalog the gateway would "
+        "serve: every tool id and wire name, every excluded tool and why, and every upstream "
+        f"that is unavailable. Exits {EXIT_UPSTREAMS_DOWN} when every configured upstream is "
+        "unavailable.",
+    )
+    catalog.add_argument("--config", metavar="FILE", required=True, help="mcpServers config")
     catalog.add_argument("--json", action="store_true", help="one JSON document on stdout")
     catalog.add_argument(
         "--compact",
@@ -156,11 +267,19 @@ def _parser() -> argparse.ArgumentParser:
     )
     catalog.set_defaults(run=_catalog)
 
-    demo_cmd = commands.add_parser("demo", help="run the built-in demonstration")
+    demo_cmd = _command(
+        commands,
+        "demo",
+        "run the built-in demonstration",
+        "A scripted agent session against the embedded catalog of five MCP reference servers, "
+        "served by stubs that echo calls: browse, a refused call, execute, view, and the "
+        "context cost next to passing every tool through. Needs no configuration.",
+    )
     demo_cmd.set_defaults(run=_demo)
-    add_rank_subcommand(commands)
+    add_rank_subcommand(commands, _command)
+    add_install_subcommand(commands, _command)
     for name, text in _KIT_COMMANDS.items():
-        forward = commands.add_parser(name, help=text, add_help=False)
+        forward = commands.add_parser(name, help=text, description=text, add_help=False)
         forward.add_argument("rest", nargs=argparse.REMAINDER)
         forward.set_defaults(
             run=lambda args, _f, name=name: _forward(_kit_argv([name, *args.rest]))
@@ -258,6 +377,7 @@ def _serve(args: argparse.Namespace, factory: RuntimeFactory | None) -> int:
             port,
             web_log,
             access,
+            _stubs(config),
             config,
         )
     finally:
@@ -293,6 +413,7 @@ async def _serve_async(
     port: int,
     web_log: str,
     access: AccessConfig | None = None,
+    stubs: frozenset[str] = frozenset(),
     config: GatewayConfig | None = None,
 ) -> None:
     from gatespec.access import LOCAL
@@ -301,7 +422,7 @@ async def _serve_async(
     # Bind first: a taken port should fail before minutes of upstream start-up.
     sock = bind_http(host, port) if transport == "http" else None
     try:
-        await _start(runtime, total)
+        await _start(runtime, total, stubs)
         identity = access.stdio_identity if access is not None else LOCAL
         server = build_server(runtime, fallback_session=transport, fallback_identity=identity)
         async with anyio.create_task_group() as tg:
@@ -332,14 +453,27 @@ async def _serve_async(
             sock.close()
 
 
-class _Progress:
-    """start(progress=...): one line per upstream, or one updating line on a terminal."""
+def _stubs(config: GatewayConfig) -> frozenset[str]:
+    """The upstreams that are stubs (a captured tool list; calls echoed), not servers."""
+    return frozenset(key for key, s in config.servers.items() if s.transport == "stub")
 
-    def __init__(self, pool: UpstreamPool, total: int, stream: TextIO | None = None) -> None:
+
+class _Progress:
+    """start(progress=...): one line per upstream, or one updating line on a terminal. A stub
+    upstream is called one: nothing real answers its calls."""
+
+    def __init__(
+        self,
+        pool: UpstreamPool,
+        total: int,
+        stream: TextIO | None = None,
+        stubs: frozenset[str] = frozenset(),
+    ) -> None:
         self.pool = pool
         self.total = total
         self.stream = stream or sys.stderr
         self.tty = self.stream.isatty()
+        self.stubs = stubs
 
     def __call__(self, key: str, state: str, done: int, total: int) -> None:
         reason = self.pool.status(key).reason
@@ -350,7 +484,8 @@ class _Progress:
             self.stream.write(f"\r\033[Kgatespec: connecting upstreams {done}/{total}")
             self.stream.flush()
         else:
-            _say(f"[{done}/{total}] {failed or f'{key}: {state}'}", self.stream)
+            stub = " (stub: captured tools, calls are echoed)" if key in self.stubs else ""
+            _say(f"[{done}/{total}] {failed or f'{key}: {state}{stub}'}", self.stream)
 
     def finish(self, statuses: list[UpstreamStatus]) -> None:
         if self.tty and self.total:
@@ -359,12 +494,20 @@ class _Progress:
         failed = len(statuses) - connected
         tail = f" ({failed} failed; they are retried on refresh)" if failed else ""
         _say(f"{connected} of {len(statuses)} upstreams connected{tail}", self.stream)
+        if self.stubs:
+            _say(
+                f"{len(self.stubs)} of them are stubs that echo calls, not real servers "
+                "(serve --config FILE fronts the servers it names)",
+                self.stream,
+            )
 
 
-async def _start(runtime: ServedRuntime, total: int) -> list[UpstreamStatus]:
+async def _start(
+    runtime: ServedRuntime, total: int, stubs: frozenset[str] = frozenset()
+) -> list[UpstreamStatus]:
     if total == 0:
         _say("no upstream servers configured (the catalog is empty)")
-    progress = _Progress(runtime.pool, total)
+    progress = _Progress(runtime.pool, total, stubs=stubs)
     statuses = await runtime.start(progress=progress)
     if total:
         progress.finish(statuses)
@@ -383,7 +526,9 @@ def _catalog(args: argparse.Namespace, factory: RuntimeFactory | None) -> int:
         profile = "aggregate"
     try:
         runtime = _runtime(factory, config, profile)
-        listing, statuses = anyio.run(_catalog_async, runtime, len(config.servers), args.compact)
+        listing, statuses = anyio.run(
+            _catalog_async, runtime, len(config.servers), _stubs(config), args.compact
+        )
     finally:
         spawn.discard_early()
     if args.compact:
@@ -393,14 +538,19 @@ def _catalog(args: argparse.Namespace, factory: RuntimeFactory | None) -> int:
         print(json.dumps(_catalog_json(listing, statuses), indent=2, ensure_ascii=False))
     else:
         _print_catalog(listing, statuses)
+    if statuses and all(s.state != "connected" for s in statuses):
+        _say(
+            f"error: every upstream is unavailable ({len(statuses)} configured); the catalog is empty"
+        )
+        return EXIT_UPSTREAMS_DOWN
     return 0
 
 
 async def _catalog_async(
-    runtime: ServedRuntime, total: int, compact: bool = False
+    runtime: ServedRuntime, total: int, stubs: frozenset[str], compact: bool = False
 ) -> tuple[Any, list[UpstreamStatus]]:
     try:
-        statuses = await _start(runtime, total)
+        statuses = await _start(runtime, total, stubs)
         if compact:
             return await runtime.compact_listing(), statuses  # type: ignore[attr-defined]
         listing = runtime.catalog_listing()

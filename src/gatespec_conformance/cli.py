@@ -16,12 +16,12 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import sys
 from collections.abc import Callable, Collection, Sequence
 from typing import Any, TextIO
 
-from gatespec_conformance import DEFAULT_MAX_EXAMPLES, DEFAULT_SIZES
-from gatespec_conformance.cases import LEVELS
+from gatespec_conformance import DEFAULT_MAX_EXAMPLES, DEFAULT_SIZES, LEVELS, docs_path
 from gatespec_conformance.fixture_upstream import positive_count
 from gatespec_conformance.report import (
     ENFORCE,
@@ -97,7 +97,9 @@ def add_report_options(parser: argparse.ArgumentParser) -> None:
         help="check names or globs expected to fail, one per line, optionally ' :: MESSAGE'; a "
         "listed check that passes is 'stale' and fails the run",
     )
-    group.add_argument("--format", choices=("text", "json"), default="text", help="report format")
+    group.add_argument(
+        "--format", choices=("text", "json"), default="text", help="report format (default text)"
+    )
     group.add_argument(
         "--output", "-o", metavar="FILE", help="write the report here (default stdout)"
     )
@@ -226,8 +228,15 @@ def add_run_options(
     p.add_argument(
         "--max-examples", type=_count, default=DEFAULT_MAX_EXAMPLES, metavar="N", help=examples_help
     )
-    p.add_argument("--timeout", type=_positive_float, default=timeout[0], help=timeout[1])
-    p.add_argument("--startup-timeout", type=_positive_float, default=60.0, help=startup_help)
+    p.add_argument(
+        "--timeout",
+        type=_positive_float,
+        default=timeout[0],
+        help=f"{timeout[1]} (default {timeout[0]:g})",
+    )
+    p.add_argument(
+        "--startup-timeout", type=_positive_float, default=60.0, help=f"{startup_help} (default 60)"
+    )
     p.add_argument("--restarts", type=_count, default=restarts[0], help=restarts[1])
 
 
@@ -542,10 +551,17 @@ def _export(args: argparse.Namespace, *_: Any) -> int:
 
 
 def _add_vectors(commands: Any) -> None:
-    vectors = commands.add_parser("vectors", help="the language-neutral test vectors")
+    vectors = commands.add_parser(
+        "vectors",
+        help="the language-neutral test vectors",
+        description="The spec's expected answers as JSON files any implementation can run.",
+    )
     sub = vectors.add_subparsers(dest="vectors_command", required=True, metavar="COMMAND")
     export = sub.add_parser(
-        "export", help="copy the vector files, meta-schema.json, schemas.json and an index to DIR"
+        "export",
+        help="copy the vector files, meta-schema.json, schemas.json and an index to DIR",
+        description="Write every vector file, meta-schema.json (the vectors' own schema), "
+        "schemas.json (the surface's models and meta-tool inputs) and index.json to DIR.",
     )
     export.add_argument("directory", metavar="DIR")
     export.set_defaults(run=_guarded(_export))
@@ -578,13 +594,35 @@ def build_parser() -> argparse.ArgumentParser:
     _add_server(commands)
     _add_vectors(commands)
     _add_fixture(commands)
+    # "docs/conformance.md" in the help texts: say where this installation keeps it.
+    where = f"documentation (docs/conformance.md): {docs_path()}"
+    for command in (parser, *commands.choices.values()):
+        command.epilog = where
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``gatespec-conformance``; returns the exit status."""
-    args = build_parser().parse_args(argv)
-    return int(args.run(args))
+    try:
+        status = _run(build_parser().parse_args(argv))
+        sys.stdout.flush()  # here, where a closed pipe can still be handled
+        return status
+    except BrokenPipeError:
+        # The reader of stdout went away (`… --list | head`): drop the rest quietly, as a
+        # SIGPIPE would (128 + 13), and keep the interpreter's final flush from failing.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
+
+
+def _run(args: argparse.Namespace) -> int:
+    try:
+        return int(args.run(args))
+    except ModuleNotFoundError as exc:
+        if exc.name != "hypothesis":
+            raise
+        # The kit draws its cases with hypothesis, an extra: serving gatespec never needs it.
+        _say('error: the conformance kit needs hypothesis: pip install "gatespec[conformance]"')
+        return 2
 
 
 if __name__ == "__main__":
