@@ -66,14 +66,6 @@ from gatespec_surface.schemas import STRIPPED_INPUT_SCHEMA
 
 log = logging.getLogger(__name__)
 
-# How an upstream failure surfaces to the agent (seed 002 UPSTREAM_ERROR; 001 timeout; 004
-# unavailable servers).
-_UPSTREAM_CODES: dict[str, ErrorCode] = {
-    "unknown_server": ErrorCode.UNKNOWN_SERVER,
-    "timeout": ErrorCode.TIMEOUT,
-    "unavailable": ErrorCode.SERVER_UNAVAILABLE,
-    "start_failed": ErrorCode.SERVER_UNAVAILABLE,
-}
 
 CatalogListener = Callable[[], Awaitable[None]]
 
@@ -401,7 +393,7 @@ class ProxyRuntime(SearchOperations):
             )
         except UpstreamError as exc:
             raise GatewayError(
-                _UPSTREAM_CODES.get(exc.kind, ErrorCode.UPSTREAM_ERROR),
+                exc.code,
                 str(exc),
                 item.id,
                 {"server": server, "kind": exc.kind},

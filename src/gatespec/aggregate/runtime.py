@@ -55,13 +55,6 @@ __all__ = ["AggregateRuntime", "Failure", "Merged"]
 
 logger = logging.getLogger(__name__)
 
-# How an upstream failure surfaces to the client (seed 001 timeout; seed 004 unavailable).
-UPSTREAM_CODES: Final[dict[str, ErrorCode]] = {
-    "unknown_server": ErrorCode.UNKNOWN_SERVER,
-    "timeout": ErrorCode.TIMEOUT,
-    "unavailable": ErrorCode.SERVER_UNAVAILABLE,
-    "start_failed": ErrorCode.SERVER_UNAVAILABLE,
-}
 # The lists each announced change touches (what a client refetches).
 _CHANGED_BY: Final = {
     "notifications/prompts/list_changed": frozenset({"prompts"}),
@@ -122,7 +115,7 @@ def target_subject(
 
 def gateway_error(exc: UpstreamError, context: RoutingContext) -> GatewayError:
     """An upstream failure as the client sees it."""
-    code = UPSTREAM_CODES.get(exc.kind, ErrorCode.UPSTREAM_ERROR)
+    code = exc.code
     path = f"{context.server}__{context.name}" if context.method == "tools/call" else context.name
     return GatewayError(code, str(exc), path, {"server": context.server, "kind": exc.kind})
 
