@@ -18,7 +18,16 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
-SCRIPTS = ["surface", "context", "retrieval", "execute", "startup", "replicas", "faults"]
+SCRIPTS = [
+    "surface",
+    "context",
+    "retrieval",
+    "execute",
+    "startup",
+    "replicas",
+    "aggregate",
+    "faults",
+]
 # Long runs made by their own make target (`make bench-fuzz`); the report shows their last JSON.
 REPORTED_ONLY = ["fuzz"]
 
@@ -172,6 +181,8 @@ def report(res: dict[str, Any]) -> str:
         lines += fuzz_section(res["fuzz"])
     if res.get("replicas"):
         lines += replicas_section(res["replicas"])
+    if res.get("aggregate"):
+        lines += aggregate_section(res["aggregate"])
     return "\n".join(lines)
 
 
@@ -388,6 +399,51 @@ def replicas_section(r: dict[str, Any]) -> list[str]:
         f"({tp['2_replicas']['replica_cpu_ms_per_call']} ms). On 2 shared cores a second "
         "replica has no core of its own; docs/scaling.md turns the CPU per call into a "
         "per-core estimate.",
+        "",
+    ]
+    return lines
+
+
+def aggregate_section(a: dict[str, Any]) -> list[str]:
+    delays = a["list_delay_s"]
+    lines = [
+        "## The aggregate profile (`bench/aggregate.py`)",
+        "",
+        f"{a['upstreams']} upstreams (the real catalog's ten largest servers, one process each) "
+        f"answer tools/list after {delays['others']} s, one of them after {delays['slow']} s. "
+        f"{a['client']}; {a['rounds']} interleaved rounds; load average "
+        f"{' → '.join(str(v) for v in a['load_average'])}.",
+        "",
+        "| tools/list | p50 ms | p99 ms |",
+        "|---|---|---|",
+        f"| slowest upstream alone | {a['slowest_alone_p50_ms']} | |",
+        f"| sum of the ten upstreams alone (a sequential broadcast) | {a['sum_of_upstreams_p50_ms']} | |",
+        f"| gatespec, aggregate profile (merged, every call broadcasts) | {a['gatespec_aggregate_ms']['p50']} | {a['gatespec_aggregate_ms']['p99']} |",
+    ]
+    if "fastmcp_ms" in a:
+        lines.append(
+            f"| FastMCP's proxy over the same ten | {a['fastmcp_ms']['p50']} | {a['fastmcp_ms']['p99']} |"
+        )
+    lines += [
+        "",
+        f"gatespec ÷ slowest alone: {_goal(a['gatespec_vs_slowest'], a['goal_vs_slowest'])}; "
+        f"gatespec ÷ sum: {a['gatespec_vs_sum']}×"
+        + (
+            f"; FastMCP ÷ slowest alone: {a['fastmcp_vs_slowest']}×."
+            if "fastmcp_vs_slowest" in a
+            else "."
+        ),
+        "",
+        "| what tools/list costs a client, same ten upstreams | tools listed | tokens (cl100k_base) |",
+        "|---|---|---|",
+    ]
+    for profile, row in a["tokens"].items():
+        lines.append(f"| {profile} | {row['tools_listed']} | {row['tokens']:,} |")
+    lines += [
+        "",
+        "The aggregate profile lists every upstream tool whole (name, description, input schema), "
+        "as FastMCP's proxy and docker/mcp-gateway do; the transparent profile lists stripped "
+        "entries, the gateway profile three meta-tools.",
         "",
     ]
     return lines

@@ -132,6 +132,7 @@ class Descriptors:
     profiles: tuple[tuple[str, ir.ProfileSpec], ...]
     advertise_output_schemas: bool
     meta_tools: tuple[tuple[str, ir.MetaToolSpec], ...]
+    aggregate_listing: ir.AggregateListing
 
 
 @dataclass(frozen=True)
@@ -341,7 +342,10 @@ class Views:
     def descriptors(self) -> Descriptors:
         p = self.spec.profiles
         return Descriptors(
-            tuple(p.profiles.items()), p.advertise_output_schemas, tuple(p.meta_tools.items())
+            tuple(p.profiles.items()),
+            p.advertise_output_schemas,
+            tuple(p.meta_tools.items()),
+            p.aggregate_listing,
         )
 
     def operations(self) -> Operations:

@@ -36,7 +36,7 @@ from gatespec_surface import parsers
 from gatespec_surface.errors import CatalogError, ErrorCode, GatewayError
 from gatespec_surface.grammars import is_tool_id, is_wire_name
 
-__all__ = ["Catalog", "Excluded", "Item", "operation_of"]
+__all__ = ["Catalog", "Excluded", "Item", "operation_of", "server_keys"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,7 +210,7 @@ def _item(config_key: str, namespace: str, tool: object) -> Item:
     )
 
 
-def _namespaces(config_keys: Sequence[str]) -> dict[str, str]:
+def server_keys(config_keys: Sequence[str]) -> dict[str, str]:
     """config key -> namespace; two keys that normalise alike cannot share one namespace."""
     out: dict[str, str] = {}
     owner: dict[str, str] = {}
@@ -314,7 +314,7 @@ class Catalog:
 
     @classmethod
     def _build(cls, tools_by_server: Mapping[str, Sequence[object]]) -> Catalog:
-        namespaces = _namespaces(list(tools_by_server))
+        namespaces = server_keys(list(tools_by_server))
         by_id: dict[str, Item] = {}
         excluded: list[Excluded] = []
         items: list[Item] = []

@@ -1,9 +1,9 @@
 """The ``gatespec`` command.
 
-    gatespec serve --config FILE [--profile gateway|transparent|search] [--transport stdio|http]
-                   [--host H] [--port P]
+    gatespec serve --config FILE [--profile gateway|transparent|search|aggregate]
+                   [--transport stdio|http] [--host H] [--port P]
     gatespec serve --demo                 serve the embedded demo catalog
-    gatespec catalog --config FILE [--json]
+    gatespec catalog --config FILE [--json] [--compact]
     gatespec demo
     gatespec rank --catalog FILE --queries FILE [--k 10] [--out FILE]   (gatespec.rank_cli)
     gatespec install --client NAME --config FILE [--write]              (gatespec.install)
@@ -18,9 +18,10 @@ Exit statuses (EXIT_STATUSES, also in `gatespec --help`): 0 done; 1 serving coul
 143 terminated (SIGTERM, or a stdio gateway's client is gone); 141 stdout was closed early (`gatespec demo | head`: the rest is dropped
 quietly, as a SIGPIPE would).
 
-The runtime is `gatespec.runtime.ProxyRuntime.from_config(config, profile=...)`: `start(progress)`
-connects the upstreams (progress is shown while they settle), the server layer serves it, and
-`aclose()` ends it. `serve --demo` serves `gatespec.demo.default_config()` (the embedded default
+The runtime is `gatespec.runtime.ProxyRuntime.from_config(config, profile=...)` (the aggregate
+profile's is `gatespec.aggregate.AggregateRuntime`): `start(progress)` connects the upstreams
+(progress is shown while they settle), the server layer serves it, and `aclose()` ends it.
+While serving, the config file is watched and reread on SIGHUP (gatespec.reload). `serve --demo` serves `gatespec.demo.default_config()` (the embedded default
 catalog); `demo` runs `gatespec.demo.run_demo()`, a scripted session against it.
 """
 
@@ -29,6 +30,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
+import inspect
 import json
 import logging
 import os
@@ -36,7 +38,7 @@ import signal
 import sys
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TextIO
+from typing import TYPE_CHECKING, Any, Protocol, TextIO, cast
 
 import anyio
 
@@ -76,7 +78,7 @@ if TYPE_CHECKING:
 
         async def aclose(self) -> None: ...
 
-        def catalog_listing(self) -> CatalogListing: ...
+        def catalog_listing(self) -> CatalogListing | Awaitable[CatalogListing]: ...
 
     RuntimeFactory = Callable[[GatewayConfig, str], ServedRuntime]
     """(config, profile) -> an unstarted runtime; tests inject fakes through main(runtime_factory=)."""
@@ -85,6 +87,10 @@ if TYPE_CHECKING:
 def _proxy_runtime(config: GatewayConfig, profile: str) -> ServedRuntime:
     # Imported on use: argument and config errors need none of the catalog machinery, and
     # the stdio upstreams start while it loads (see _runtime).
+    if profile == "aggregate":
+        from gatespec.aggregate import AggregateRuntime
+
+        return AggregateRuntime.from_config(config)  # type: ignore[return-value]
     from gatespec.runtime import ProxyRuntime
 
     return ProxyRuntime.from_config(config, profile=profile)
@@ -298,6 +304,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     catalog.add_argument("--config", metavar="FILE", required=True, help="mcpServers config")
     catalog.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    catalog.add_argument(
+        "--compact",
+        action="store_true",
+        help="the registry's compact tool list: server__tool, description and server (JSON)",
+    )
     catalog.set_defaults(run=_catalog)
 
     demo_cmd = _command(
@@ -412,6 +423,7 @@ def _serve(args: argparse.Namespace, factory: RuntimeFactory | None) -> int:
             _stubs(config),
             options.drain_timeout,
             options.sessions,
+            config,
         )
         # A stdio gateway without the client that started it has nobody to serve.
         return anyio.run(_until_stopped, main, transport == "stdio")
@@ -498,6 +510,7 @@ async def _serve_async(
     stubs: frozenset[str] = frozenset(),
     drain_timeout: float = DEFAULT_DRAIN_TIMEOUT,
     sessions: SessionBounds | None = None,
+    config: GatewayConfig | None = None,
 ) -> None:
     from gatespec.access import LOCAL
     from gatespec.server import bind_http, build_server, print_ready, serve_http, serve_stdio
@@ -514,6 +527,10 @@ async def _serve_async(
             follow_peers = getattr(runtime, "follow_peers", None)  # replicas (gatespec.state)
             if follow_peers is not None:
                 tg.start_soon(follow_peers)
+            if config is not None and hasattr(runtime, "reconfigure"):
+                from gatespec.reload import Reconfigurable, watch_config
+
+                tg.start_soon(watch_config, cast("Reconfigurable", runtime), config)
             if sock is None:
                 _say(f"serving the {runtime.profile} profile over stdio")
                 await serve_stdio(server)
@@ -605,7 +622,8 @@ async def _start(
     statuses = await runtime.start(progress=progress, first_ready=first_ready)
     if total:
         progress.finish(statuses)
-    _say(f"ranking: {ranking_status()}")  # never silent about running without the model
+    if runtime.profile != "aggregate":  # the aggregate profile ranks nothing
+        _say(f"ranking: {ranking_status()}")  # never silent about running without the model
     return statuses
 
 
@@ -615,17 +633,24 @@ async def _start(
 def _catalog(args: argparse.Namespace, factory: RuntimeFactory | None) -> int:
     config = load_config(args.config)
     profile = config.options.profile if config.options.profile in SERVED_PROFILES else "gateway"
+    if args.compact:  # seed 001's listTools(compact=true) is the aggregate registry's
+        profile = "aggregate"
     with _link(args.config), _upstreams_stopped():
         runtime = _runtime(factory, config, profile)
-        found: list[tuple[CatalogListing, list[UpstreamStatus]]] = []
+        found: list[tuple[Any, list[UpstreamStatus]]] = []
 
         async def listed() -> None:
-            found.append(await _catalog_async(runtime, len(config.servers), _stubs(config)))
+            found.append(
+                await _catalog_async(runtime, len(config.servers), _stubs(config), args.compact)
+            )
 
         status = anyio.run(_until_stopped, listed(), False)
     if not found:
         return status
     listing, statuses = found[0]
+    if args.compact:
+        print(json.dumps(listing, indent=2, ensure_ascii=False))
+        return 0
     if args.json:
         print(json.dumps(_catalog_json(listing, statuses), indent=2, ensure_ascii=False))
     else:
@@ -639,11 +664,16 @@ def _catalog(args: argparse.Namespace, factory: RuntimeFactory | None) -> int:
 
 
 async def _catalog_async(
-    runtime: ServedRuntime, total: int, stubs: frozenset[str]
-) -> tuple[CatalogListing, list[UpstreamStatus]]:
+    runtime: ServedRuntime, total: int, stubs: frozenset[str], compact: bool = False
+) -> tuple[Any, list[UpstreamStatus]]:
     try:
         statuses = await _start(runtime, total, stubs)
-        return runtime.catalog_listing(), statuses
+        if compact:
+            return await runtime.compact_listing(), statuses  # type: ignore[attr-defined]
+        listing = runtime.catalog_listing()
+        if inspect.isawaitable(listing):  # the aggregate registry asks its upstreams
+            listing = await listing
+        return listing, statuses
     finally:
         with anyio.CancelScope(shield=True):
             await runtime.aclose()
@@ -651,7 +681,9 @@ async def _catalog_async(
 
 def _print_catalog(listing: CatalogListing, statuses: list[UpstreamStatus]) -> None:
     # Tab-separated rows under "#" headings: readable, and easy to cut/grep.
-    print(f"# {len(listing.tools)} tools: tool_id\twire_name")
+    first, second = listing.columns
+    what = "tools" if first == "tool_id" else "entries"
+    print(f"# {len(listing.tools)} {what}: {first}\t{second}")
     for tool_id, wire_name in listing.tools:
         print(f"{tool_id}\t{wire_name}")
     print(f"# {len(listing.excluded)} excluded: server\ttool\treason")
@@ -666,7 +698,7 @@ def _print_catalog(listing: CatalogListing, statuses: list[UpstreamStatus]) -> N
 
 def _catalog_json(listing: CatalogListing, statuses: list[UpstreamStatus]) -> dict[str, Any]:
     return {
-        "tools": [{"tool_id": t, "wire_name": w} for t, w in listing.tools],
+        "tools": [dict(zip(listing.columns, pair, strict=True)) for pair in listing.tools],
         "excluded": [{"server": s, "tool": n, "reason": r} for s, n, r in listing.excluded],
         "servers": [{"key": s.key, "state": s.state, "reason": s.reason} for s in statuses],
         "ranking": ranking_status(),

@@ -14,6 +14,14 @@ config can be pointed at the gateway unchanged::
       "gateway": {"profile": "gateway", "transport": "stdio", "call_timeout": 30}
     }
 
+The aggregate profile adds ``page_size`` (entries per page of a merged list), ``watch``
+(reread the file when it changes; default true) and ``plugins`` (in order)::
+
+    "plugins": [
+      {"type": "tool_filter", "servers": {"fs": {"allow": ["read_*"], "deny": ["*secret*"]}}},
+      {"type": "audit_log", "path": "audit.jsonl", "arguments": false}
+    ]
+
 Rules (each violation raises `ConfigError` naming the file, the key path and the problem):
 
 - A ``.yaml``/``.yml`` file is parsed as YAML, anything else as JSON.
@@ -67,6 +75,7 @@ __all__ = [
     "ConfigError",
     "GatewayConfig",
     "GatewayOptions",
+    "PluginConfig",
     "ServerConfig",
     "Transport",
     "expand_env",
@@ -128,6 +137,9 @@ _GATEWAY_KEYS: Final = frozenset(
         "cache_stable",
         "refresh_interval",
         "drain_timeout",  # seconds calls in flight get to finish on SIGTERM
+        "page_size",
+        "watch",
+        "plugins",
         "access",  # identities, tokens and the access policy (gatespec.access.config)
         "max_sessions",  # Streamable HTTP session table bounds (SessionBounds)
         "max_sessions_per_client",
@@ -135,6 +147,11 @@ _GATEWAY_KEYS: Final = frozenset(
         "state",  # where per-caller state lives, shared by replicas (gatespec.state.config)
     }
 )
+PLUGIN_TYPES: Final = ("tool_filter", "audit_log")
+_PLUGIN_KEYS: Final[Mapping[str, frozenset[str]]] = {
+    "tool_filter": frozenset({"type", "servers"}),
+    "audit_log": frozenset({"type", "path", "arguments"}),
+}
 _VAR: Final = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
@@ -194,6 +211,17 @@ class SessionBounds:
 
 
 @dataclass(frozen=True)
+class PluginConfig:
+    """One entry of gateway.plugins (AM-PLUGIN-CHAIN)."""
+
+    type: str  # one of PLUGIN_TYPES
+    # tool_filter: server config key -> (allow globs, deny globs); an empty allow allows all
+    servers: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = field(default_factory=dict)
+    path: Path | None = None  # audit_log: the JSON-lines file
+    arguments: bool = False  # audit_log: write argument values too
+
+
+@dataclass(frozen=True)
 class GatewayOptions:
     """The ``gateway`` block: how the gateway itself is served."""
 
@@ -209,6 +237,9 @@ class GatewayOptions:
     refresh_interval: float = DEFAULT_REFRESH_INTERVAL
     # On SIGTERM (HTTP): how long calls in flight may take to finish before they are cut.
     drain_timeout: float = DEFAULT_DRAIN_TIMEOUT
+    page_size: int | None = None  # aggregate lists: entries per page (None: the spec's)
+    watch: bool = True  # reread the config file when it changes (AM-REGISTRY-RELOAD)
+    plugins: tuple[PluginConfig, ...] = ()
     # Identities and the access policy; None: no access control (every caller unrestricted).
     access: AccessConfig | None = None
     sessions: SessionBounds = field(default_factory=SessionBounds)
@@ -317,6 +348,11 @@ def parse_config(
         if server is not None:
             servers[key] = server
     options = reader.options(data.get("gateway", {}))
+    for i, plugin in enumerate(options.plugins):
+        for key in plugin.servers:
+            if key not in raw_servers:
+                where = f"gateway.plugins[{i}].servers.{key}"
+                raise ConfigError(src, where, "names no server of mcpServers")
     return GatewayConfig(servers=servers, options=options, source=src)
 
 
@@ -559,15 +595,20 @@ class _Reader:
             cache_stable=cache_stable,
             refresh_interval=refresh_interval,
             drain_timeout=drain_timeout,
+            page_size=self.count(raw["page_size"], f"{at}.page_size")
+            if "page_size" in raw
+            else None,
+            watch=self.boolean(raw["watch"], f"{at}.watch") if "watch" in raw else defaults.watch,
+            plugins=self.plugins(raw["plugins"], f"{at}.plugins") if "plugins" in raw else (),
         )
 
     def session_bounds(self, raw: dict[str, Any]) -> SessionBounds:
         defaults = SessionBounds()
         return SessionBounds(
-            max_sessions=self.whole(raw["max_sessions"], "gateway.max_sessions")
+            max_sessions=self.count(raw["max_sessions"], "gateway.max_sessions")
             if "max_sessions" in raw
             else defaults.max_sessions,
-            per_client=self.whole(raw["max_sessions_per_client"], "gateway.max_sessions_per_client")
+            per_client=self.count(raw["max_sessions_per_client"], "gateway.max_sessions_per_client")
             if "max_sessions_per_client" in raw
             else defaults.per_client,
             idle_timeout=self.number(raw["session_idle_timeout"], "gateway.session_idle_timeout")
@@ -575,7 +616,7 @@ class _Reader:
             else defaults.idle_timeout,
         )
 
-    def whole(self, value: Any, path: str) -> int:
+    def count(self, value: Any, path: str) -> int:
         """A whole number of at least 1 (a string from ${VAR} is parsed)."""
         if isinstance(value, str):
             text = self.string(value, path).strip()
@@ -583,6 +624,58 @@ class _Reader:
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise self.error(path, f"expected a whole number of at least 1, got {value!r}")
         return value
+
+    def globs(self, value: Any, path: str) -> tuple[str, ...]:
+        if not isinstance(value, list):
+            raise self.error(path, f"expected an array of glob patterns, got {_kind(value)}")
+        return tuple(self.string(v, f"{path}[{i}]") for i, v in enumerate(value))
+
+    def plugins(self, raw: Any, at: str) -> tuple[PluginConfig, ...]:
+        if not isinstance(raw, list):
+            raise self.error(at, f"expected an array of plugins, got {_kind(raw)}")
+        out: list[PluginConfig] = []
+        for i, entry in enumerate(raw):
+            where = f"{at}[{i}]"
+            if not isinstance(entry, dict):
+                raise self.error(where, f"expected an object, got {_kind(entry)}")
+            kind = self.string(entry.get("type", ""), f"{where}.type") if "type" in entry else ""
+            if kind not in PLUGIN_TYPES:
+                raise self.error(
+                    f"{where}.type", f"expected one of {', '.join(PLUGIN_TYPES)}, got {kind!r}"
+                )
+            for k in entry:
+                if k not in _PLUGIN_KEYS[kind]:
+                    raise self.error(f"{where}.{k}", f"unknown key for a {kind} plugin")
+            if kind == "tool_filter":
+                out.append(PluginConfig(kind, servers=self.filter_rules(entry, where)))
+            else:
+                if "path" not in entry:
+                    raise self.error(f"{where}.path", "missing (the audit log's JSON-lines file)")
+                out.append(
+                    PluginConfig(
+                        kind,
+                        path=self.path(entry["path"], f"{where}.path"),
+                        arguments=self.boolean(entry.get("arguments", False), f"{where}.arguments"),
+                    )
+                )
+        return tuple(out)
+
+    def filter_rules(
+        self, entry: dict[str, Any], where: str
+    ) -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
+        servers = entry.get("servers")
+        if not isinstance(servers, dict) or not servers:
+            raise self.error(f"{where}.servers", "expected an object of server keys to rules")
+        rules: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+        for key, rule in servers.items():
+            at = f"{where}.servers.{key}"
+            if not isinstance(rule, dict) or not set(rule) <= {"allow", "deny"} or not rule:
+                raise self.error(at, "expected an object with allow and/or deny glob arrays")
+            rules[key] = (
+                self.globs(rule.get("allow", []), f"{at}.allow"),
+                self.globs(rule.get("deny", []), f"{at}.deny"),
+            )
+        return rules
 
     def choice(self, raw: dict[str, Any], key: str, allowed: tuple[str, ...], default: str) -> str:
         if key not in raw:

@@ -1,14 +1,15 @@
 """The core's value types and the contract the server layer drives: who is calling (Caller),
-what a meta-tool returns (Reply), what `gatespec catalog` lists (CatalogListing), and the
-runtime's operations (GatewayRuntime). The per-meta-tool operations are generated from
-profiles.yaml (gatespec_surface.operations.MetaToolOperations): the runtime implements them,
-the server layer dispatches to them, and the core never depends on a transport or on the MCP
-server plumbing."""
+what a meta-tool returns (Reply), what `gatespec catalog` lists (CatalogListing), the client
+request an upstream request is made for (Relay), and the runtime's operations
+(GatewayRuntime). The per-meta-tool operations are generated from profiles.yaml
+(gatespec_surface.operations.MetaToolOperations): the runtime implements them, the server layer
+dispatches to them (and builds Relays), and the core never depends on a transport or on the
+MCP server plumbing."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from gatespec.access.identity import LOCAL, Identity
@@ -17,7 +18,23 @@ from gatespec_surface.operations import MetaToolOperations
 if TYPE_CHECKING:
     from mcp_types import Tool
 
-__all__ = ["Caller", "CatalogListing", "GatewayRuntime", "Reply"]
+__all__ = [
+    "CLIENT_CAPABILITIES",
+    "Caller",
+    "CatalogListing",
+    "GatewayRuntime",
+    "Relay",
+    "RelayError",
+    "Reply",
+]
+
+# What an upstream may ask of its client, by the capability the client must declare
+# (AM-UPSTREAM-RELAY).
+CLIENT_CAPABILITIES: dict[str, str] = {
+    "sampling/createMessage": "sampling",
+    "elicitation/create": "elicitation",
+    "roots/list": "roots",
+}
 
 
 @dataclass(frozen=True)
@@ -26,6 +43,9 @@ class Caller:
 
     session: str
     identity: Identity = LOCAL
+    # The client request behind this call, for what upstreams send while answering it
+    # (AM-UPSTREAM-RELAY); None where nothing can reach the client.
+    relay: Relay | None = field(default=None, compare=False)
 
     @property
     def scope(self) -> str:
@@ -53,10 +73,52 @@ class Reply:
 
 @dataclass(frozen=True)
 class CatalogListing:
-    """What `gatespec catalog` prints (optional runtime method `catalog_listing()`)."""
+    """What `gatespec catalog` prints (optional runtime method `catalog_listing()`, which may
+    be a coroutine)."""
 
     tools: list[tuple[str, str]]  # (tool_id, wire_name), in catalog order
     excluded: list[tuple[str, str, str]]  # (server key, upstream tool name, reason)
+    columns: tuple[str, str] = ("tool_id", "wire_name")  # what the two parts of `tools` are
+
+
+class RelayError(Exception):
+    """The client refused or failed a request relayed to it (its JSON-RPC error, passed on)."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+
+class Relay(Protocol):
+    """The client request an upstream request is made for (AM-UPSTREAM-RELAY): what the
+    upstream sends while answering reaches this request, and only it.
+
+    Built by the server layer from the incoming request; the upstream layer calls it."""
+
+    session: str  # the client session the request belongs to (never relay across sessions)
+
+    @property
+    def wants_progress(self) -> bool:
+        """The client asked for progress (its request carried a progress token)."""
+        ...
+
+    async def progress(self, progress: float, total: float | None, message: str | None) -> None:
+        """Report progress under the client's own token."""
+        ...
+
+    async def log(self, level: str, data: Any, logger: str | None) -> None:
+        """A logging notification for the client, if its level lets it through."""
+        ...
+
+    def refusal(self, method: str) -> str | None:
+        """Why `method` (a CLIENT_CAPABILITIES key) cannot be asked of this client, or None."""
+        ...
+
+    async def ask(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """Send the request to the client; its result, or RelayError."""
+        ...
 
 
 class GatewayRuntime(MetaToolOperations[Caller, Reply], Protocol):

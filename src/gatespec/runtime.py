@@ -35,20 +35,26 @@ from typing import TYPE_CHECKING, Any, Final
 import anyio
 from mcp.types import Tool
 
-from gatespec.access import LOCAL, AccessPolicy, Identity, Rules, Subject
+from gatespec.access import LOCAL, AccessPolicy, Identity, Rules, Subject, forbidden
 from gatespec.artifacts import ArtifactStore, render_view, view_cut_note
 from gatespec.browse import Browser
 from gatespec.cards import admit_cards
 from gatespec.catalog import Catalog, Excluded, Item
 from gatespec.config import GatewayConfig
-from gatespec.core import Caller, CatalogListing, GatewayRuntime, Reply
+from gatespec.core import Caller, CatalogListing, GatewayRuntime, Relay, Reply
 from gatespec.firewall import to_envelope
 from gatespec.search import SearchOperations
 from gatespec.state import StateBackend, StateUnavailable, open_state
 from gatespec.state.effects import record_seen, stable_browse, without_artifacts
 from gatespec.state.memory import MemoryState
-from gatespec.upstream import ProgressCallback, UpstreamError, UpstreamPool, UpstreamStatus
-from gatespec.upstream.revive import keep_connected
+from gatespec.upstream import (
+    ProgressCallback,
+    Reconfigured,
+    UpstreamError,
+    UpstreamPool,
+    UpstreamStatus,
+    keep_connected,
+)
 from gatespec.validation import ArgsValidator
 from gatespec_surface.budgets import CACHE_SEEN_BY
 from gatespec_surface.errors import ErrorCode, GatewayError
@@ -63,27 +69,11 @@ from gatespec_surface.schemas import STRIPPED_INPUT_SCHEMA
 
 log = logging.getLogger(__name__)
 
-# How an upstream failure surfaces to the agent (seed 002 UPSTREAM_ERROR; 001 timeout; 004
-# unavailable servers).
-_UPSTREAM_CODES: dict[str, ErrorCode] = {
-    "unknown_server": ErrorCode.UNKNOWN_SERVER,
-    "timeout": ErrorCode.TIMEOUT,
-    "unavailable": ErrorCode.SERVER_UNAVAILABLE,
-    "start_failed": ErrorCode.SERVER_UNAVAILABLE,
-    "loop": ErrorCode.SERVER_UNAVAILABLE,
-}
 
 CatalogListener = Callable[[], Awaitable[None]]
 
-# AM-ACCESS-NO-LEAK: one answer for every name a restricted caller may not see.
-FORBIDDEN_MESSAGE: Final = "forbidden: this caller may not see or call that tool"
 # Restricted snapshots kept per catalog build (a runtime limit: one per distinct visible set).
 MAX_VIEWS: Final = 64
-
-
-def forbidden(name: str) -> GatewayError:
-    """The FORBIDDEN answer: the fixed message, the caller's own input, no details."""
-    return GatewayError(ErrorCode.FORBIDDEN, FORBIDDEN_MESSAGE, name)
 
 
 def subject_of(item: Item) -> Subject:
@@ -174,6 +164,9 @@ class ProxyRuntime(SearchOperations):
         # Artifacts and cache-stable sessions (gatespec.state): this process's memory unless
         # a shared backend is given.
         self.state = state if state is not None else MemoryState(artifacts)
+        # The configuration the runtime serves, when built from one: its per-server `timeout`
+        # wins over the gateway-wide call_timeout (config.call_timeout_for).
+        self.config: GatewayConfig | None = None
         self.validator = ArgsValidator()
         self._listeners: list[CatalogListener] = []
         # (listed catalog, its snapshot or None until first use): swapped as one pair.
@@ -197,6 +190,7 @@ class ProxyRuntime(SearchOperations):
             policy=options.access.policy if options.access is not None else None,
             state=open_state(options.state),
         )
+        runtime.config = config
         return runtime
 
     # ------------------------------------------------------------ lifecycle
@@ -240,6 +234,14 @@ class ProxyRuntime(SearchOperations):
             await self.pool.aclose()
         finally:
             await self.state.aclose()
+
+    async def reconfigure(self, config: GatewayConfig) -> Reconfigured:
+        """Serve the servers of a changed config (AM-REGISTRY-RELOAD), then rebuild."""
+        changed = await self.pool.reconfigure(config.servers)
+        self.config = config
+        if changed:
+            await self.rebuild()
+        return changed
 
     async def rebuild(self) -> None:
         old = {item.id for item in self._state[0].items()}
@@ -421,25 +423,36 @@ class ProxyRuntime(SearchOperations):
             await record_seen(self.state.sessions, session, result["tool_id"])
         return Reply(json.dumps(result, ensure_ascii=False, indent=1), result)
 
-    async def _invoke(self, item: Item, args: dict[str, Any]) -> dict[str, Any]:
-        """Check `args` against the tool's schema, then call it upstream: its raw result."""
+    async def _invoke(
+        self, item: Item, args: dict[str, Any], relay: Relay | None = None
+    ) -> dict[str, Any]:
+        """Check `args` against the tool's schema, then call it upstream (what the upstream sends
+        meanwhile reaches `relay`'s client): its raw result."""
         # §4.4: arguments are checked against the hydrated schema before any upstream call
         # (the item's own schema: what hydrate copies out; the validator only reads it).
         self.validator.validate(item.id, item.input_schema, args)
         server = item.metadata["server"]
         upstream_name = item.metadata["upstream_name"]
         try:
-            return await self.pool.call(server, upstream_name, args, timeout=self.call_timeout)
+            return await self.pool.call(
+                server, upstream_name, args, timeout=self.call_timeout_for(server), relay=relay
+            )
         except UpstreamError as exc:
             raise GatewayError(
-                _UPSTREAM_CODES.get(exc.kind, ErrorCode.UPSTREAM_ERROR),
+                exc.code,
                 str(exc),
                 item.id,
                 {"server": server, "kind": exc.kind},
             ) from None
 
     async def execute(
-        self, session: str, tool_id: str, args: dict[str, Any], *, identity: Identity = LOCAL
+        self,
+        session: str,
+        tool_id: str,
+        args: dict[str, Any],
+        *,
+        identity: Identity = LOCAL,
+        relay: Relay | None = None,
     ) -> Reply:
         catalog = (await self._for(identity)).catalog
         item = self._resolve(catalog, tool_id, identity)
@@ -447,7 +460,7 @@ class ProxyRuntime(SearchOperations):
         # whatever the call's outcome; stored with the call's artifacts in one round trip.
         seen = item.id if self.cache_stable and "execute" in CACHE_SEEN_BY else None
         try:
-            result = await self._invoke(item, args)
+            result = await self._invoke(item, args, relay)
         except GatewayError:
             if seen is not None:
                 await record_seen(self.state.sessions, session, seen)
@@ -473,6 +486,17 @@ class ProxyRuntime(SearchOperations):
         notes = (view_cut_note(result),) if result["truncated"] else ()
         return Reply(result["content"], result, notes=notes)
 
+    async def set_log_level(self, level: str) -> None:
+        """A client's logging/setLevel, passed to the upstreams that offer logging."""
+        await self.pool.set_log_level(level)
+
+    def call_timeout_for(self, server: str) -> float | None:
+        """A server's own `timeout` when it has one, else the gateway-wide call_timeout."""
+        config = self.config
+        if config is not None and server in config.servers:
+            return config.call_timeout_for(server)
+        return self.call_timeout
+
     def stripped_tools(self, identity: Identity = LOCAL) -> list[Tool]:
         snapshot = self._restricted(self._snapshot(), identity)
         return [tool.model_copy() for tool in snapshot.stripped]
@@ -487,7 +511,9 @@ class ProxyRuntime(SearchOperations):
         return await self.hydrate(caller.scope, args.tool_id, identity=caller.identity)
 
     async def tool_execute(self, caller: Caller, args: ToolExecuteArgs) -> Reply:
-        return await self.execute(caller.scope, args.tool_id, args.args, identity=caller.identity)
+        return await self.execute(
+            caller.scope, args.tool_id, args.args, identity=caller.identity, relay=caller.relay
+        )
 
     async def tool_view(self, caller: Caller, args: ToolViewArgs) -> Reply:
         return await self.view(caller.scope, args.handle, args.selector)

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Final
 import anyio
 
 from gatespec.catalog import Item, operation_of
-from gatespec.core import Caller, Reply
+from gatespec.core import Caller, Relay, Reply
 from gatespec_surface.errors import ErrorCode, GatewayError
 from gatespec_surface.operations import (
     BatchArgs,
@@ -100,7 +100,9 @@ class SearchOperations:
 
         def _access(self, item: Item | None, name: str, identity: Identity) -> Item: ...
 
-        async def _invoke(self, item: Item, args: dict[str, Any]) -> dict[str, Any]: ...
+        async def _invoke(
+            self, item: Item, args: dict[str, Any], relay: Relay | None = None
+        ) -> dict[str, Any]: ...
 
     # ------------------------------------------------------------ search
 
@@ -135,13 +137,17 @@ class SearchOperations:
 
     # ------------------------------------------------------------ call, batch
 
-    async def _run(self, caller: Caller, operation: str, input: dict[str, Any]) -> dict[str, Any]:
+    async def _run(
+        self, caller: Caller, operation: str, input: dict[str, Any], relay: Relay | None = None
+    ) -> dict[str, Any]:
         item = await self._operation(caller, operation)  # before anything reaches upstream
-        return await self._invoke(item, input)
+        return await self._invoke(item, input, relay)
 
     async def call(self, caller: Caller, args: CallArgs) -> Reply:
+        # What the upstream sends meanwhile reaches the client (AM-UPSTREAM-RELAY); a batch's
+        # items run in parallel and would interleave under one progress token, so they do not.
         content, structured, is_error = upstream_result(
-            await self._run(caller, args.operation, args.input)
+            await self._run(caller, args.operation, args.input, caller.relay)
         )
         return Reply(content_text(content), structured, content=tuple(content), is_error=is_error)
 

@@ -14,6 +14,7 @@ the same level, selection, expected-failures, text, JSON and JUnit handling.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -330,6 +331,7 @@ def _server(args: argparse.Namespace, *_: Any) -> int:
             fixture = (args.tools, args.well_formed_only)
             call_log = Path(args.call_log) if args.call_log else None
             target, log = _stdio_target(args, command, workdir, call_log, *fixture)
+            options = dataclasses.replace(options, config_file=_own_config(command, workdir))
             for n in args.sizes:
                 size_target, size_log = _stdio_target(
                     args, command, workdir / f"tools-{n}", None, n, True
@@ -387,13 +389,25 @@ def _stdio_target(
     from gatespec_conformance import server as sv
     from gatespec_conformance.live_client import CallLog, Target
 
-    files = sv.fixture_files(directory, call_log, tools, well_formed_only)
+    files = sv.fixture_files(directory, call_log, tools, well_formed_only, args.profile)
     if not command:
         command = sv.default_gatespec_command(
             args.profile, args.cache_stable, directory, tools, well_formed_only
         )
     argv = tuple(sv.expand_command(command, files))
     return Target(command=argv, env=files.env(), protocol=args.protocol), CallLog(files.call_log)
+
+
+def _own_config(command: list[str], directory: Any) -> Any:
+    """The IUT's config file when the kit wrote it: the default command's, or the {mcp_config}
+    file a COMMAND names (None otherwise)."""
+    from pathlib import Path
+
+    if not command:
+        return Path(directory) / "gatespec.json"
+    if any("{mcp_config}" in arg for arg in command):
+        return Path(directory) / "mcp.json"
+    return None
 
 
 def _sizes(text: str) -> list[int]:
@@ -418,7 +432,10 @@ def _add_server(commands: Any) -> None:
         "--url, gatespec itself is checked.",
     )
     p.add_argument(
-        "--profile", required=True, metavar="PROFILE", help="gateway, transparent or search"
+        "--profile",
+        required=True,
+        metavar="PROFILE",
+        help="gateway, transparent, search or aggregate",
     )
     p.add_argument("--url", metavar="URL", help="a running IUT's Streamable HTTP endpoint")
     p.add_argument(

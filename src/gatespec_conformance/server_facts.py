@@ -14,6 +14,7 @@ import urllib.parse
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager as AsyncContextManager
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any, Final, TypeVar
 
 import mcp_types as types
@@ -84,6 +85,9 @@ class LiveOptions:
     level: str = "spec"  # "seed": the seeds' statements, tolerant where they are silent
     tools: int | None = None  # the fixture serves this many tools (None: its full catalog)
     well_formed_only: bool = False  # the fixture serves only well-formed entries
+    # The IUT's own config file when the kit wrote it (the default command's, or {mcp_config}):
+    # the registry-change checks rewrite its mcpServers (None: they are skipped).
+    config_file: Path | None = None
     # Bearer tokens (HTTP): the run's own identity is the target's; these are for the access
     # families (docs/conformance.md "Access control": what the restricted one may see).
     restricted_token: str | None = None

@@ -15,6 +15,7 @@ import pytest
 from gatespec_conformance.server_access import FAMILIES as ACCESS
 from tests.conformance.mutants.harness import (
     access_config,
+    aggregate_argv,
     http_gatespec,
     outcomes,
     run_kit,
@@ -90,8 +91,47 @@ CASES = [
     ),
     Mutant("batch-reversed", "search", "search/batch", "SEARCH-BATCH"),
     Mutant("call-drops-structure", "search", "search/call", "SEARCH-CALL-RESULT-MAPPING"),
+    # The aggregate profile (issue 10), each caught by its own family.
+    Mutant(
+        "single-underscore",
+        "aggregate",
+        "namespacing",
+        "ROUTE-DOUBLE-UNDERSCORE-NAMES",
+        levels=_BOTH,
+    ),
+    Mutant("route-first-server", "aggregate", "routing", "ROUTE-UNDERSCORE-PREFIX", levels=_BOTH),
+    Mutant(
+        "prompts-unnamespaced", "aggregate", "prompts", "AGG-PROMPTS-LIST-NAMESPACED", levels=_BOTH
+    ),
+    Mutant("first-page-only", "aggregate", "pagination", "AGG-LIST-PAGINATION", levels=_BOTH),
+    Mutant("all-or-nothing", "aggregate", "broadcast-partial", "AGG-BROADCAST-PARTIAL-FAILURE"),
+    Mutant("cancel-shielded", "aggregate", "cancellation", "RELAY-CANCEL"),
+    Mutant("reload-silent", "aggregate", "list-changed", "REGISTRY-CHANGE-EVENT", levels=_BOTH),
+    Mutant("unknown-server-unavailable", "aggregate", "routing", "ROUTE-UNKNOWN-SERVER"),
+    Mutant("read-uri-upstream", "aggregate", "resources", "AGG-RESOURCES-READ-ROUTED"),
+    Mutant(
+        "capabilities-tools-only",
+        "aggregate",
+        "capabilities",
+        "TRANSPORT-ADVERTISE-CAPABILITIES",
+        levels=_BOTH,
+    ),
 ]
-RUNS = [(m, level) for m in CASES for level in m.levels]
+# Each aggregate run starts gatespec and two fixtures: two of them run with `make test`, the
+# rest with `make test-slow` (CI runs both).
+_FAST_AGGREGATE = {("route-first-server", "spec"), ("first-page-only", "spec")}
+RUNS = [
+    pytest.param(
+        m,
+        level,
+        id=f"{m.name}-{level}",
+        marks=[pytest.mark.slow]
+        if m.profile == "aggregate" and (m.name, level) not in _FAST_AGGREGATE
+        else [],
+    )
+    for m in CASES
+    for level in m.levels
+]
 
 # Access control: served over HTTP behind the kit's two identities (harness.access_config).
 ACCESS_CASES = [
@@ -113,14 +153,18 @@ def test_every_mutant_has_a_case() -> None:
     assert {m.name for m in CASES + ACCESS_CASES} == set(MUTANTS)
 
 
-@pytest.mark.parametrize(("mutant", "level"), RUNS, ids=[f"{m.name}-{lv}" for m, lv in RUNS])
+@pytest.mark.parametrize(("mutant", "level"), RUNS)
 def test_mutant_is_caught_by_the_right_check(tmp_path: Path, mutant: Mutant, level: str) -> None:
     config = write_config(tmp_path, mutant.profile, cache_stable=mutant.cache_stable)
     family = f"server/{mutant.profile}/{mutant.family}"
+    if mutant.profile == "aggregate":
+        command = aggregate_argv(mutant.name)
+    else:
+        command = serve_argv(config, mutant.name)
     status, report = run_kit(
         tmp_path,
         mutant.profile,
-        command=serve_argv(config, mutant.name),
+        command=command,
         options=[*(["--cache-stable"] if mutant.cache_stable else []), *mutant.options]
         + ["--level", level],
         select=[family],  # the family's name selects all of its cases

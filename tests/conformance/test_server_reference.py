@@ -30,6 +30,7 @@ from gatespec_surface.budgets import CLUSTER_THRESHOLD
 from gatespec_surface.grammars import is_name
 from tests.conformance.mutants.harness import (
     access_config,
+    aggregate_argv,
     families,
     http_gatespec,
     outcomes,
@@ -237,7 +238,7 @@ def test_list_needs_no_iut_and_names_requirements(capsys: pytest.CaptureFixture[
 @pytest.mark.parametrize(
     "extra",
     [
-        ["--profile", "aggregate"],
+        ["--profile", "nosuch"],
         ["--profile", "gateway", "--select", "server/gateway/nothing-here"],
         ["--profile", "gateway", "--url", "http://127.0.0.1:9/mcp", "--", "x"],
         ["--profile", "gateway", "--protocol", "2024-11-05"],
@@ -380,3 +381,32 @@ def test_semantic_schema_ignores_annotations_and_required_order() -> None:
          "required": ["a", "b"]}  # fmt: skip
     assert semantic_schema(a) == semantic_schema(b)
     assert semantic_schema({"properties": {"title": {}}}) == {"properties": {"title": {}}}
+
+
+# ------------------------------------------------------------------ the aggregate profile
+
+
+def test_gatespec_aggregate_passes_over_stdio(tmp_path: Path) -> None:
+    """Every aggregate family, the registry change included (the kit wrote the config)."""
+    status, report = run_kit(tmp_path, "aggregate")  # no COMMAND: gatespec itself
+    assert_clean(status, report)
+    assert {c["name"].split("/")[2] for c in report["checks"]} == every_family("aggregate")
+    passed = {c["name"] for c in outcomes(report, "pass")}
+    assert "server/aggregate/list-changed/registry" in passed
+    assert outcomes(report, "skip") == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("level", ["spec", "seed"])
+def test_gatespec_aggregate_passes_in_the_handshake_era(tmp_path: Path, level: str) -> None:
+    command = aggregate_argv()  # from the kit's own {mcp_config}
+    status, report = run_kit(
+        tmp_path, "aggregate", command=command, options=["--protocol", "legacy", "--level", level]
+    )
+    assert_clean(status, report)
+    assert report["info"]["protocol"] == "2025-11-25"
+    skipped = {c["name"].split("/")[2] for c in outcomes(report, "skip")}
+    # the seed level leaves out what only an amendment states
+    assert skipped <= (
+        {"resources", "broadcast-partial", "cancellation"} if level == "seed" else set()
+    )

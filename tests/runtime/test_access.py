@@ -24,12 +24,12 @@ from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gatespec.access import AccessPolicy, Identity, Rules, Selector, Subject
+from gatespec.access import FORBIDDEN_MESSAGE, AccessPolicy, Identity, Rules, Selector, Subject
 from gatespec.access.config import parse_access
 from gatespec.access.tokens import IdentityToken
 from gatespec.config import ConfigError, parse_config
 from gatespec.core import Caller
-from gatespec.runtime import FORBIDDEN_MESSAGE, ProxyRuntime
+from gatespec.runtime import ProxyRuntime
 from gatespec.server.notify import ListChangedNotifier
 from gatespec_surface.errors import ErrorCode, GatewayError
 from gatespec_surface.operations import CallArgs, SchemaArgs, SearchArgs
@@ -59,7 +59,9 @@ class SpyPool:
     def tools(self) -> dict[str, list[dict[str, Any]]]:
         return self.listing
 
-    async def call(self, key: str, name: str, arguments: Any = None, timeout: Any = None) -> Any:
+    async def call(
+        self, key: str, name: str, arguments: Any = None, timeout: Any = None, relay: Any = None
+    ) -> Any:
         self.calls.append((key, name))
         return {"content": [{"type": "text", "text": "x" * 900}], "structuredContent": {"k": 1}}
 

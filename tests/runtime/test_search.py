@@ -58,7 +58,12 @@ class SpyPool:
         return self._tools
 
     async def call(
-        self, key: str, name: str, arguments: Any = None, timeout: float | None = None
+        self,
+        key: str,
+        name: str,
+        arguments: Any = None,
+        timeout: float | None = None,
+        relay: Any = None,
     ) -> dict[str, Any]:
         self.calls.append((key, name, dict(arguments or {})))
         if name == "fails":

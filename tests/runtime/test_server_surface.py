@@ -101,7 +101,7 @@ async def test_a_failing_catalog_still_lists_the_meta_tools(caplog: Any) -> None
     assert "catalog exploded" in caplog.text
 
 
-def test_unserved_profiles_are_refused() -> None:
+def test_a_profile_without_meta_tools_is_refused() -> None:
     with pytest.raises(ValueError, match="aggregate"):
         MetaToolSurface(runtime("aggregate"))
 

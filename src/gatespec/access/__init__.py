@@ -8,6 +8,24 @@
 """
 
 from gatespec.access.identity import LOCAL, Identity
-from gatespec.access.policy import AccessPolicy, ClaimRule, Rules, Selector, Subject
+from gatespec.access.policy import (
+    FORBIDDEN_MESSAGE,
+    AccessPolicy,
+    ClaimRule,
+    Rules,
+    Selector,
+    Subject,
+    forbidden,
+)
 
-__all__ = ["LOCAL", "AccessPolicy", "ClaimRule", "Identity", "Rules", "Selector", "Subject"]
+__all__ = [
+    "FORBIDDEN_MESSAGE",
+    "LOCAL",
+    "AccessPolicy",
+    "ClaimRule",
+    "Identity",
+    "Rules",
+    "Selector",
+    "Subject",
+    "forbidden",
+]

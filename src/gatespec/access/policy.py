@@ -25,20 +25,31 @@ from types import MappingProxyType
 from typing import Any, Final
 
 from gatespec.access.identity import Identity
+from gatespec_surface.errors import ErrorCode, GatewayError
 
 __all__ = [
     "ANNOTATION_DEFAULTS",
+    "FORBIDDEN_MESSAGE",
     "AccessPolicy",
     "ClaimRule",
     "Rules",
     "Selector",
     "Subject",
+    "forbidden",
 ]
 
 # MCP's defaults for a hint a tool does not declare (ToolAnnotations).
 ANNOTATION_DEFAULTS: Final[Mapping[str, bool]] = MappingProxyType(
     {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": False, "openWorldHint": True}
 )
+
+# AM-ACCESS-NO-LEAK: one answer for every name a restricted caller may not see.
+FORBIDDEN_MESSAGE: Final = "forbidden: this caller may not see or call that tool"
+
+
+def forbidden(name: str) -> GatewayError:
+    """The FORBIDDEN answer: the fixed message, the caller's own input, no details."""
+    return GatewayError(ErrorCode.FORBIDDEN, FORBIDDEN_MESSAGE, name)
 
 
 @dataclass(frozen=True)
@@ -182,6 +193,12 @@ class AccessPolicy:
 
     def restricted(self, identity: Identity) -> bool:
         return bool(self.rules_for(identity))
+
+    @property
+    def restricts_anyone(self) -> bool:
+        """Some identity, group or claim has rules (else every caller sees everything)."""
+        every = [*self.identities.values(), *self.groups.values(), *(c.rules for c in self.claims)]
+        return any(not r.empty for r in every)
 
     def check(self, identity: Identity) -> Check:
         """The visibility test for one identity, rules looked up once."""

@@ -24,6 +24,9 @@
 - list_changed (profiles that list upstream tools): handshake-era clients get
   notifications/tools/list_changed, 2026-07-28 clients a subscriptions/listen event, whenever
   the catalog their identity may see changed.
+- What an upstream sends while running a tool (tool_execute, the search profile's call)
+  reaches the client request behind it (server.relay, AM-UPSTREAM-RELAY); the server
+  therefore offers logging, and passes a client's logging/setLevel on to the upstreams.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping
+from dataclasses import replace
 from importlib import metadata
 from typing import Any, Final
 
@@ -38,13 +42,21 @@ from jsonschema import Draft202012Validator
 from mcp.server import Server
 from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.models import InitializationOptions
-from mcp_types import CallToolResult, ListToolsResult, TextContent, Tool
+from mcp_types import (
+    CallToolResult,
+    EmptyResult,
+    ListToolsResult,
+    SetLevelRequestParams,
+    TextContent,
+    Tool,
+)
 from pydantic import ValidationError
 
 from gatespec.access import LOCAL, Identity
 from gatespec.core import Caller, GatewayRuntime, Reply
 from gatespec.server.arguments import ArgumentChecker
 from gatespec.server.notify import ListChangedNotifier
+from gatespec.server.relay import LogLevels, RequestRelay
 from gatespec.server.sessions import identity_of, session_key
 from gatespec.serving import SERVED_PROFILES
 from gatespec.validation import fast_accepts, fast_validator
@@ -63,6 +75,8 @@ logger = logging.getLogger(__name__)
 
 _SHOWN_MAX: Final = 80  # a quoted tool name in a message
 UNAUTHENTICATED: Final = "this request carries no verified identity"
+# The meta-tools whose operation runs an upstream tool and relays what it sends (caller.relay).
+RELAYING_META_TOOLS: Final = frozenset({"tool_execute", "call"})
 
 
 def error_result(error: GatewayError, structured: bool = True) -> CallToolResult:
@@ -93,6 +107,8 @@ class MetaToolSurface:
             raise ValueError(
                 f"profile {profile!r} is not served (served: {', '.join(SERVED_PROFILES)})"
             )
+        if not PROFILES[profile].meta_tools:  # the aggregate profile: aggregate.surface
+            raise ValueError(f"profile {profile!r} has no meta-tools to serve")
         self.runtime = runtime
         self.profile = profile
         self.lists_stripped = PROFILES[profile].lists_upstream_tools == "stripped"
@@ -230,6 +246,11 @@ class GatewayServer(Server[Any]):
     # requires bearer tokens); a request without one is then refused, never served as local.
     requires_identity: bool = False
 
+    def may_relay(self, method: str, params: Mapping[str, Any]) -> bool:
+        """Whether handling this request may send its client something before the answer
+        (AM-UPSTREAM-RELAY); Streamable HTTP answers the others with one JSON body."""
+        return method == "tools/call" and params.get("name") in RELAYING_META_TOOLS
+
     def create_initialization_options(
         self,
         notification_options: NotificationOptions | None = None,
@@ -245,11 +266,21 @@ class GatewayServer(Server[Any]):
         )
 
 
-def _version() -> str:
+def server_version() -> str:
     try:
         return metadata.version("gatespec")
     except metadata.PackageNotFoundError:
         return "0+unknown"
+
+
+def caller_identity(server: GatewayServer, ctx: Any, fallback: Identity) -> Identity | None:
+    """Who makes the request behind `ctx`: the identity its bearer token proved; `fallback`
+    where the transport proves none (stdio, HTTP without access control); None for an HTTP
+    request with no verified identity when the app requires one."""
+    found = identity_of(ctx, fallback)
+    if found is None and not server.requires_identity:
+        return fallback  # HTTP without access control: today's local caller
+    return found
 
 
 def build_server(
@@ -271,37 +302,57 @@ def build_server(
     structured_errors: put error payloads in structuredContent too; by default only when
     tools/list advertises no output schema (see the module docstring).
     """
+    if runtime.profile == "aggregate":  # the aggregate profile has a surface of its own
+        from gatespec.aggregate.surface import build_aggregate_server
+
+        return build_aggregate_server(
+            runtime,  # type: ignore[arg-type]  # the aggregate profile's runtime
+            name=name,
+            fallback_session=fallback_session,
+            fallback_identity=fallback_identity,
+        )
     surface = MetaToolSurface(runtime, structured_errors)
     announce = surface.lists_stripped if notify_list_changed is None else notify_list_changed
 
     def identity(ctx: Any) -> Identity | None:
-        found = identity_of(ctx, fallback_identity)
-        if found is None and not server.requires_identity:
-            return fallback_identity  # HTTP without access control: today's local caller
-        return found
+        return caller_identity(server, ctx, fallback_identity)
 
     def caller_of(ctx: Any) -> Caller | None:
         who = identity(ctx)
         return None if who is None else Caller(session_key(ctx, fallback_session), who)
 
     notifier = ListChangedNotifier(runtime.visible_ids, identity) if announce else None
+    levels = LogLevels()
 
     async def on_list_tools(ctx: Any, params: Any) -> ListToolsResult:
         caller = caller_of(ctx)
         return ListToolsResult(tools=surface.list_tools(caller.identity if caller else None))
 
     async def on_call_tool(ctx: Any, params: Any) -> CallToolResult:
-        return await surface.call(caller_of(ctx), params.name, params.arguments)
+        caller = caller_of(ctx)
+        if caller is not None:
+            caller = replace(caller, relay=RequestRelay(ctx, caller.session, levels))
+        return await surface.call(caller, params.name, params.arguments)
+
+    async def on_set_level(ctx: Any, params: SetLevelRequestParams) -> EmptyResult:
+        levels.set(session_key(ctx, fallback_session), params.level)
+        set_upstream_level = getattr(runtime, "set_log_level", None)
+        if set_upstream_level is not None:
+            await set_upstream_level(params.level)
+        return EmptyResult()
 
     server = GatewayServer(
         name,
-        version=_version(),
+        version=server_version(),
         on_list_tools=on_list_tools,
         on_call_tool=on_call_tool,
         on_subscriptions_listen=notifier.listen_handler if notifier is not None else None,
         get_tool_input_schema=surface.input_schema,
     )
     server.surface = surface
+    # Registered after construction: the constructor warns that logging is deprecated in
+    # 2026-07-28, but handshake-era clients (most of them) still set levels.
+    server.add_request_handler("logging/setLevel", SetLevelRequestParams, on_set_level)
     if notifier is not None:
         server.notifier = notifier
         server.middleware.append(notifier.middleware)

@@ -3,10 +3,10 @@
 HTTP routes (AM-SSE-AND-STREAMABLE):
 - ``/mcp``: Streamable HTTP for both protocol eras. Handshake-era clients get a stateful
   session (``Mcp-Session-Id``, so list_changed can reach them on their GET stream); 2026-07-28
-  clients are served per request by the SDK (routed on ``MCP-Protocol-Version``). A POST is
-  answered with one JSON body, not an SSE stream: the gateway sends nothing else in a request's
-  scope (no progress, no server-to-client requests), and the SSE framing cost 0.1-0.7 ms of
-  server CPU per call in (noisy) measurements here. subscriptions/listen is a stream whatever this setting (the SDK's rule).
+  clients are served per request by the SDK (routed on ``MCP-Protocol-Version``). A POSTed
+  request is answered with one JSON body, unless something an upstream sends while answering
+  it (progress, sampling / elicitation / roots requests) may have to ride that request's SSE
+  stream to its client (server.answers, AM-HTTP-ANSWER-FORM).
 - ``/sse`` + ``/messages?session_id=``: the 2024-11-05 SSE transport. The SDK advertises
   ``session_id``; seed 001's spelling ``sessionId`` is accepted too.
 
@@ -48,6 +48,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from gatespec.config import SessionBounds
+from gatespec.server.answers import answer_per_request
 from gatespec.server.health import Health, health_routes
 from gatespec.server.session_limits import SessionLimits
 from gatespec.server.stdio import pipe_stdio
@@ -182,7 +183,10 @@ def build_http_app(
     ]
     app = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
-        json_response=True,
+        # SSE where a request needs it: the handshake-era sessions choose per request
+        # (answer_per_request), the 2026-07-28 path answers JSON unless the handler sent
+        # something first.
+        json_response=False,
         host=host,
         transport_security=security,
         auth=auth,
@@ -192,6 +196,7 @@ def build_http_app(
         max_sessions=sessions.max_sessions,
     )
     _bound_sessions(app, server, sessions, requires_identity=auth is not None)
+    answer_per_request(server.session_manager, server.may_relay)
     return app
 
 

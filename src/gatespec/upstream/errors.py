@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Final, Literal, get_args
 
 from gatespec.secrets import redact
+from gatespec_surface.errors import ErrorCode
 
 ErrorKind = Literal[
     "unknown_server",
@@ -17,6 +18,15 @@ ErrorKind = Literal[
     "too_large",
 ]
 ERROR_KINDS: Final[tuple[str, ...]] = get_args(ErrorKind)
+# How an upstream failure surfaces to the client (seed 002 UPSTREAM_ERROR for the rest; seed
+# 001 timeout; seed 004 unknown and unavailable servers).
+_CODES: Final[dict[str, ErrorCode]] = {
+    "unknown_server": ErrorCode.UNKNOWN_SERVER,
+    "timeout": ErrorCode.TIMEOUT,
+    "unavailable": ErrorCode.SERVER_UNAVAILABLE,
+    "start_failed": ErrorCode.SERVER_UNAVAILABLE,
+    "loop": ErrorCode.SERVER_UNAVAILABLE,
+}
 
 
 class UpstreamError(Exception):
@@ -44,6 +54,11 @@ class UpstreamError(Exception):
         reason = redact(reason)
         self.reason = reason
         super().__init__(f"upstream {key!r}: {reason}")
+
+    @property
+    def code(self) -> ErrorCode:
+        """The spec error code a client is answered with for this failure."""
+        return _CODES.get(self.kind, ErrorCode.UPSTREAM_ERROR)
 
     def __reduce__(self) -> tuple[type[UpstreamError], tuple[str, ErrorKind, str]]:
         return (type(self), (self.key, self.kind, self.reason))

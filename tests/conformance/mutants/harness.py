@@ -56,6 +56,13 @@ def write_config(
     return path
 
 
+def aggregate_argv(mutant: str | None = None) -> list[str]:
+    """gatespec (or a mutant) serving the aggregate profile from the kit's own {mcp_config}
+    (two rich fixtures), which the kit then also rewrites for its registry-change check."""
+    head = [PYTHON, "-m", "gatespec.cli"] if mutant is None else [PYTHON, str(MUTANT), mutant]
+    return [*head, "serve", "--config", "{mcp_config}", "--profile", "aggregate"]
+
+
 def serve_argv(config: Path, mutant: str | None = None) -> list[str]:
     if mutant is None:
         return [PYTHON, "-m", "gatespec.cli", "serve", "--config", str(config)]
