@@ -8,6 +8,7 @@
     gatespec rank --catalog FILE --queries FILE [--k 10] [--out FILE]   (gatespec.rank_cli)
     gatespec conformance …, gatespec vectors export DIR, gatespec fixture-upstream …
                                           forwarded to the conformance kit (gatespec-conformance)
+    gatespec spec diff OLD [NEW] …        forwarded to the generator (gatespec.spec_tool)
 
 Progress and diagnostics go to stderr (stdout is the MCP channel under stdio). A user error
 (bad config, unknown profile, missing optional module) prints one line and exits 2 (usage) or 1,
@@ -37,6 +38,7 @@ from gatespec.logs import OneLineFormatter
 from gatespec.rank_cli import add_subcommand as add_rank_subcommand
 from gatespec.rank_cli import ranking_status
 from gatespec.serving import SERVED_PROFILES, ServeError
+from gatespec.spec_tool import add_subcommand as add_spec_subcommand
 
 # The server layer, the upstream layer and the MCP SDK are imported only once the stdio
 # upstreams have been started (gatespec.spawn), so their start-up overlaps the SDK's import.
@@ -147,6 +149,7 @@ def _parser() -> argparse.ArgumentParser:
     demo_cmd = commands.add_parser("demo", help="run the built-in demonstration")
     demo_cmd.set_defaults(run=_demo)
     add_rank_subcommand(commands)
+    add_spec_subcommand(commands)
     for name, text in _KIT_COMMANDS.items():
         forward = commands.add_parser(name, help=text, add_help=False)
         forward.add_argument("rest", nargs=argparse.REMAINDER)
