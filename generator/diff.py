@@ -894,10 +894,12 @@ class Differ:
             "surface.yaml": ("surface",), **{f: ("rules.",) for f in RULE_FILES},
         }  # fmt: skip
         hashes_old, hashes_new = self.old.file_hashes, self.new.file_hashes
+        bumped_only = _unversioned(self.old) == _unversioned(self.new)
         quiet = [
             f
             for f in dict.fromkeys([*hashes_new, *hashes_old])
             if hashes_old.get(f) != hashes_new.get(f)
+            and not (f == "surface.yaml" and bumped_only)
             and not any(c.where.startswith(prefixes.get(f, ("\0",))) for c in self.changes)
         ]
         if quiet:
@@ -907,6 +909,16 @@ class Differ:
 
 
 # ---------------------------------------------------------------- helpers
+
+
+def _unversioned(snap: Snapshot) -> Any:
+    """surface.yaml without spec_version: a bump alone is no change to report."""
+    surface = snap.raw.get("surface.yaml")
+    return (
+        {k: v for k, v in surface.items() if k != "spec_version"}
+        if isinstance(surface, dict)
+        else surface
+    )
 
 
 def _walk(schema: Any) -> Iterator[dict[str, Any]]:

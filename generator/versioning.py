@@ -108,9 +108,16 @@ class Outcome:
     report: Report | None = None
 
 
+def _relative(spec_dir: Path, repo: Path) -> str:
+    try:
+        return spec_dir.resolve().relative_to(repo.resolve()).as_posix()
+    except ValueError:
+        raise RefError(f"{spec_dir} is not inside the repository {repo}") from None
+
+
 def locked_report(spec_dir: Path, repo: Path, lock: Lock) -> Report:
     """The diff from the locked spec (read from git) to spec_dir. Raises RefError."""
-    rel = spec_dir.resolve().relative_to(repo.resolve()).as_posix()
+    rel = _relative(spec_dir, repo)
     commit = last_commit_changing(repo, f"{rel}/{LOCK}")
     if commit is None:
         raise RefError(
@@ -142,12 +149,16 @@ def check(spec_dir: Path, repo: Path) -> Outcome:
     if spec.spec_hash == lock.spec_hash:
         return Outcome(True, f"spec/ is the locked {lock.spec_version}")
     if version == lock.spec_version:
+        try:
+            since = last_commit_changing(repo, f"{_relative(spec_dir, repo)}/{LOCK}") or "LOCKED"
+        except RefError:
+            since = "LOCKED"  # no history to name the locked commit by
         return Outcome(
             False,
             f"spec/ changed without a version bump: it is no longer the spec locked as "
             f"{version}. Raise spec_version in spec/surface.yaml ({breaking_position(version)} "
-            f"for a breaking change; `python -m generator diff` shows what changed), then "
-            f"`make generate`.",
+            f"for a breaking change; `python -m generator diff {since[:12]}` shows what "
+            f"changed), then `make generate`.",
         )
     kind = bump(lock.spec_version, version)
     if kind == "backwards":
