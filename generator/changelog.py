@@ -3,7 +3,8 @@ amendments. No date, so the same two specs always give the same text."""
 
 from __future__ import annotations
 
-from .diff import Change, Report
+from .diff_report import Report
+from .diff_rules import Change
 
 _AMENDMENT = "amendment."
 

@@ -15,7 +15,8 @@ import sys
 from pathlib import Path
 
 from . import changelog, versioning
-from .diff import Report, diff
+from .diff import diff
+from .diff_report import Report
 from .errors import SpecError, SpecErrors
 from .snapshot import read_snapshot
 from .spec_refs import RefError, materialise

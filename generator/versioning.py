@@ -1,6 +1,6 @@
 """Version discipline: spec/version.lock records the released spec_version and the spec hash it
 was locked at; `version-check` fails when spec/ has changed since without a bump, or in a
-breaking way (generator/diff.py) without a bump of the breaking position.
+breaking way (generator/diff_rules.py) without a bump of the breaking position.
 
 Semantic versioning lets a 0.x version break at the minor position (0.1.0 -> 0.2.0), so below
 1.0 the minor position is the breaking one; from 1.0 it is the major one.
@@ -19,7 +19,8 @@ from pathlib import Path
 
 import yaml
 
-from .diff import Report, diff
+from .diff import diff
+from .diff_report import Report
 from .ir import SEMVER, load_spec
 from .snapshot import read_snapshot
 from .spec_refs import LOCK, SPEC_DIR, RefError, last_commit_changing, materialise, spec_files

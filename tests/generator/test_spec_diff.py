@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 import yaml
 
-from generator.diff import RULES, diff, rules_markdown
+from generator.diff import diff
+from generator.diff_rules import RULES, rules_markdown
 from generator.snapshot import Snapshot, read_snapshot
 from tests.generator.spec_edits import EDITS, SpecEdit
 
