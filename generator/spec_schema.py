@@ -19,7 +19,9 @@ from pydantic import BaseModel, create_model
 from . import ir
 
 FOLDER = "spec-schemas"
-DRAFT = "https://json-schema.org/draft/2020-12/schema"
+# Draft 7: what the YAML language server validates (it only partly supports newer drafts).
+# pydantic's schemas use no keyword draft 7 lacks; `$defs` is only where `$ref`s point.
+DRAFT = "http://json-schema.org/draft-07/schema#"
 
 
 def _file_model(name: str, **fields: Any) -> type[BaseModel]:

@@ -20,10 +20,10 @@ SPEC = ROOT / "spec"
 FILES = ["surface.yaml", *yaml.safe_load((SPEC / "surface.yaml").read_text())["files"]]
 
 
-def _validator(file: str) -> jsonschema.Draft202012Validator:
+def _validator(file: str) -> jsonschema.Draft7Validator:
     schema = json.loads((ROOT / "generated" / FOLDER / schema_name(file)).read_text())
-    jsonschema.Draft202012Validator.check_schema(schema)
-    return jsonschema.Draft202012Validator(schema)
+    jsonschema.Draft7Validator.check_schema(schema)
+    return jsonschema.Draft7Validator(schema)
 
 
 def test_every_spec_file_has_a_schema() -> None:
@@ -74,7 +74,7 @@ NODES: list[tuple[Any, bool]] = [
 @pytest.mark.parametrize(("node", "valid"), NODES, ids=lambda v: json.dumps(v))
 def test_grammar_nodes_are_judged_alike(node: Any, valid: bool) -> None:
     schema = {"$defs": {"GrammarNode": GRAMMAR_NODE}, "$ref": "#/$defs/GrammarNode"}
-    assert jsonschema.Draft202012Validator(schema).is_valid(node) == valid
+    assert jsonschema.Draft7Validator(schema).is_valid(node) == valid
     try:
         ir._parse_node(node, "grammars.yaml", "grammars.x.syntax[0]")
         parsed = True
