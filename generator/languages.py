@@ -234,18 +234,15 @@ class Language:
     def accepts(self, value: str) -> bool:
         return any(o.accepts(value) for o in self.options)
 
-    @property
-    def names(self) -> str:
-        return "|".join(o.name for o in self.options)
-
 
 def language(names: Sequence[str], grammars: dict[str, Grammar]) -> Language:
     compiler = GrammarCompiler(grammars)
     options = []
     for name in names:
         g = grammars[name]
+        # valid examples: strings, or {value, amended_by} (validated, or raw from an old layout)
         examples = tuple(
-            e if isinstance(e, str) else str(e.get("value", "")) if isinstance(e, dict) else e.value
+            e if isinstance(e, str) else str(e["value"] if isinstance(e, dict) else e.value)
             for e in (g.spec.valid or [])
         )
         options.append(
