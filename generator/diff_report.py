@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .diff_rules import B, C, Change
+from .semver import needed
 from .snapshot import Snapshot
 
 
@@ -52,6 +53,12 @@ class Report:
             "problems": snap.problems,
         }
 
+    def needed(self) -> str:
+        try:
+            return needed(self.old.version, self.breaking)
+        except ValueError:  # no semantic version to count from
+            return "a major bump" if self.breaking else "any bump"
+
     def as_json(self) -> dict[str, Any]:
         return {
             "old": self._side(self.old),
@@ -60,6 +67,7 @@ class Report:
                 "clients": self.breaking_clients,
                 "implementations": self.breaking_implementations,
             },
+            "needs": self.needed(),
             "counts": {
                 "changes": len(self.changes),
                 "breaking_clients": sum(c.clients == B for c in self.changes),
@@ -84,7 +92,7 @@ class Report:
         lines.append(
             f"  {counts['changes']} changes: {counts['breaking_clients']} breaking for clients, "
             f"{counts['breaking_implementations']} breaking for implementations, "
-            f"{counts['compatible']} compatible"
+            f"{counts['compatible']} compatible; needs {self.needed()}"
         )
         for title, changes in self.groups().items():
             if not changes:

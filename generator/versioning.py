@@ -2,8 +2,7 @@
 was locked at; `version-check` fails when spec/ has changed since without a bump, or in a
 breaking way (generator/diff_rules.py) without a bump of the breaking position.
 
-Semantic versioning lets a 0.x version break at the minor position (0.1.0 -> 0.2.0), so below
-1.0 the minor position is the breaking one; from 1.0 it is the major one.
+Which bump a breaking change needs is generator/semver.py's (the minor position below 1.0).
 
 No CI base ref is needed: when the spec differs from the lock, the locked spec is read from git
 as of the last commit that changed spec/version.lock (`lock` is committed with the spec it
@@ -13,7 +12,6 @@ locks).
 from __future__ import annotations
 
 import hashlib
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,7 +19,8 @@ import yaml
 
 from .diff import diff
 from .diff_report import Report
-from .ir import SEMVER, load_spec
+from .ir import load_spec
+from .semver import allows_breaking, breaking_position, bump
 from .snapshot import read_snapshot
 from .spec_refs import LOCK, SPEC_DIR, RefError, last_commit_changing, materialise, spec_files
 
@@ -65,38 +64,6 @@ def write_lock(spec_dir: Path) -> Lock:
     lock = Lock(spec.surface.spec_version, spec.spec_hash)
     (spec_dir / LOCK).write_text(lock_text(lock), encoding="utf-8")
     return lock
-
-
-# ---------------------------------------------------------------- versions
-
-
-def parse(version: str) -> tuple[int, int, int]:
-    if not SEMVER.fullmatch(version):
-        raise ValueError(f"{version!r} is not a semantic version")
-    core = re.match(r"(\d+)\.(\d+)\.(\d+)", version)
-    assert core is not None
-    major, minor, patch = (int(x) for x in core.groups())
-    return major, minor, patch
-
-
-def bump(old: str, new: str) -> str:
-    """The position raised from old to new: major, minor, patch, none or backwards."""
-    a, b = parse(old), parse(new)
-    if b == a:
-        return "none" if old == new else "patch"  # a pre-release tag changed
-    if b < a:
-        return "backwards"
-    return ("major", "minor", "patch")[next(i for i in range(3) if a[i] != b[i])]
-
-
-def breaking_position(version: str) -> str:
-    """The position a breaking change must raise, starting from `version`."""
-    return "major" if parse(version)[0] >= 1 else "minor"
-
-
-def allows_breaking(old: str, new: str) -> bool:
-    kind = bump(old, new)
-    return kind == "major" or (kind == "minor" and breaking_position(old) == "minor")
 
 
 # ---------------------------------------------------------------- the check

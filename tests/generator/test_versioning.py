@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from generator import versioning
+from generator import semver, versioning
 from generator.ir import load_spec
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -156,12 +156,12 @@ def test_the_commands_refuse_to_lock_an_unbumped_change(repo: Path) -> None:
 
 
 def test_bump_positions() -> None:
-    assert versioning.bump("0.1.0", "0.2.0") == "minor"
-    assert versioning.bump("0.1.0", "1.0.0") == "major"
-    assert versioning.bump("1.2.3", "1.2.4") == "patch"
-    assert versioning.bump("1.2.3", "1.2.3") == "none"
-    assert versioning.bump("1.2.3", "1.1.9") == "backwards"
-    assert versioning.allows_breaking("0.1.0", "0.2.0")
-    assert not versioning.allows_breaking("0.1.0", "0.1.1")
-    assert not versioning.allows_breaking("1.1.0", "1.2.0")
-    assert versioning.allows_breaking("1.1.0", "2.0.0")
+    assert semver.bump("0.1.0", "0.2.0") == "minor"
+    assert semver.bump("0.1.0", "1.0.0") == "major"
+    assert semver.bump("1.2.3", "1.2.4") == "patch"
+    assert semver.bump("1.2.3", "1.2.3") == "none"
+    assert semver.bump("1.2.3", "1.1.9") == "backwards"
+    assert semver.allows_breaking("0.1.0", "0.2.0")
+    assert not semver.allows_breaking("0.1.0", "0.1.1")
+    assert not semver.allows_breaking("1.1.0", "1.2.0")
+    assert semver.allows_breaking("1.1.0", "2.0.0")
