@@ -1,16 +1,19 @@
 # gatespec: every target does its own set-up on a fresh machine (through `install`).
+# `make -C DIR run` must not announce the directory on stdout (the MCP channel).
+MAKEFLAGS += --no-print-directory
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: install generate check-generated lint test test-slow bench run report clean
+.PHONY: install generate check-generated lint test test-slow bench run report dist clean
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml package.json package-lock.json
+# generated/ is the project folder of the surface's own distribution (gatespec-surface).
+$(STAMP): pyproject.toml generated/pyproject.toml package.json package-lock.json
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet -e ".[dev]"
+	$(PY) -m pip install --quiet -e ./generated -e ".[dev]"
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $(STAMP)
 
@@ -46,8 +49,23 @@ $(BENCH_STAMP): $(STAMP)
 bench: install $(BENCH_STAMP)
 	$(PY) bench/run.py
 
-run: install
-	$(VENV)/bin/gatespec serve --demo
+# sdists and wheels of gatespec-surface and gatespec, built twice and compared, twine-checked,
+# and smoke-tested in fresh venvs (tools/dist.py). DIST_PYTHONS="/path/python3.12 …" smoke-tests
+# with those interpreters too.
+DIST_PYTHONS ?=
+dist: install
+	$(PY) tools/dist.py $(foreach p,$(DIST_PYTHONS),--python $(p))
+
+# The gateway in front of real servers (tools/run.json), over stdio. stdout is the MCP channel:
+# nothing but the gateway may write to it, so the set-up is silent or goes to stderr, and the
+# gateway replaces the shell (exec). Test servers' scratch files live in $(RUN_DIR).
+RUN_DIR := $(VENV)/run
+
+run:
+	@$(MAKE) -s --no-print-directory install >&2
+	@mkdir -p $(RUN_DIR)
+	@test -e $(RUN_DIR)/hello.txt || echo "Hello from the filesystem server behind gatespec." > $(RUN_DIR)/hello.txt
+	@GATESPEC_ROOT="$(CURDIR)" GATESPEC_RUN_DIR="$(CURDIR)/$(RUN_DIR)" exec $(VENV)/bin/gatespec serve --config tools/run.json
 
 clean:
-	rm -rf $(VENV) node_modules .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) node_modules dist .pytest_cache .mypy_cache .ruff_cache .hypothesis

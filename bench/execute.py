@@ -19,7 +19,8 @@ figures, which one round slowed by other work on the machine cannot move much. S
 system) the server process itself (not its upstream) used over those calls: on a machine other
 people load, it moves much less than wall-clock latency does.
 
-Run: `python bench/execute.py --out bench/results/execute.json` (after `make bench`'s install).
+Run: `python bench/execute.py --out bench/results/execute.json` (after `make bench`'s install);
+`--transport http --rounds 2 --out /tmp/x.json` measures Streamable HTTP alone, quickly.
 """
 
 from __future__ import annotations
@@ -134,18 +135,20 @@ async def _session(
         return times, throughput, cpu_ms
 
 
-def _cases() -> list[tuple[str, str, str]]:
+def _cases(transports: tuple[str, ...]) -> list[tuple[str, str, str]]:
     return [
         (transport, era, target)
-        for transport in TRANSPORTS
+        for transport in transports
         for era in ERAS
         for target in TARGETS
         if not (target == "direct" and era != "legacy")
     ]
 
 
-async def run(rounds: int, calls: int, warmup: int, log: Any) -> dict[str, Any]:
-    cases = _cases()
+async def run(
+    rounds: int, calls: int, warmup: int, log: Any, transports: tuple[str, ...] = TRANSPORTS
+) -> dict[str, Any]:
+    cases = _cases(transports)
     samples: dict[str, list[float]] = {}
     round_p50: dict[str, list[float]] = {}
     round_tput: dict[str, list[float]] = {}
@@ -203,7 +206,7 @@ async def run(rounds: int, calls: int, warmup: int, log: Any) -> dict[str, Any]:
         "inflight": INFLIGHT,
         "load_average": load,
         "cases": results,
-        "ratios": ratios(results),
+        "ratios": ratios(results, transports),
         "goals": GOALS,
     }
 
@@ -212,10 +215,12 @@ def _ratio(a: float, b: float) -> float | None:
     return round(a / b, 2) if b else None
 
 
-def ratios(results: dict[str, Any]) -> dict[str, dict[str, float | None]]:
+def ratios(
+    results: dict[str, Any], transports: tuple[str, ...] = TRANSPORTS
+) -> dict[str, dict[str, float | None]]:
     """Per transport/era: gatespec against the floor and FastMCP (p50), throughput ratios."""
     out: dict[str, dict[str, float | None]] = {}
-    for transport in TRANSPORTS:
+    for transport in transports:
         for era in ERAS:
 
             def p50(target: str, t: str = transport, e: str = era) -> float:
@@ -246,7 +251,11 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--calls", type=int, default=100)
     parser.add_argument("--warmup", type=int, default=20)
+    parser.add_argument(
+        "--transport", choices=TRANSPORTS, action="append", help="only this one (repeatable)"
+    )
     args = parser.parse_args()
+    transports = tuple(args.transport) if args.transport else TRANSPORTS
     if not Path(EVERYTHING).exists():
         print("node_modules is missing: run `make install`", file=sys.stderr)
         return 1
@@ -255,7 +264,7 @@ def main() -> int:
     except ImportError:
         print("FastMCP is missing: `make bench` installs the bench extras", file=sys.stderr)
         return 1
-    result = anyio.run(run, args.rounds, args.calls, args.warmup, sys.stderr)
+    result = anyio.run(run, args.rounds, args.calls, args.warmup, sys.stderr, transports)
     write_result(args.out, result, result["ratios"])
     return 0
 

@@ -21,6 +21,7 @@ SUPPORT_CHECKS: dict[str, str] = {
     "grammar.path.parse": "test_support_names.py::test_path_parse",
     "wire_name.roundtrip": "test_support_names.py::test_wire_name_roundtrip",
     "grammar.aggregate_name.roundtrip": "test_support_names.py::test_aggregate_roundtrip",
+    "grammar.resource_uri.roundtrip": "test_support_names.py::test_resource_uri_roundtrip",
     "grammar.search_operation.roundtrip": "test_support_names.py::test_search_operation_roundtrip",
     "grammar.view_selector.parse": "test_support_names.py::test_view_selector_parse",
     "server_key.normalise": "test_support_names.py::test_server_key_normalise",

@@ -38,6 +38,9 @@ PACKAGE = "gatespec_surface"
 TEMPLATES = Path(__file__).parent / "templates"
 SUPPORT = Path(__file__).parent / "support"
 SUPPORT_PACKAGE = "_support"
+# The project's licence, copied into generated/ so that the surface's own distribution,
+# built from generated/ alone, carries it.
+LICENSE = Path(__file__).resolve().parent.parent / "LICENSE"
 
 
 @dataclass(frozen=True)
@@ -77,6 +80,7 @@ PACKAGE_FILES: tuple[Output, ...] = (
         Views.schemas,
     ),
     Output("descriptors.py", "descriptors.py.j2", ("profiles.yaml",), Views.descriptors),
+    Output("operations.py", "operations.py.j2", ("profiles.yaml",), Views.operations),
     Output(
         "strategies.py",
         "strategies.py.j2",
@@ -96,6 +100,11 @@ PACKAGE_FILES: tuple[Output, ...] = (
         Views.seed_facts,
     ),
     Output("vectors/__init__.py", "vectors_init.py.j2", ("vectors.yaml",), Views.vectors),
+)
+# generated/ is also the project folder of the surface's own distribution (gatespec-surface).
+DIST_FILES: tuple[Output, ...] = (
+    Output("pyproject.toml", "surface_pyproject.toml.j2", ("surface.yaml",), Views.init),
+    Output("README.md", "surface_README.md.j2", ("surface.yaml",), Views.init),
 )
 TEST_FILES: tuple[Output, ...] = (
     Output("test_grammars.py", "test_grammars.py.j2", ("grammars.yaml",), Views.test_grammars),
@@ -239,6 +248,9 @@ class Generator:
         tests.mkdir(parents=True, exist_ok=True)
         for output in TEST_FILES:
             (tests / output.path).write_text(self.render(output), encoding="utf-8")
+        for output in DIST_FILES:
+            (out / output.path).write_text(self.render(output), encoding="utf-8")
+        shutil.copyfile(LICENSE, out / "LICENSE")
         if format_code:
             _format(out)
         _copy_support(pkg / SUPPORT_PACKAGE)  # formatted already: copied verbatim

@@ -481,9 +481,17 @@ class MetaToolSpec(Strict):
     errors: list[str]
 
 
+class AggregateListing(Strict):
+    """How the aggregate profile pages its merged lists (AM-AGGREGATE-LISTING)."""
+
+    page_size: int = Field(ge=1)
+    cursor_ttl_seconds: int = Field(ge=1)
+
+
 class Profiles(Strict):
     advertise_output_schemas: bool
     profiles: dict[str, ProfileSpec]
+    aggregate_listing: AggregateListing
     stripped_entry: StrippedEntry
     wire_encoding: WireEncoding
     meta_tools: dict[str, MetaToolSpec]

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import ir
+from .arguments import ArgClass, ArgumentClasses
 from .errors import SpecError
 from .grammar import Analysis
 from .schema import SchemaResolver
@@ -131,6 +132,20 @@ class Descriptors:
     profiles: tuple[tuple[str, ir.ProfileSpec], ...]
     advertise_output_schemas: bool
     meta_tools: tuple[tuple[str, ir.MetaToolSpec], ...]
+    aggregate_listing: ir.AggregateListing
+
+
+@dataclass(frozen=True)
+class OperationRow:
+    tool: str  # the meta-tool, also the name of the runtime's method
+    args_class: str
+    summary: str
+
+
+@dataclass(frozen=True)
+class Operations:
+    classes: tuple[ArgClass, ...]  # nested item classes before the classes that hold them
+    operations: tuple[OperationRow, ...]
 
 
 @dataclass(frozen=True)
@@ -327,8 +342,19 @@ class Views:
     def descriptors(self) -> Descriptors:
         p = self.spec.profiles
         return Descriptors(
-            tuple(p.profiles.items()), p.advertise_output_schemas, tuple(p.meta_tools.items())
+            tuple(p.profiles.items()),
+            p.advertise_output_schemas,
+            tuple(p.meta_tools.items()),
+            p.aggregate_listing,
         )
+
+    def operations(self) -> Operations:
+        classes = ArgumentClasses()
+        rows = []
+        for tool, spec in self.spec.profiles.meta_tools.items():
+            args_class = classes.add(tool, spec.input_schema)
+            rows.append(OperationRow(tool, args_class, " ".join(spec.description.split())))
+        return Operations(tuple(classes.classes), tuple(rows))
 
     def strategies(self) -> Strategies:
         spec = self.spec
@@ -367,8 +393,9 @@ class Views:
         rows = []
         for fact_id, f in self.spec.seed_facts.items():
             amended = claims.get(fact_id, [])
-            # static checks have made sure the spec holds the amendment's value
-            spec_value = amended[0][1] if amended else f.value
+            # static checks have made sure the spec holds an amendment's value; a later
+            # amendment (file order) supersedes an earlier one that names the same fact
+            spec_value = amended[-1][1] if amended else f.value
             rows.append(
                 FactRow(
                     id=fact_id,

@@ -27,6 +27,7 @@ ALLOWED: dict[tuple[str, object], str] = {
     ("src/gatespec/ranking/documents.py", 2000): "schema text fed to the ranker per tool",
     ("src/gatespec/ranking/vector_cache.py", 500): "SQLite keys per SELECT",
     ("src/gatespec/ranking/encoder.py", 256): "the embedding model's input tokens per tool",
+    ("src/gatespec/ranking/encoder.py", 512): "padded tokens per encoder run (memory, not a bound)",
     ("src/gatespec_conformance/report.py", 65536): "0x10000, the first code point past the BMP",
     ("src/gatespec_conformance/process.py", 200): "bytes of an adapter's bad line quoted",
     ("src/gatespec_conformance/report.py", 120): "characters of a value shown in a report line",

@@ -1,5 +1,5 @@
-"""Server keys (AM-NAMESPACE-FROM-CONFIG), aggregate names server__tool (seed 004) and search
-operations "/namespace/name" (seed 003)."""
+"""Server keys (AM-NAMESPACE-FROM-CONFIG), aggregate names server__tool (seed 004), aggregate
+resource URIs server+uri (AM-RESOURCE-URI) and search operations "/namespace/name" (seed 003)."""
 
 from __future__ import annotations
 
@@ -68,6 +68,34 @@ class AggregateNames:
         name = f"{server_key}{SEPARATOR}{tool_name}"
         self.grammar.match(name, self.error)
         return name
+
+
+class ResourceUris:
+    """server_key + "+" + the upstream URI (AM-RESOURCE-URI), split at the first "+" (a server
+    key holds none). `not_namespaced` is the code for a URI whose scheme holds no "+"; every
+    other malformation raises the grammar's error."""
+
+    MARK = "+"
+
+    def __init__(
+        self, resource_uri: GrammarInfo, not_namespaced: enum.StrEnum, error: ErrorFactory
+    ) -> None:
+        self.grammar = resource_uri
+        self.not_namespaced = not_namespaced
+        self.error = error
+
+    def parse(self, value: object) -> tuple[str, str]:
+        """Ingress: (server key, the upstream's URI)."""
+        if isinstance(value, str) and self.MARK not in value.partition(":")[0]:
+            message = f"resource URI {value!r} is not namespaced; expected server{self.MARK}uri"
+            raise self.error(self.not_namespaced, message, value)
+        return _pair(self.grammar.match(value, self.error), "server", "uri")
+
+    def format(self, server_key: str, uri: str) -> str:
+        """Egress: server+uri; raises the grammar's error when the URI cannot be namespaced."""
+        namespaced = f"{server_key}{self.MARK}{uri}"
+        self.grammar.match(namespaced, self.error)
+        return namespaced
 
 
 class SearchOperations:

@@ -27,6 +27,7 @@ import json
 import secrets
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -109,6 +110,8 @@ class Artifact:
     uri: str | None
     # Decided once at put: a textual media type and bytes that decode as UTF-8.
     is_text: bool
+    # Who may read it (a caller's scope: its identity and session); None: anyone.
+    owner: str | None = None
 
     @property
     def size(self) -> int:
@@ -142,7 +145,7 @@ class ArtifactStore:
         self.max_total_bytes = max_total_bytes
         self.max_artifacts = max_artifacts
         self._items: OrderedDict[str, Artifact] = OrderedDict()
-        self._evicted: OrderedDict[str, None] = OrderedDict()
+        self._evicted: OrderedDict[str, str | None] = OrderedDict()  # handle -> its owner
         self._total = 0
         self._lock = threading.Lock()
 
@@ -165,53 +168,42 @@ class ArtifactStore:
     # ------------------------------------------------------------------ put / get
 
     def put(
-        self, data: bytes, media_type: str, label: str, uri: str | None = None
+        self,
+        data: bytes,
+        media_type: str,
+        label: str,
+        uri: str | None = None,
+        owner: str | None = None,
     ) -> dict[str, Any]:
         """Store `data` and return its ArtifactRef. The media type is cleaned and the label cut
-        to the ArtifactRef bounds. Raises ValueError (a caller bug, not bad input) when the
-        data alone exceeds the store or the uri is over its cap: check `fits` first."""
+        to the ArtifactRef bounds. With `owner`, only reads by that owner find it (to anyone
+        else the handle is unknown, AM-ACCESS-NO-LEAK). Raises ValueError (a caller bug, not
+        bad input) when the data alone exceeds the store or the uri is over its cap: check
+        `fits` first."""
         if not isinstance(data, (bytes, bytearray, memoryview)):
             raise TypeError(f"artifact data must be bytes, not {type(data).__name__}")
-        data = bytes(data)
         if not self.fits(len(data)):
             raise ValueError(
                 f"artifact of {len(data)} bytes exceeds the store's {self.max_total_bytes} bytes"
             )
-        uri = None if uri is None else scrub(uri)
-        if uri is not None and len(uri) > URI_MAX_CHARS:
-            raise ValueError(f"artifact uri is {len(uri)} characters; the cap is {URI_MAX_CHARS}")
-        media = clean_media_type(media_type)
-        is_text = False
-        if is_textual_media_type(media):
-            try:
-                data.decode("utf-8")
-                is_text = True
-            except UnicodeDecodeError:
-                pass
         with self._lock:
-            handle = self._new_handle()
-            artifact = Artifact(handle, data, media, clip(label, LABEL_MAX_CHARS), uri, is_text)
-            self._evict_for(len(data))
-            self._items[handle] = artifact
-            self._total += len(data)
+            artifact = new_artifact(data, media_type, label, uri, owner, self._taken)
+            self._evict_for(artifact.size)
+            self._items[artifact.handle] = artifact
+            self._total += artifact.size
         return artifact.ref()
 
-    def get(self, handle: object) -> Artifact:
+    def get(self, handle: object, owner: str | None = None) -> Artifact:
         """The artifact behind `handle`; VIEW_FAILED naming the handle when it is malformed,
-        unknown or evicted."""
-        if not is_artifact_handle(handle):
-            shown = handle if isinstance(handle, str) else repr(handle)
-            raise view_error(
-                f"{shown[:80]!r} is not an artifact handle; expected {ARTIFACT_HANDLE.syntax}",
-                shown,
-            )
-        assert isinstance(handle, str)
+        unknown or evicted. An artifact that has an owner other than `owner` is unknown, in
+        the very words of a handle that never existed."""
+        handle = check_handle(handle)
         with self._lock:
             artifact = self._items.get(handle)
-            if artifact is not None:
+            if artifact is not None and artifact.owner in (None, owner):
                 self._items.move_to_end(handle)
                 return artifact
-            evicted = handle in self._evicted
+            evicted = handle in self._evicted and self._evicted[handle] in (None, owner)
         if evicted:
             raise view_error(
                 f"artifact {handle} was evicted to keep the store within "
@@ -223,40 +215,19 @@ class ArtifactStore:
 
     # ------------------------------------------------------------------ view
 
-    def view(self, handle: object, selector: object = "all") -> dict[str, Any]:
-        """tool_view: the ViewResult for `selector` on `handle`. ARGS_INVALID for a malformed
-        selector; VIEW_FAILED for a bad handle or a selector that addresses nothing."""
-        parsed = parse_view_selector(selector)  # ARGS_INVALID naming what was wrong
-        assert isinstance(selector, str)
-        artifact = self.get(handle)
-        if artifact.size == 0 and artifact.uri is not None:
-            raise view_error(
-                f"artifact {artifact.handle} holds no bytes: it refers to {artifact.uri!r}, "
-                "which the gateway does not fetch",
-                artifact.handle,
-            )
-        content, truncated = _select(artifact, parsed, selector)
-        return {
-            "handle": artifact.handle,
-            "selector": selector,
-            "content": content,
-            "total_size": artifact.size,
-            "truncated": truncated,
-            # Binary artifacts come back base64 for "all" and "bytes:" (see _select).
-            "encoding": "text"
-            if artifact.is_text or parsed.kind in ("lines", "json")
-            else "base64",
-        }
+    def view(
+        self, handle: object, selector: object = "all", owner: str | None = None
+    ) -> dict[str, Any]:
+        """tool_view: the ViewResult for `selector` on `handle` (read as `owner`, see get).
+        ARGS_INVALID for a malformed selector; VIEW_FAILED for a bad handle or a selector that
+        addresses nothing."""
+        parse_view_selector(selector)  # ARGS_INVALID naming what was wrong, before the lookup
+        return render_view(self.get(handle, owner), selector)
 
     # ------------------------------------------------------------------ internals
 
-    def _new_handle(self) -> str:
-        # Random, not sequential: a handle must not let one caller guess another's artifacts.
-        while True:
-            handle = HANDLE_PREFIX + secrets.token_hex(_HANDLE_HEX_CHARS // 2)
-            if handle not in self._items and handle not in self._evicted:
-                assert is_artifact_handle(handle)
-                return handle
+    def _taken(self, handle: str) -> bool:
+        return handle in self._items or handle in self._evicted
 
     def _evict_for(self, incoming: int) -> None:
         while self._items and (
@@ -264,9 +235,83 @@ class ArtifactStore:
         ):
             handle, old = self._items.popitem(last=False)
             self._total -= old.size
-            self._evicted[handle] = None
+            self._evicted[handle] = old.owner
             if len(self._evicted) > _EVICTED_MEMORY:
                 self._evicted.popitem(last=False)
+
+
+def new_handle(taken: Callable[[str], bool] = lambda _: False) -> str:
+    """A fresh artifact handle. Random, not sequential: a handle must not let one caller guess
+    another's artifacts."""
+    while True:
+        handle = HANDLE_PREFIX + secrets.token_hex(_HANDLE_HEX_CHARS // 2)
+        if not taken(handle):
+            assert is_artifact_handle(handle)
+            return handle
+
+
+def new_artifact(
+    data: bytes | bytearray | memoryview,
+    media_type: str,
+    label: str,
+    uri: str | None = None,
+    owner: str | None = None,
+    taken: Callable[[str], bool] = lambda _: False,
+) -> Artifact:
+    """An Artifact with a fresh handle, its media type cleaned and its label cut to the
+    ArtifactRef bounds (what every store keeps). ValueError when the uri is over its cap."""
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise TypeError(f"artifact data must be bytes, not {type(data).__name__}")
+    data = bytes(data)
+    uri = None if uri is None else scrub(uri)
+    if uri is not None and len(uri) > URI_MAX_CHARS:
+        raise ValueError(f"artifact uri is {len(uri)} characters; the cap is {URI_MAX_CHARS}")
+    media = clean_media_type(media_type)
+    is_text = False
+    if is_textual_media_type(media):
+        try:
+            data.decode("utf-8")
+            is_text = True
+        except UnicodeDecodeError:
+            pass
+    return Artifact(
+        new_handle(taken), data, media, clip(label, LABEL_MAX_CHARS), uri, is_text, owner
+    )
+
+
+def check_handle(handle: object) -> str:
+    """`handle` when it is a well-formed artifact handle; VIEW_FAILED naming it otherwise."""
+    if not is_artifact_handle(handle):
+        shown = handle if isinstance(handle, str) else repr(handle)
+        raise view_error(
+            f"{shown[:80]!r} is not an artifact handle; expected {ARTIFACT_HANDLE.syntax}",
+            shown,
+        )
+    assert isinstance(handle, str)
+    return handle
+
+
+def render_view(artifact: Artifact, selector: object) -> dict[str, Any]:
+    """The ViewResult (module docstring) for `selector` on `artifact`: ARGS_INVALID for a
+    malformed selector; VIEW_FAILED for one that addresses nothing."""
+    parsed = parse_view_selector(selector)  # ARGS_INVALID naming what was wrong
+    assert isinstance(selector, str)
+    if artifact.size == 0 and artifact.uri is not None:
+        raise view_error(
+            f"artifact {artifact.handle} holds no bytes: it refers to {artifact.uri!r}, "
+            "which the gateway does not fetch",
+            artifact.handle,
+        )
+    content, truncated = _select(artifact, parsed, selector)
+    return {
+        "handle": artifact.handle,
+        "selector": selector,
+        "content": content,
+        "total_size": artifact.size,
+        "truncated": truncated,
+        # Binary artifacts come back base64 for "all" and "bytes:" (see _select).
+        "encoding": "text" if artifact.is_text or parsed.kind in ("lines", "json") else "base64",
+    }
 
 
 def view_cut_note(result: dict[str, Any]) -> str:
@@ -444,8 +489,12 @@ __all__ = [
     "DEFAULT_MAX_TOTAL_BYTES",
     "Artifact",
     "ArtifactStore",
+    "check_handle",
     "clean_media_type",
     "is_textual_media_type",
+    "new_artifact",
+    "new_handle",
+    "render_view",
     "resolve_pointer",
     "view_cut_note",
     "view_error",

@@ -72,6 +72,15 @@ class BrowseResponse:
     structured: dict[str, Any] = field(repr=False)
 
 
+@dataclass(frozen=True)
+class Selection:
+    """What a browse found, before cache-stable arrangement and rendering."""
+
+    cards: list[Card]
+    preamble: str
+    structured: dict[str, Any]  # the BrowseResult fields besides the cards
+
+
 # ---------------------------------------------------------------------- the tree
 
 
@@ -238,9 +247,10 @@ class Browser:
     """tool_browse over one catalog snapshot: the cards, the ranker and the tree are built once
     here and shared by every browse.
 
-    The ranker (gatespec.ranking.Ranker) is hybrid when the embedding model is available;
-    `semantic=False` makes it lexical, and `background=False` waits for a first encode of a
-    large catalog instead of ranking lexically meanwhile (`gatespec rank`)."""
+    The ranker (gatespec.ranking.Ranker) is hybrid when the embedding model is available,
+    from the first query on (the model loads then, on a worker thread; queries are ranked
+    lexically until it is ready). `semantic=False` makes it lexical, and `background=False`
+    loads the model and encodes the catalog before returning (`gatespec rank`)."""
 
     def __init__(
         self,
@@ -249,11 +259,24 @@ class Browser:
         *,
         semantic: bool = True,
         background: bool = True,
+        ranker: Ranker | None = None,
     ) -> None:
         self.catalog = catalog
         self.cards = cards if cards is not None else build_cards(catalog)
-        self.ranker = build_ranker(catalog, semantic=semantic, background=background)
+        self.ranker = (
+            ranker
+            if ranker is not None
+            else build_ranker(catalog, semantic=semantic, background=background)
+        )
         self.tree = BrowseTree(catalog, self.cards)
+
+    def restricted_to(self, catalog: Catalog) -> Browser:
+        """The browser of `catalog`, a subset of this one's: the same cards and embeddings,
+        its own tree and lexical statistics (what a gateway fronting only those tools would
+        build, AM-ACCESS-NO-LEAK)."""
+        ids = {item.id for item in catalog.items()}
+        cards = {tool_id: card for tool_id, card in self.cards.items() if tool_id in ids}
+        return Browser(catalog, cards, ranker=self.ranker.restricted(ids))
 
     def browse(
         self,
@@ -265,6 +288,13 @@ class Browser:
     ) -> BrowseResponse:
         """Cards for a query (ranked) or a path (a tree node). With a session, the cards are
         arranged cache-stably (§5) before the text is rendered."""
+        return self.render(self.select(query, path, top_k=top_k), session)
+
+    def select(
+        self, query: object = None, path: object = None, *, top_k: int = BROWSE_DEFAULT_TOP_K
+    ) -> Selection:
+        """The cards a browse shows, before any cache-stable arrangement (a shared session
+        store reads the state of these ids only)."""
         if (query is None) == (path is None):
             raise GatewayError(
                 ErrorCode.ARGS_INVALID,
@@ -273,16 +303,19 @@ class Browser:
             )
         if path is not None:
             cards = [with_score(c, None) for c in self.tree.listing(path)]
-            preamble = render_preamble(len(cards), path=str(path))
-            structured: dict[str, Any] = {"path": path}
-        else:
-            cards, total = self._ranked(query, top_k)
-            preamble = render_preamble(len(cards), total=total)
-            structured = {}
+            return Selection(cards, render_preamble(len(cards), path=str(path)), {"path": path})
+        cards, total = self._ranked(query, top_k)
+        return Selection(cards, render_preamble(len(cards), total=total), {})
+
+    def render(
+        self, selection: Selection, session: CacheStableSession | None = None
+    ) -> BrowseResponse:
+        """The response for `selection`, arranged by `session` when there is one."""
+        cards = selection.cards
         if session is not None:
             cards = session.arrange(cards)
-        structured = {"cards": cards, **structured}
-        return BrowseResponse(cards, browse_text(preamble, cards), structured)
+        structured = {"cards": cards, **selection.structured}
+        return BrowseResponse(cards, browse_text(selection.preamble, cards), structured)
 
     def _ranked(self, query: object, top_k: int) -> tuple[list[Card], int]:
         # A long query is cut by the ranker (browse.query_max_chars), not refused.

@@ -24,7 +24,7 @@ import functools
 import gc
 import hashlib
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
@@ -36,7 +36,7 @@ from gatespec_surface import parsers
 from gatespec_surface.errors import CatalogError, ErrorCode, GatewayError
 from gatespec_surface.grammars import is_tool_id, is_wire_name
 
-__all__ = ["Catalog", "Excluded", "Item"]
+__all__ = ["Catalog", "Excluded", "Item", "operation_of", "server_keys"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,7 +182,8 @@ def _item(config_key: str, namespace: str, tool: object) -> Item:
         )
     except GatewayError as exc:
         raise _Skip(exc.message) from None
-    side_effects, tags, cost_hint = parsers.annotation_fields(tool.get("annotations"))
+    annotations = tool.get("annotations")
+    side_effects, tags, cost_hint = parsers.annotation_fields(annotations)
     title = tool.get("title")
     return Item(
         id=tool_id,
@@ -200,12 +201,16 @@ def _item(config_key: str, namespace: str, tool: object) -> Item:
                 "server": config_key,
                 "upstream_name": upstream_name,
                 "title": title if isinstance(title, str) else None,
+                # the hints as declared (untrusted, seed 002): what access rules match on
+                "annotations": MappingProxyType(
+                    dict(annotations) if isinstance(annotations, Mapping) else {}
+                ),
             }
         ),
     )
 
 
-def _namespaces(config_keys: Sequence[str]) -> dict[str, str]:
+def server_keys(config_keys: Sequence[str]) -> dict[str, str]:
     """config key -> namespace; two keys that normalise alike cannot share one namespace."""
     out: dict[str, str] = {}
     owner: dict[str, str] = {}
@@ -254,7 +259,7 @@ def _collisions(items: Sequence[Item]) -> dict[int, str]:
 class Catalog:
     """An immutable snapshot of the usable upstream tools. Build with `Catalog.build`."""
 
-    __slots__ = ("_by_id", "_by_wire", "_wire_of", "_items", "_by_ns", "_excluded")
+    __slots__ = ("_by_id", "_by_wire", "_wire_of", "_items", "_by_ns", "_by_op", "_excluded")
 
     def __init__(
         self,
@@ -270,6 +275,8 @@ class Catalog:
         for item in self._items:
             by_ns.setdefault(item.namespace, []).append(item)
         self._by_ns = MappingProxyType({ns: tuple(v) for ns, v in sorted(by_ns.items())})
+        # search operations (AM-SEARCH-OPERATION); one per id, _build saw to that
+        self._by_op = {operation_of(item): item for item in self._items}
         self._excluded = tuple(excluded)
 
     # ------------------------------------------------------------------ building
@@ -287,6 +294,13 @@ class Catalog:
         ]
         return Catalog(by_id, by_wire, excluded)
 
+    def restricted_to(self, tool_ids: Collection[str]) -> Catalog:
+        """The catalog of the tools in `tool_ids` only, as an identity that may see just those
+        sees it: nothing about the others, not even that they were left out."""
+        by_id = {k: v for k, v in self._by_id.items() if k in tool_ids}
+        by_wire = {w: t for w, t in self._by_wire.items() if t in tool_ids}
+        return Catalog(by_id, by_wire, [])
+
     @classmethod
     def build(cls, tools_by_server: Mapping[str, Sequence[object]]) -> Catalog:
         """Items from each upstream's tools/list result, keyed by the upstream's config key."""
@@ -300,7 +314,7 @@ class Catalog:
 
     @classmethod
     def _build(cls, tools_by_server: Mapping[str, Sequence[object]]) -> Catalog:
-        namespaces = _namespaces(list(tools_by_server))
+        namespaces = server_keys(list(tools_by_server))
         by_id: dict[str, Item] = {}
         excluded: list[Excluded] = []
         items: list[Item] = []
@@ -324,6 +338,8 @@ class Catalog:
             else:
                 by_id[item.id] = item
         wire, clashes = _wire_table(by_id)
+        clashes.update(_operation_clashes(by_id))
+        wire = {w: tool_id for w, tool_id in wire.items() if tool_id not in clashes}
         for tool_id, reason in clashes.items():
             item = by_id.pop(tool_id)
             excluded.append(
@@ -362,6 +378,10 @@ class Catalog:
     def by_namespace(self, namespace: str) -> tuple[Item, ...]:
         """The items of one namespace, sorted by id (empty for an unknown namespace)."""
         return self._by_ns.get(namespace, ())
+
+    def by_operation(self, operation: str) -> Item | None:
+        """The item a search operation "/namespace/name" names, or None."""
+        return self._by_op.get(operation)
 
     def wire_name(self, tool_id: str) -> str:
         """The tools/list-safe name of a tool (AM-WIRE-NAME)."""
@@ -412,6 +432,25 @@ class Catalog:
             "cost_hint": item.cost_hint,
             "tags": list(item.tags),
         }
+
+
+def operation_of(item: Item) -> str:
+    """The search operation of a catalog item (AM-SEARCH-OPERATION-NAME)."""
+    return parsers.format_search_operation(item.namespace, item.name)
+
+
+def _operation_clashes(by_id: Mapping[str, Item]) -> dict[str, str]:
+    """tool_id -> reason for ids that share a search operation (a mapped name equal to
+    another tool's verbatim name): both are excluded (AM-SEARCH-OPERATION-NAME)."""
+    owners: dict[str, list[str]] = {}
+    for tool_id in sorted(by_id):
+        owners.setdefault(operation_of(by_id[tool_id]), []).append(tool_id)
+    clashes: dict[str, str] = {}
+    for operation, ids in owners.items():
+        if len(ids) > 1:
+            reason = CatalogError(message=f"tool ids {ids} share the operation {operation!r}")
+            clashes.update((tool_id, reason.message) for tool_id in ids)
+    return clashes
 
 
 def _wire_table(by_id: Mapping[str, Item]) -> tuple[dict[str, str], dict[str, str]]:

@@ -1,22 +1,27 @@
 """The ``gatespec`` command.
 
-    gatespec serve --config FILE [--profile gateway|transparent] [--transport stdio|http]
-                   [--host H] [--port P]
+    gatespec serve --config FILE [--profile gateway|transparent|search|aggregate]
+                   [--transport stdio|http] [--host H] [--port P]
     gatespec serve --demo                 serve the embedded demo catalog
-    gatespec catalog --config FILE [--json]
+    gatespec catalog --config FILE [--json] [--compact]
     gatespec demo
     gatespec rank --catalog FILE --queries FILE [--k 10] [--out FILE]   (gatespec.rank_cli)
+    gatespec install --client NAME --config FILE [--write]              (gatespec.install)
     gatespec conformance …, gatespec vectors export DIR, gatespec fixture-upstream …
                                           forwarded to the conformance kit (gatespec-conformance)
     gatespec spec diff OLD [NEW] …        forwarded to the generator (gatespec.spec_tool)
 
 Progress and diagnostics go to stderr (stdout is the MCP channel under stdio). A user error
-(bad config, unknown profile, missing optional module) prints one line and exits 2 (usage) or 1,
-never a traceback.
+(bad config, unknown profile, missing optional module) prints one line, never a traceback.
+Exit statuses (EXIT_STATUSES, also in `gatespec --help`): 0 done; 1 serving could not start;
+2 usage or configuration error; 3 every configured upstream is unavailable (`catalog`);
+130 interrupted; 141 stdout was closed early (`gatespec demo | head`: the rest is dropped
+quietly, as a SIGPIPE would).
 
-The runtime is `gatespec.runtime.ProxyRuntime.from_config(config, profile=...)`: `start(progress)`
-connects the upstreams (progress is shown while they settle), the server layer serves it, and
-`aclose()` ends it. `serve --demo` serves `gatespec.demo.default_config()` (the embedded default
+The runtime is `gatespec.runtime.ProxyRuntime.from_config(config, profile=...)` (the aggregate
+profile's is `gatespec.aggregate.AggregateRuntime`): `start(progress)` connects the upstreams
+(progress is shown while they settle), the server layer serves it, and `aclose()` ends it.
+While serving, the config file is watched and reread on SIGHUP (gatespec.reload). `serve --demo` serves `gatespec.demo.default_config()` (the embedded default
 catalog); `demo` runs `gatespec.demo.run_demo()`, a scripted session against it.
 """
 
@@ -24,16 +29,26 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import inspect
 import json
 import logging
+import os
 import sys
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, TextIO
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, TextIO, cast
 
 import anyio
 
 from gatespec import demo, spawn
-from gatespec.config import DEFAULT_CONNECT_CONCURRENCY, ConfigError, GatewayConfig, load_config
+from gatespec.config import (
+    DEFAULT_CONNECT_CONCURRENCY,
+    DEFAULT_DRAIN_TIMEOUT,
+    ConfigError,
+    GatewayConfig,
+    GatewayOptions,
+    load_config,
+)
+from gatespec.install import add_subcommand as add_install_subcommand
 from gatespec.logs import OneLineFormatter
 from gatespec.rank_cli import add_subcommand as add_rank_subcommand
 from gatespec.rank_cli import ranking_status
@@ -43,6 +58,7 @@ from gatespec.spec_tool import add_subcommand as add_spec_subcommand
 # The server layer, the upstream layer and the MCP SDK are imported only once the stdio
 # upstreams have been started (gatespec.spawn), so their start-up overlaps the SDK's import.
 if TYPE_CHECKING:
+    from gatespec.access.config import AccessConfig
     from gatespec.core import CatalogListing, GatewayRuntime
     from gatespec.upstream import ProgressCallback, UpstreamPool, UpstreamStatus
 
@@ -57,7 +73,7 @@ if TYPE_CHECKING:
 
         async def aclose(self) -> None: ...
 
-        def catalog_listing(self) -> CatalogListing: ...
+        def catalog_listing(self) -> CatalogListing | Awaitable[CatalogListing]: ...
 
     RuntimeFactory = Callable[[GatewayConfig, str], ServedRuntime]
     """(config, profile) -> an unstarted runtime; tests inject fakes through main(runtime_factory=)."""
@@ -66,9 +82,25 @@ if TYPE_CHECKING:
 def _proxy_runtime(config: GatewayConfig, profile: str) -> ServedRuntime:
     # Imported on use: argument and config errors need none of the catalog machinery, and
     # the stdio upstreams start while it loads (see _runtime).
+    if profile == "aggregate":
+        from gatespec.aggregate import AggregateRuntime
+
+        return AggregateRuntime.from_config(config)  # type: ignore[return-value]
     from gatespec.runtime import ProxyRuntime
 
     return ProxyRuntime.from_config(config, profile=profile)
+
+
+EXIT_UPSTREAMS_DOWN = 3
+EXIT_PIPE_CLOSED = 141  # 128 + SIGPIPE, what a C program killed by the closed pipe reports
+EXIT_STATUSES = {
+    0: "done",
+    1: "serving could not start (address in use, uvicorn missing)",
+    2: "usage or configuration error",
+    EXIT_UPSTREAMS_DOWN: "every configured upstream is unavailable (catalog)",
+    130: "interrupted",
+    EXIT_PIPE_CLOSED: "stdout was closed before the output ended (e.g. piped into head)",
+}
 
 
 class UsageError(Exception):
@@ -83,6 +115,26 @@ def main(
     argv: Sequence[str] | None = None, *, runtime_factory: RuntimeFactory | None = None
 ) -> int:
     """Entry point of the console script; returns the exit status."""
+    try:
+        status = _main(argv, runtime_factory)
+        sys.stdout.flush()  # here, where a closed pipe can still be handled
+        return status
+    except BaseException as exc:
+        if not _is_broken_pipe(exc):
+            raise
+        # The reader went away (`gatespec demo | head`): drop the rest of the output, and keep
+        # the interpreter's final flush from failing on the closed pipe.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_PIPE_CLOSED
+
+
+def _is_broken_pipe(exc: BaseException) -> bool:
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return isinstance(exc, BrokenPipeError)
+
+
+def _main(argv: Sequence[str] | None, runtime_factory: RuntimeFactory | None) -> int:
     forwarded = _kit_argv(sys.argv[1:] if argv is None else argv)
     if forwarded is not None:
         return _forward(forwarded)
@@ -94,6 +146,8 @@ def main(
     except KeyboardInterrupt:
         return 130
     except Exception as exc:
+        if _is_broken_pipe(exc):
+            raise
         found = _user_error(exc)
         if found is None:
             raise  # a bug: the traceback is the useful output
@@ -118,40 +172,118 @@ def _user_error(exc: BaseException) -> tuple[str, int] | None:
 # -- argument parsing ----------------------------------------------------------------------
 
 
+class HelpFormatter(argparse.HelpFormatter):
+    """An option with a default says what it is (an option left unset says so in its text)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        unset = action.default in (None, False, argparse.SUPPRESS)
+        if unset or "default" in text or not action.option_strings:
+            return text
+        return f"{text} (default: %(default)s)"
+
+
+class _TopHelp(argparse.RawDescriptionHelpFormatter, HelpFormatter):
+    """The top level keeps its exit-status table as written."""
+
+
+_DEFAULTS = GatewayOptions()  # what serve uses when neither the option nor the config says
+
+
+def _exit_statuses() -> str:
+    return "exit statuses:\n" + "\n".join(f"  {n:<4} {what}" for n, what in EXIT_STATUSES.items())
+
+
+def _command(commands: Any, name: str, help: str, description: str) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = commands.add_parser(
+        name, help=help, description=description, formatter_class=HelpFormatter
+    )
+    return parser
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="gatespec", description="A spec-driven MCP gateway in front of many MCP servers."
+        prog="gatespec",
+        description="A spec-driven MCP gateway in front of many MCP servers.\n"
+        "`gatespec COMMAND --help` describes each command.",
+        epilog=_exit_statuses(),
+        formatter_class=_TopHelp,
     )
-    parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging")
+    parser.add_argument(
+        "-v", "--verbose", action="count", default=0, help="more logging (-vv: debug)"
+    )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    serve = commands.add_parser("serve", help="serve the gateway over stdio or HTTP")
+    serve = _command(
+        commands,
+        "serve",
+        "serve the gateway over stdio or HTTP",
+        "Connect to every upstream in the config and serve the gateway's profile to one MCP "
+        "client over stdio, or to many over HTTP (Streamable HTTP at /mcp, legacy SSE at /sse). "
+        "Options given here override the config's gateway block.",
+    )
     source = serve.add_mutually_exclusive_group(required=True)
     source.add_argument("--config", metavar="FILE", help="mcpServers config (JSON or YAML)")
-    source.add_argument("--demo", action="store_true", help="serve the embedded demo catalog")
+    source.add_argument(
+        "--demo",
+        action="store_true",
+        help="serve the embedded catalog through stubs that echo calls (no real servers)",
+    )
     serve.add_argument(
         "--profile",
         "--mode",  # the option's name before 0.2, still accepted
         dest="profile",
         choices=SERVED_PROFILES,
-        help="exposure profile (default: the config's gateway.profile, else gateway)",
+        help=f"exposure profile (default: the config's gateway.profile, else {_DEFAULTS.profile})",
     )
-    serve.add_argument("--transport", choices=("stdio", "http"), help="how clients connect")
-    serve.add_argument("--host", help="HTTP bind address (default from config: 127.0.0.1)")
-    serve.add_argument("--port", type=_port, help="HTTP port (0 picks a free one)")
+    serve.add_argument(
+        "--transport",
+        choices=("stdio", "http"),
+        help=f"how clients connect (default: the config's gateway.transport, else {_DEFAULTS.transport})",
+    )
+    serve.add_argument(
+        "--host",
+        help=f"HTTP bind address (default: the config's gateway.host, else {_DEFAULTS.host})",
+    )
+    serve.add_argument(
+        "--port",
+        type=_port,
+        help=f"HTTP port, 0 picks a free one (default: the config's gateway.port, else {_DEFAULTS.port})",
+    )
     serve.set_defaults(run=_serve)
 
-    catalog = commands.add_parser("catalog", help="list tool ids, wire names and exclusions")
-    catalog.add_argument("--config", metavar="FILE", required=True)
+    catalog = _command(
+        commands,
+        "catalog",
+        "list tool ids, wire names and exclusions",
+        "Connect to every upstream in the config once and print the catalog the gateway would "
+        "serve: every tool id and wire name, every excluded tool and why, and every upstream "
+        f"that is unavailable. Exits {EXIT_UPSTREAMS_DOWN} when every configured upstream is "
+        "unavailable.",
+    )
+    catalog.add_argument("--config", metavar="FILE", required=True, help="mcpServers config")
     catalog.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    catalog.add_argument(
+        "--compact",
+        action="store_true",
+        help="the registry's compact tool list: server__tool, description and server (JSON)",
+    )
     catalog.set_defaults(run=_catalog)
 
-    demo_cmd = commands.add_parser("demo", help="run the built-in demonstration")
+    demo_cmd = _command(
+        commands,
+        "demo",
+        "run the built-in demonstration",
+        "A scripted agent session against the embedded catalog of five MCP reference servers, "
+        "served by stubs that echo calls: browse, a refused call, execute, view, and the "
+        "context cost next to passing every tool through. Needs no configuration.",
+    )
     demo_cmd.set_defaults(run=_demo)
-    add_rank_subcommand(commands)
+    add_rank_subcommand(commands, _command)
+    add_install_subcommand(commands, _command)
     add_spec_subcommand(commands)
     for name, text in _KIT_COMMANDS.items():
-        forward = commands.add_parser(name, help=text, add_help=False)
+        forward = commands.add_parser(name, help=text, description=text, add_help=False)
         forward.add_argument("rest", nargs=argparse.REMAINDER)
         forward.set_defaults(
             run=lambda args, _f, name=name: _forward(_kit_argv([name, *args.rest]))
@@ -235,9 +367,24 @@ def _serve(args: argparse.Namespace, factory: RuntimeFactory | None) -> int:
     host = args.host or options.host
     port = args.port if args.port is not None else options.port
     web_log = "warning" if args.verbose == 0 else "info" if args.verbose == 1 else "debug"
+    access = config.options.access
+    if transport == "http":
+        _check_http_access(access, host)
     try:
         runtime = _runtime(factory, config, profile)
-        anyio.run(_serve_async, runtime, len(config.servers), transport, host, port, web_log)
+        anyio.run(
+            _serve_async,
+            runtime,
+            len(config.servers),
+            transport,
+            host,
+            port,
+            web_log,
+            access,
+            _stubs(config),
+            options.drain_timeout,
+            config,
+        )
     finally:
         spawn.discard_early()
     return 0
@@ -249,25 +396,64 @@ def _runtime(factory: RuntimeFactory | None, config: GatewayConfig, profile: str
     return (factory or _proxy_runtime)(config, profile)
 
 
+def _check_http_access(access: AccessConfig | None, host: str) -> None:
+    """HTTP callers are identified by bearer tokens, or not at all: say so before serving."""
+    if access is not None and not access.authenticates:
+        raise UsageError(
+            "gateway.access names no tokens and no jwt: HTTP callers could not be identified "
+            "(add identities with tokens, or jwt; stdio_identity applies to stdio only)"
+        )
+    if access is None and host not in ("127.0.0.1", "localhost", "::1"):
+        _say(
+            f"warning: serving {host} without gateway.access: anyone who reaches the port may "
+            "call every upstream tool"
+        )
+
+
 async def _serve_async(
-    runtime: ServedRuntime, total: int, transport: str, host: str, port: int, web_log: str
+    runtime: ServedRuntime,
+    total: int,
+    transport: str,
+    host: str,
+    port: int,
+    web_log: str,
+    access: AccessConfig | None = None,
+    stubs: frozenset[str] = frozenset(),
+    drain_timeout: float = DEFAULT_DRAIN_TIMEOUT,
+    config: GatewayConfig | None = None,
 ) -> None:
+    from gatespec.access import LOCAL
     from gatespec.server import bind_http, build_server, print_ready, serve_http, serve_stdio
 
     # Bind first: a taken port should fail before minutes of upstream start-up.
     sock = bind_http(host, port) if transport == "http" else None
     try:
-        await _start(runtime, total)
-        server = build_server(runtime, fallback_session=transport)
+        await _start(runtime, total, stubs)
+        identity = access.stdio_identity if access is not None else LOCAL
+        server = build_server(runtime, fallback_session=transport, fallback_identity=identity)
         async with anyio.create_task_group() as tg:
             # Upstreams that failed or die are retried in the background while serving.
             tg.start_soon(runtime.keep_upstreams)
+            follow_peers = getattr(runtime, "follow_peers", None)  # replicas (gatespec.state)
+            if follow_peers is not None:
+                tg.start_soon(follow_peers)
+            if config is not None and hasattr(runtime, "reconfigure"):
+                from gatespec.reload import Reconfigurable, watch_config
+
+                tg.start_soon(watch_config, cast("Reconfigurable", runtime), config)
             if sock is None:
                 _say(f"serving the {runtime.profile} profile over stdio")
                 await serve_stdio(server)
             else:
                 await serve_http(
-                    server, host, port, sock=sock, on_ready=print_ready, log_level=web_log
+                    server,
+                    host,
+                    port,
+                    sock=sock,
+                    on_ready=print_ready,
+                    log_level=web_log,
+                    access=access,
+                    drain_timeout=drain_timeout,
                 )
             tg.cancel_scope.cancel()
     finally:
@@ -277,14 +463,27 @@ async def _serve_async(
             sock.close()
 
 
-class _Progress:
-    """start(progress=...): one line per upstream, or one updating line on a terminal."""
+def _stubs(config: GatewayConfig) -> frozenset[str]:
+    """The upstreams that are stubs (a captured tool list; calls echoed), not servers."""
+    return frozenset(key for key, s in config.servers.items() if s.transport == "stub")
 
-    def __init__(self, pool: UpstreamPool, total: int, stream: TextIO | None = None) -> None:
+
+class _Progress:
+    """start(progress=...): one line per upstream, or one updating line on a terminal. A stub
+    upstream is called one: nothing real answers its calls."""
+
+    def __init__(
+        self,
+        pool: UpstreamPool,
+        total: int,
+        stream: TextIO | None = None,
+        stubs: frozenset[str] = frozenset(),
+    ) -> None:
         self.pool = pool
         self.total = total
         self.stream = stream or sys.stderr
         self.tty = self.stream.isatty()
+        self.stubs = stubs
 
     def __call__(self, key: str, state: str, done: int, total: int) -> None:
         reason = self.pool.status(key).reason
@@ -295,7 +494,8 @@ class _Progress:
             self.stream.write(f"\r\033[Kgatespec: connecting upstreams {done}/{total}")
             self.stream.flush()
         else:
-            _say(f"[{done}/{total}] {failed or f'{key}: {state}'}", self.stream)
+            stub = " (stub: captured tools, calls are echoed)" if key in self.stubs else ""
+            _say(f"[{done}/{total}] {failed or f'{key}: {state}{stub}'}", self.stream)
 
     def finish(self, statuses: list[UpstreamStatus]) -> None:
         if self.tty and self.total:
@@ -304,16 +504,25 @@ class _Progress:
         failed = len(statuses) - connected
         tail = f" ({failed} failed; they are retried on refresh)" if failed else ""
         _say(f"{connected} of {len(statuses)} upstreams connected{tail}", self.stream)
+        if self.stubs:
+            _say(
+                f"{len(self.stubs)} of them are stubs that echo calls, not real servers "
+                "(serve --config FILE fronts the servers it names)",
+                self.stream,
+            )
 
 
-async def _start(runtime: ServedRuntime, total: int) -> list[UpstreamStatus]:
+async def _start(
+    runtime: ServedRuntime, total: int, stubs: frozenset[str] = frozenset()
+) -> list[UpstreamStatus]:
     if total == 0:
         _say("no upstream servers configured (the catalog is empty)")
-    progress = _Progress(runtime.pool, total)
+    progress = _Progress(runtime.pool, total, stubs=stubs)
     statuses = await runtime.start(progress=progress)
     if total:
         progress.finish(statuses)
-    _say(f"ranking: {ranking_status()}")  # never silent about running without the model
+    if runtime.profile != "aggregate":  # the aggregate profile ranks nothing
+        _say(f"ranking: {ranking_status()}")  # never silent about running without the model
     return statuses
 
 
@@ -323,24 +532,41 @@ async def _start(runtime: ServedRuntime, total: int) -> list[UpstreamStatus]:
 def _catalog(args: argparse.Namespace, factory: RuntimeFactory | None) -> int:
     config = load_config(args.config)
     profile = config.options.profile if config.options.profile in SERVED_PROFILES else "gateway"
+    if args.compact:  # seed 001's listTools(compact=true) is the aggregate registry's
+        profile = "aggregate"
     try:
         runtime = _runtime(factory, config, profile)
-        listing, statuses = anyio.run(_catalog_async, runtime, len(config.servers))
+        listing, statuses = anyio.run(
+            _catalog_async, runtime, len(config.servers), _stubs(config), args.compact
+        )
     finally:
         spawn.discard_early()
+    if args.compact:
+        print(json.dumps(listing, indent=2, ensure_ascii=False))
+        return 0
     if args.json:
         print(json.dumps(_catalog_json(listing, statuses), indent=2, ensure_ascii=False))
     else:
         _print_catalog(listing, statuses)
+    if statuses and all(s.state != "connected" for s in statuses):
+        _say(
+            f"error: every upstream is unavailable ({len(statuses)} configured); the catalog is empty"
+        )
+        return EXIT_UPSTREAMS_DOWN
     return 0
 
 
 async def _catalog_async(
-    runtime: ServedRuntime, total: int
-) -> tuple[CatalogListing, list[UpstreamStatus]]:
+    runtime: ServedRuntime, total: int, stubs: frozenset[str], compact: bool = False
+) -> tuple[Any, list[UpstreamStatus]]:
     try:
-        statuses = await _start(runtime, total)
-        return runtime.catalog_listing(), statuses
+        statuses = await _start(runtime, total, stubs)
+        if compact:
+            return await runtime.compact_listing(), statuses  # type: ignore[attr-defined]
+        listing = runtime.catalog_listing()
+        if inspect.isawaitable(listing):  # the aggregate registry asks its upstreams
+            listing = await listing
+        return listing, statuses
     finally:
         with anyio.CancelScope(shield=True):
             await runtime.aclose()
@@ -348,7 +574,9 @@ async def _catalog_async(
 
 def _print_catalog(listing: CatalogListing, statuses: list[UpstreamStatus]) -> None:
     # Tab-separated rows under "#" headings: readable, and easy to cut/grep.
-    print(f"# {len(listing.tools)} tools: tool_id\twire_name")
+    first, second = listing.columns
+    what = "tools" if first == "tool_id" else "entries"
+    print(f"# {len(listing.tools)} {what}: {first}\t{second}")
     for tool_id, wire_name in listing.tools:
         print(f"{tool_id}\t{wire_name}")
     print(f"# {len(listing.excluded)} excluded: server\ttool\treason")
@@ -363,7 +591,7 @@ def _print_catalog(listing: CatalogListing, statuses: list[UpstreamStatus]) -> N
 
 def _catalog_json(listing: CatalogListing, statuses: list[UpstreamStatus]) -> dict[str, Any]:
     return {
-        "tools": [{"tool_id": t, "wire_name": w} for t, w in listing.tools],
+        "tools": [dict(zip(listing.columns, pair, strict=True)) for pair in listing.tools],
         "excluded": [{"server": s, "tool": n, "reason": r} for s, n, r in listing.excluded],
         "servers": [{"key": s.key, "state": s.state, "reason": s.reason} for s in statuses],
         "ranking": ranking_status(),

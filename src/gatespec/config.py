@@ -14,6 +14,14 @@ config can be pointed at the gateway unchanged::
       "gateway": {"profile": "gateway", "transport": "stdio", "call_timeout": 30}
     }
 
+The aggregate profile adds ``page_size`` (entries per page of a merged list), ``watch``
+(reread the file when it changes; default true) and ``plugins`` (in order)::
+
+    "plugins": [
+      {"type": "tool_filter", "servers": {"fs": {"allow": ["read_*"], "deny": ["*secret*"]}}},
+      {"type": "audit_log", "path": "audit.jsonl", "arguments": false}
+    ]
+
 Rules (each violation raises `ConfigError` naming the file, the key path and the problem):
 
 - A ``.yaml``/``.yml`` file is parsed as YAML, anything else as JSON.
@@ -44,15 +52,20 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 import yaml
 
 from gatespec_surface import PROFILE_NAMES
 
+if TYPE_CHECKING:
+    from gatespec.access.config import AccessConfig
+    from gatespec.state.config import StateConfig
+
 __all__ = [
     "DEFAULT_CALL_TIMEOUT",
     "DEFAULT_CONNECT_TIMEOUT",
+    "DEFAULT_DRAIN_TIMEOUT",
     "DEFAULT_HOST",
     "DEFAULT_PORT",
     "IGNORED_SERVER_KEYS",
@@ -60,6 +73,7 @@ __all__ = [
     "ConfigError",
     "GatewayConfig",
     "GatewayOptions",
+    "PluginConfig",
     "ServerConfig",
     "Transport",
     "expand_env",
@@ -80,6 +94,7 @@ DEFAULT_CALL_TIMEOUT: Final = 30.0
 DEFAULT_CONNECT_TIMEOUT: Final = 20.0
 DEFAULT_REFRESH_INTERVAL: Final = 30.0
 DEFAULT_CONNECT_CONCURRENCY: Final = 8  # upstreams connecting at once
+DEFAULT_DRAIN_TIMEOUT: Final = 10.0
 
 # Keys other MCP clients write into server entries that change nothing for the gateway.
 # ("disabled" is honoured, the rest are ignored.) Anything else unknown is most likely a typo
@@ -119,8 +134,19 @@ _GATEWAY_KEYS: Final = frozenset(
         "connect_timeout",
         "cache_stable",
         "refresh_interval",
+        "drain_timeout",  # seconds calls in flight get to finish on SIGTERM
+        "page_size",
+        "watch",
+        "plugins",
+        "access",  # identities, tokens and the access policy (gatespec.access.config)
+        "state",  # where per-caller state lives, shared by replicas (gatespec.state.config)
     }
 )
+PLUGIN_TYPES: Final = ("tool_filter", "audit_log")
+_PLUGIN_KEYS: Final[Mapping[str, frozenset[str]]] = {
+    "tool_filter": frozenset({"type", "servers"}),
+    "audit_log": frozenset({"type", "path", "arguments"}),
+}
 _VAR: Final = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
@@ -154,6 +180,17 @@ class ServerConfig:
 
 
 @dataclass(frozen=True)
+class PluginConfig:
+    """One entry of gateway.plugins (AM-PLUGIN-CHAIN)."""
+
+    type: str  # one of PLUGIN_TYPES
+    # tool_filter: server config key -> (allow globs, deny globs); an empty allow allows all
+    servers: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = field(default_factory=dict)
+    path: Path | None = None  # audit_log: the JSON-lines file
+    arguments: bool = False  # audit_log: write argument values too
+
+
+@dataclass(frozen=True)
 class GatewayOptions:
     """The ``gateway`` block: how the gateway itself is served."""
 
@@ -166,6 +203,15 @@ class GatewayOptions:
     cache_stable: bool = False
     # While serving: how often to retry upstreams that failed or died (seconds; 0 = never).
     refresh_interval: float = DEFAULT_REFRESH_INTERVAL
+    # On SIGTERM (HTTP): how long calls in flight may take to finish before they are cut.
+    drain_timeout: float = DEFAULT_DRAIN_TIMEOUT
+    page_size: int | None = None  # aggregate lists: entries per page (None: the spec's)
+    watch: bool = True  # reread the config file when it changes (AM-REGISTRY-RELOAD)
+    plugins: tuple[PluginConfig, ...] = ()
+    # Identities and the access policy; None: no access control (every caller unrestricted).
+    access: AccessConfig | None = None
+    # Artifacts and cache-stable sessions: None is this process's memory (gatespec.state).
+    state: StateConfig | None = None
 
 
 @dataclass(frozen=True)
@@ -268,6 +314,11 @@ def parse_config(
         if server is not None:
             servers[key] = server
     options = reader.options(data.get("gateway", {}))
+    for i, plugin in enumerate(options.plugins):
+        for key in plugin.servers:
+            if key not in raw_servers:
+                where = f"gateway.plugins[{i}].servers.{key}"
+                raise ConfigError(src, where, "names no server of mcpServers")
     return GatewayConfig(servers=servers, options=options, source=src)
 
 
@@ -474,7 +525,24 @@ class _Reader:
             if "refresh_interval" in raw
             else defaults.refresh_interval
         )
+        drain_timeout = (
+            self.number(raw["drain_timeout"], f"{at}.drain_timeout")
+            if "drain_timeout" in raw
+            else defaults.drain_timeout
+        )
+        access = None
+        if "access" in raw:
+            from gatespec.access.config import parse_access  # it imports this module
+
+            access = parse_access(raw["access"], self.source, self.environ)
+        state = None
+        if "state" in raw:
+            from gatespec.state.config import parse_state  # it imports this module
+
+            state = parse_state(raw["state"], self)
         return GatewayOptions(
+            access=access,
+            state=state,
             profile=profile,
             transport=transport,  # type: ignore[arg-type]  # checked against SERVE_TRANSPORTS
             host=host,
@@ -483,7 +551,74 @@ class _Reader:
             connect_timeout=connect_timeout,
             cache_stable=cache_stable,
             refresh_interval=refresh_interval,
+            drain_timeout=drain_timeout,
+            page_size=self.count(raw["page_size"], f"{at}.page_size")
+            if "page_size" in raw
+            else None,
+            watch=self.boolean(raw["watch"], f"{at}.watch") if "watch" in raw else defaults.watch,
+            plugins=self.plugins(raw["plugins"], f"{at}.plugins") if "plugins" in raw else (),
         )
+
+    def count(self, value: Any, path: str) -> int:
+        """A whole number of at least 1 (a string from ${VAR} is parsed)."""
+        if isinstance(value, str):
+            text = self.string(value, path).strip()
+            value = int(text) if text.isdigit() else text
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise self.error(path, f"expected a whole number of at least 1, got {value!r}")
+        return value
+
+    def globs(self, value: Any, path: str) -> tuple[str, ...]:
+        if not isinstance(value, list):
+            raise self.error(path, f"expected an array of glob patterns, got {_kind(value)}")
+        return tuple(self.string(v, f"{path}[{i}]") for i, v in enumerate(value))
+
+    def plugins(self, raw: Any, at: str) -> tuple[PluginConfig, ...]:
+        if not isinstance(raw, list):
+            raise self.error(at, f"expected an array of plugins, got {_kind(raw)}")
+        out: list[PluginConfig] = []
+        for i, entry in enumerate(raw):
+            where = f"{at}[{i}]"
+            if not isinstance(entry, dict):
+                raise self.error(where, f"expected an object, got {_kind(entry)}")
+            kind = self.string(entry.get("type", ""), f"{where}.type") if "type" in entry else ""
+            if kind not in PLUGIN_TYPES:
+                raise self.error(
+                    f"{where}.type", f"expected one of {', '.join(PLUGIN_TYPES)}, got {kind!r}"
+                )
+            for k in entry:
+                if k not in _PLUGIN_KEYS[kind]:
+                    raise self.error(f"{where}.{k}", f"unknown key for a {kind} plugin")
+            if kind == "tool_filter":
+                out.append(PluginConfig(kind, servers=self.filter_rules(entry, where)))
+            else:
+                if "path" not in entry:
+                    raise self.error(f"{where}.path", "missing (the audit log's JSON-lines file)")
+                out.append(
+                    PluginConfig(
+                        kind,
+                        path=self.path(entry["path"], f"{where}.path"),
+                        arguments=self.boolean(entry.get("arguments", False), f"{where}.arguments"),
+                    )
+                )
+        return tuple(out)
+
+    def filter_rules(
+        self, entry: dict[str, Any], where: str
+    ) -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
+        servers = entry.get("servers")
+        if not isinstance(servers, dict) or not servers:
+            raise self.error(f"{where}.servers", "expected an object of server keys to rules")
+        rules: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+        for key, rule in servers.items():
+            at = f"{where}.servers.{key}"
+            if not isinstance(rule, dict) or not set(rule) <= {"allow", "deny"} or not rule:
+                raise self.error(at, "expected an object with allow and/or deny glob arrays")
+            rules[key] = (
+                self.globs(rule.get("allow", []), f"{at}.allow"),
+                self.globs(rule.get("deny", []), f"{at}.deny"),
+            )
+        return rules
 
     def choice(self, raw: dict[str, Any], key: str, allowed: tuple[str, ...], default: str) -> str:
         if key not in raw:

@@ -102,8 +102,9 @@ def _is_json_container(text: str) -> bool:
 class _Envelope:
     """Collects one envelope's pieces while the result's parts are walked."""
 
-    def __init__(self, store: ArtifactStore) -> None:
+    def __init__(self, store: ArtifactStore, owner: str | None) -> None:
         self.store = store
+        self.owner = owner
         self.texts: list[str] = []
         self.artifacts: list[dict[str, Any]] = []
         self.facts: list[str] = []
@@ -138,7 +139,7 @@ class _Envelope:
                 uri_prefix=_short(uri),
             )
             uri = None
-        ref = self.store.put(data, media_type, label, uri)
+        ref = self.store.put(data, media_type, label, uri, owner=self.owner)
         self.artifacts.append(ref)
         return ref
 
@@ -301,10 +302,12 @@ def to_envelope(
     server_key: str,
     upstream_name: str,
     store: ArtifactStore,
+    owner: str | None = None,
 ) -> dict[str, Any]:
     """The ResultEnvelope (models.yaml) for an upstream CallToolResult in wire form
-    ({content: [...], structuredContent?, isError?, _meta?}). Never raises for bad input."""
-    env = _Envelope(store)
+    ({content: [...], structuredContent?, isError?, _meta?}); its artifacts belong to `owner`
+    (the caller's scope). Never raises for bad input."""
+    env = _Envelope(store, owner)
     if not isinstance(result, Mapping):
         env.keep_raw(None, result, "result", f"result is {type(result).__name__}, not an object")
         result = {"isError": True}

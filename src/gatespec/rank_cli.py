@@ -27,28 +27,51 @@ from gatespec_surface.budgets import BROWSE_MAX_TOP_K
 if TYPE_CHECKING:  # imported on use: the gatespec CLI imports this module on every start
     from gatespec.browse import Browser
 
-__all__ = ["add_subcommand", "metrics", "rank", "ranking_status"]
+__all__ = ["METRICS", "add_subcommand", "metrics", "query_metrics", "rank", "ranking_status"]
+
+METRICS = ("hit@1", "hit@5", "mrr", "coverage@5")
 
 
 class RankInputError(Exception):
     """A catalog or query file that cannot be used (exit status 2)."""
 
 
-def add_subcommand(commands: Any) -> None:
-    """Register `rank` on the CLI's subparsers; its handler returns the exit status."""
-    cmd = commands.add_parser("rank", help="rank a catalog for queries as tool_browse would")
-    cmd.add_argument("--catalog", required=True, type=Path, metavar="FILE")
-    cmd.add_argument("--queries", required=True, type=Path, metavar="FILE")
+def add_subcommand(commands: Any, command: Any) -> None:
+    """Register `rank` through the CLI's `command(commands, name, help, description)`; its
+    handler returns the exit status."""
+    cmd = command(
+        commands,
+        "rank",
+        "rank a catalog for queries as tool_browse would",
+        "Rank a catalog for a list of queries exactly as tool_browse(query) would, and print "
+        "hit@1, hit@5, MRR and coverage@5 on stderr when the queries carry gold answers.",
+    )
+    cmd.add_argument(
+        "--catalog",
+        required=True,
+        type=Path,
+        metavar="FILE",
+        help="JSON array of {server, name, description, inputSchema}",
+    )
+    cmd.add_argument(
+        "--queries",
+        required=True,
+        type=Path,
+        metavar="FILE",
+        help="JSON array of {id, query, gold?}",
+    )
     cmd.add_argument("--k", type=int, default=10, help=f"results per query, 1-{BROWSE_MAX_TOP_K}")
-    cmd.add_argument("--out", type=Path, metavar="FILE", help="write JSON here (default stdout)")
+    cmd.add_argument("--out", type=Path, metavar="FILE", help="write JSON here (default: stdout)")
     cmd.set_defaults(run=lambda args, _factory: run(args))
 
 
 def ranking_status() -> str:
-    """Whether queries are ranked hybrid or lexically only, and why (for start-up lines)."""
-    from gatespec.ranking.encoder import load_encoder
+    """Whether queries are ranked hybrid or lexically only, and why (for start-up lines and
+    `gatespec catalog`). Checks the switch, the packages and the model file; never loads the
+    model (that waits for the first query)."""
+    from gatespec.ranking.encoder import availability
 
-    return load_encoder()[1].detail
+    return availability().detail
 
 
 def _load(path: Path, what: str) -> list[Mapping[str, Any]]:
@@ -100,35 +123,37 @@ def rank(
     return out, browser.ranker.status
 
 
+def query_metrics(query: Mapping[str, Any], ranked: Sequence[str]) -> tuple[float, ...] | None:
+    """(hit@1, hit@5, reciprocal rank, coverage@5) of one ranking, or None when the query
+    carries no gold."""
+    gold = query.get("gold")
+    if not isinstance(gold, list) or not gold:
+        return None
+    first = next((i for i, t in enumerate(ranked, 1) if t in gold), None)
+    groups = query.get("gold_groups") or [[g] for g in gold]
+    top5 = set(ranked[:5])
+    return (
+        float(first == 1),
+        float(first is not None and first <= 5),
+        1 / first if first is not None else 0.0,
+        sum(1 for g in groups if top5.intersection(g)) / len(groups),
+    )
+
+
 def metrics(
     queries: Sequence[Mapping[str, Any]], results: Sequence[Mapping[str, Any]]
 ) -> dict[str, float] | None:
     """hit@1, hit@5, MRR and coverage@5 over the queries that carry gold (None if none do)."""
-    hit1 = hit5 = rr = cov5 = 0.0
-    n = 0
-    for q, r in zip(queries, results, strict=True):
-        gold = q.get("gold")
-        if not isinstance(gold, list) or not gold:
-            continue
-        n += 1
-        ranked = list(r["ranked"])
-        first = next((i for i, t in enumerate(ranked, 1) if t in gold), None)
-        if first is not None:
-            rr += 1 / first
-            hit1 += first == 1
-            hit5 += first <= 5
-        groups = q.get("gold_groups") or [[g] for g in gold]
-        top5 = set(ranked[:5])
-        cov5 += sum(1 for g in groups if top5.intersection(g)) / len(groups)
-    if not n:
+    rows = [
+        m
+        for q, r in zip(queries, results, strict=True)
+        if (m := query_metrics(q, list(r["ranked"]))) is not None
+    ]
+    if not rows:
         return None
-    return {
-        "queries": n,
-        "hit@1": round(hit1 / n, 4),
-        "hit@5": round(hit5 / n, 4),
-        "mrr": round(rr / n, 4),
-        "coverage@5": round(cov5 / n, 4),
-    }
+    n = len(rows)
+    means = [sum(col) / n for col in zip(*rows, strict=True)]
+    return {"queries": n, **{name: round(v, 4) for name, v in zip(METRICS, means, strict=True)}}
 
 
 def run(args: argparse.Namespace) -> int:

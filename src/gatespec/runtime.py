@@ -1,7 +1,17 @@
 """ProxyRuntime: the one core behind every exposure profile.
 
-It owns the operations (browse, hydrate, execute, view) over a catalog snapshot built from the
-upstream pool; the server layer (gatespec.server) turns them into a profile's MCP surface.
+It owns the operations (browse, hydrate, execute, view; search, schema, call and batch from
+gatespec.search) over a catalog snapshot built from the upstream pool, and implements the
+generated meta-tool protocol (gatespec_surface.operations) that the server layer
+(gatespec.server) dispatches to.
+
+Access control (AM-ACCESS-CONTROL, AM-ACCESS-NO-LEAK): every operation works on the caller's
+visible catalog. For an identity the policy restricts, that is a snapshot of its own, built
+from the visible tools only (their catalog, cards, tree, and a ranker with its own statistics
+over the same embeddings), so its answers are those of a gateway fronting only those tools;
+snapshots are cached by the set of visible ids. A name it may not see is FORBIDDEN, whether or
+not such a tool exists. Artifacts and cache-stable sessions are keyed by the caller's scope
+(identity and session).
 
 Start-up cost: a rebuild checks every listed tool into a Catalog at once (cheap), but the cards,
 the ranking index and the browse tree (and with them the token encoder, ~40 MB and ~0.25 s) are
@@ -17,39 +27,58 @@ from __future__ import annotations
 import json
 import logging
 import threading
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 from mcp.types import Tool
 
-from gatespec.artifacts import ArtifactStore, view_cut_note
+from gatespec.access import LOCAL, AccessPolicy, Identity, Rules, Subject, forbidden
+from gatespec.artifacts import ArtifactStore, render_view, view_cut_note
 from gatespec.browse import Browser
 from gatespec.cards import admit_cards
-from gatespec.catalog import Catalog, Excluded
+from gatespec.catalog import Catalog, Excluded, Item
 from gatespec.config import GatewayConfig
-from gatespec.core import CatalogListing, Reply
+from gatespec.core import Caller, CatalogListing, GatewayRuntime, Relay, Reply
 from gatespec.firewall import to_envelope
-from gatespec.session import SessionStore
-from gatespec.upstream import ProgressCallback, UpstreamError, UpstreamPool, UpstreamStatus
+from gatespec.search import SearchOperations
+from gatespec.state import StateBackend, StateUnavailable, open_state
+from gatespec.state.effects import record_seen, stable_browse, without_artifacts
+from gatespec.state.memory import MemoryState
+from gatespec.upstream import (
+    ProgressCallback,
+    Reconfigured,
+    UpstreamError,
+    UpstreamPool,
+    UpstreamStatus,
+    keep_connected,
+)
 from gatespec.validation import ArgsValidator
 from gatespec_surface.budgets import CACHE_SEEN_BY
 from gatespec_surface.errors import ErrorCode, GatewayError
+from gatespec_surface.operations import (
+    ToolBrowseArgs,
+    ToolExecuteArgs,
+    ToolHydrateArgs,
+    ToolViewArgs,
+)
+from gatespec_surface.parsers import parse_view_selector
 from gatespec_surface.schemas import STRIPPED_INPUT_SCHEMA
 
 log = logging.getLogger(__name__)
 
-# How an upstream failure surfaces to the agent (seed 002 UPSTREAM_ERROR; 001 timeout; 004
-# unavailable servers).
-_UPSTREAM_CODES: dict[str, ErrorCode] = {
-    "unknown_server": ErrorCode.UNKNOWN_SERVER,
-    "timeout": ErrorCode.TIMEOUT,
-    "unavailable": ErrorCode.SERVER_UNAVAILABLE,
-    "start_failed": ErrorCode.SERVER_UNAVAILABLE,
-}
 
 CatalogListener = Callable[[], Awaitable[None]]
+
+# Restricted snapshots kept per catalog build (a runtime limit: one per distinct visible set).
+MAX_VIEWS: Final = 64
+
+
+def subject_of(item: Item) -> Subject:
+    """What the access policy decides about for a catalog tool."""
+    return Subject.tool(item.namespace, item.id, item.metadata.get("annotations"))
 
 
 @dataclass(frozen=True)
@@ -76,6 +105,27 @@ def _build_snapshot(listed: Catalog) -> Snapshot:
     return Snapshot(catalog, Browser(catalog, cards), stripped)
 
 
+def _restricted_snapshot(snapshot: Snapshot, visible: frozenset[str]) -> Snapshot:
+    """The snapshot of the visible tools only (AM-ACCESS-NO-LEAK)."""
+    catalog = snapshot.catalog.restricted_to(visible)
+    stripped = tuple(
+        entry
+        for item, entry in zip(snapshot.catalog.items(), snapshot.stripped, strict=True)
+        if item.id in visible
+    )
+    return Snapshot(catalog, snapshot.browser.restricted_to(catalog), stripped)
+
+
+class _Views:
+    """Restricted snapshots of one catalog build: the visible set by rules, the snapshot by
+    visible set (identities that see the same tools share one)."""
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        self.snapshot = snapshot
+        self.visible: dict[tuple[Rules, ...], frozenset[str]] = {}
+        self.views: OrderedDict[frozenset[str], Snapshot] = OrderedDict()
+
+
 def envelope_text(envelope: Mapping[str, Any]) -> str:
     """The text content of a tool_execute result: the bounded summary, the facts, and one line
     per artifact with the handle to pass to tool_view."""
@@ -90,8 +140,8 @@ def envelope_text(envelope: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-class ProxyRuntime:
-    """Browse, hydrate, execute and view over many upstreams, for one exposure profile."""
+class ProxyRuntime(SearchOperations):
+    """Every meta-tool's operation over many upstreams, for one exposure profile."""
 
     def __init__(
         self,
@@ -102,14 +152,21 @@ class ProxyRuntime:
         call_timeout: float | None = None,
         refresh_interval: float = 0.0,
         artifacts: ArtifactStore | None = None,
+        policy: AccessPolicy | None = None,
+        state: StateBackend | None = None,
     ) -> None:
         self.pool = pool
+        self.policy = policy if policy is not None else AccessPolicy.open()
         self.refresh_interval = refresh_interval
         self.profile = profile
         self.cache_stable = cache_stable
         self.call_timeout = call_timeout
-        self.artifacts = artifacts or ArtifactStore()
-        self.sessions = SessionStore()
+        # Artifacts and cache-stable sessions (gatespec.state): this process's memory unless
+        # a shared backend is given.
+        self.state = state if state is not None else MemoryState(artifacts)
+        # The configuration the runtime serves, when built from one: its per-server `timeout`
+        # wins over the gateway-wide call_timeout (config.call_timeout_for).
+        self.config: GatewayConfig | None = None
         self.validator = ArgsValidator()
         self._listeners: list[CatalogListener] = []
         # (listed catalog, its snapshot or None until first use): swapped as one pair.
@@ -117,6 +174,8 @@ class ProxyRuntime:
         empty = Catalog.build({})
         self._state: tuple[Catalog, Snapshot | None] = (empty, _build_snapshot(empty))
         self._build_lock = threading.Lock()
+        self._views: _Views | None = None
+        self._views_lock = threading.Lock()
 
     @classmethod
     def from_config(cls, config: GatewayConfig, *, profile: str | None = None) -> ProxyRuntime:
@@ -128,7 +187,10 @@ class ProxyRuntime:
             cache_stable=options.cache_stable,
             call_timeout=options.call_timeout,
             refresh_interval=options.refresh_interval,
+            policy=options.access.policy if options.access is not None else None,
+            state=open_state(options.state),
         )
+        runtime.config = config
         return runtime
 
     # ------------------------------------------------------------ lifecycle
@@ -150,19 +212,21 @@ class ProxyRuntime:
         """While serving: every refresh_interval seconds, reconnect upstreams that failed to
         start or died since (a crashed server comes back without restarting the gateway).
         Returns at once when the interval is 0."""
-        if self.refresh_interval <= 0:
-            return
-        while True:
-            await anyio.sleep(self.refresh_interval)
-            if all(s.state == "connected" for s in self.pool.statuses()):
-                continue
-            try:
-                await self.refresh()
-            except Exception:  # a failed refresh is logged; the gateway keeps serving
-                log.exception("refreshing upstreams failed")
+        await keep_connected(self.pool, self.refresh_interval, self.refresh)
 
     async def aclose(self) -> None:
-        await self.pool.aclose()
+        try:
+            await self.pool.aclose()
+        finally:
+            await self.state.aclose()
+
+    async def reconfigure(self, config: GatewayConfig) -> Reconfigured:
+        """Serve the servers of a changed config (AM-REGISTRY-RELOAD), then rebuild."""
+        changed = await self.pool.reconfigure(config.servers)
+        self.config = config
+        if changed:
+            await self.rebuild()
+        return changed
 
     async def rebuild(self) -> None:
         old = {item.id for item in self._state[0].items()}
@@ -188,6 +252,21 @@ class ProxyRuntime:
             await self.rebuild()
         except GatewayError:
             pass  # logged in rebuild; the previous catalog stays
+        # Other replicas may not hear from this upstream themselves (gatespec.state.base).
+        await self.state.publish("tools_changed")
+
+    async def follow_peers(self) -> None:
+        """While serving: re-list the upstreams when another replica saw a tools change (or
+        events may have been missed), so that this replica's listeners hear of it too."""
+
+        async def changed(event: str) -> None:
+            log.info("another replica reports %s; re-listing upstreams", event)
+            try:
+                await self.refresh()
+            except Exception:  # a failed refresh is logged; the gateway keeps serving
+                log.exception("refreshing upstreams after a peer's event failed")
+
+        await self.state.follow(changed)
 
     def add_catalog_listener(self, callback: CatalogListener) -> None:
         self._listeners.append(callback)
@@ -212,6 +291,73 @@ class ProxyRuntime:
             snapshot = await anyio.to_thread.run_sync(self._snapshot)
         return snapshot
 
+    # ------------------------------------------------------------ access
+
+    def _restricted(self, snapshot: Snapshot, identity: Identity) -> Snapshot:
+        """`snapshot` as `identity` may see it (itself when the identity is unrestricted)."""
+        rules = self.policy.rules_for(identity)
+        if not rules:
+            return snapshot
+        with self._views_lock:
+            views = self._views
+            if views is None or views.snapshot is not snapshot:
+                views = self._views = _Views(snapshot)
+            visible = views.visible.get(rules)
+            if visible is None:
+                check = self.policy.check(identity)
+                visible = frozenset(
+                    item.id for item in snapshot.catalog.items() if check(subject_of(item))
+                )
+                views.visible[rules] = visible
+            view = views.views.get(visible)
+            if view is None:
+                view = views.views[visible] = _restricted_snapshot(snapshot, visible)
+                while len(views.views) > MAX_VIEWS:
+                    views.views.popitem(last=False)
+            else:
+                views.views.move_to_end(visible)
+            return view
+
+    async def _for(self, identity: Identity) -> Snapshot:
+        """The current snapshot as `identity` may see it; builds run in a worker thread."""
+        snapshot = await self._ready()
+        rules = self.policy.rules_for(identity)
+        if not rules:
+            return snapshot
+        views = self._views  # a built view is served without a thread hop
+        if views is not None and views.snapshot is snapshot and rules in views.visible:
+            built = views.views.get(views.visible[rules])
+            if built is not None:
+                return built
+        return await anyio.to_thread.run_sync(self._restricted, snapshot, identity)
+
+    def _access(self, item: Item | None, name: str, identity: Identity) -> Item:
+        """`item` (looked up by `name` in the caller's visible catalog), or the answer for a
+        name that names nothing the caller may see: FORBIDDEN for a restricted caller, whether
+        or not the tool exists; TOOL_NOT_FOUND for an unrestricted one."""
+        if item is not None:
+            return item
+        if self.policy.restricted(identity):
+            raise forbidden(name)
+        raise GatewayError(
+            ErrorCode.TOOL_NOT_FOUND,
+            f"no tool {name!r} in the catalog; search or browse to find one",
+            name,
+        )
+
+    def _resolve(self, catalog: Catalog, tool_id: str, identity: Identity) -> Item:
+        """A tool id or wire name in the caller's visible catalog (see _access)."""
+        try:
+            return catalog.resolve(tool_id)
+        except GatewayError as exc:
+            if exc.code is not ErrorCode.TOOL_NOT_FOUND:
+                raise  # not a tool id or wire name at all: said the same to everyone
+            return self._access(None, tool_id, identity)
+
+    def visible_ids(self, identity: Identity) -> frozenset[str]:
+        snapshot = self._restricted(self._snapshot(), identity)
+        return frozenset(item.id for item in snapshot.catalog.items())
+
     @property
     def catalog(self) -> Catalog:
         return self._snapshot().catalog
@@ -231,58 +377,134 @@ class ProxyRuntime:
 
     # ------------------------------------------------------------ operations
 
-    async def browse(self, session: str, query: str | None, path: str | None) -> Reply:
-        stable = self.sessions.get(session) if self.cache_stable else None
-        browser = (await self._ready()).browser
-        response = browser.browse(query, path, session=stable)
+    # The core operations take the caller's scope as `session` (cache-stable state and
+    # artifacts are keyed by it) and its identity (what it may see).
+
+    async def browse(
+        self, session: str, query: str | None, path: str | None, *, identity: Identity = LOCAL
+    ) -> Reply:
+        browser = (await self._for(identity)).browser
+        if self.cache_stable:
+            selection = browser.select(query, path)
+            response = await stable_browse(
+                self.state.sessions,
+                session,
+                [card["id"] for card in selection.cards],
+                lambda stable: browser.render(selection, stable),
+            )
+        else:
+            response = browser.browse(query, path)
         return Reply(response.text, response.structured)
 
-    def _hydrate(self, tool_id: str) -> dict[str, Any]:
-        item = self.catalog.resolve(tool_id)
-        return self.catalog.hydrate(item.id)
+    async def hydrate(self, session: str, tool_id: str, *, identity: Identity = LOCAL) -> Reply:
+        catalog = (await self._for(identity)).catalog
 
-    async def hydrate(self, session: str, tool_id: str) -> Reply:
-        await self._ready()
+        def hydrate(name: str) -> dict[str, Any]:
+            return catalog.hydrate(self._resolve(catalog, name, identity).id)
+
+        result = hydrate(tool_id)
         if self.cache_stable:
-            # §5.5: only a successful hydration enters the seen-set.
-            result = self.sessions.get(session).hydrate(self._hydrate, tool_id)
-        else:
-            result = self._hydrate(tool_id)
+            # §5.5: only a successful hydration enters the seen-set, by its canonical id.
+            await record_seen(self.state.sessions, session, result["tool_id"])
         return Reply(json.dumps(result, ensure_ascii=False, indent=1), result)
 
-    async def execute(self, session: str, tool_id: str, args: dict[str, Any]) -> Reply:
-        catalog = (await self._ready()).catalog
-        item = catalog.resolve(tool_id)
-        if self.cache_stable and "execute" in CACHE_SEEN_BY:
-            # §4.3's implicit hydration succeeded: the tool is seen (AM-CACHE-SEEN-BY-EXECUTE)
-            self.sessions.get(session).record_hydrated(item.id)
+    async def _invoke(
+        self, item: Item, args: dict[str, Any], relay: Relay | None = None
+    ) -> dict[str, Any]:
+        """Check `args` against the tool's schema, then call it upstream (what the upstream sends
+        meanwhile reaches `relay`'s client): its raw result."""
         # §4.4: arguments are checked against the hydrated schema before any upstream call
         # (the item's own schema: what hydrate copies out; the validator only reads it).
         self.validator.validate(item.id, item.input_schema, args)
         server = item.metadata["server"]
         upstream_name = item.metadata["upstream_name"]
         try:
-            result = await self.pool.call(server, upstream_name, args, timeout=self.call_timeout)
+            return await self.pool.call(
+                server, upstream_name, args, timeout=self.call_timeout_for(server), relay=relay
+            )
         except UpstreamError as exc:
             raise GatewayError(
-                _UPSTREAM_CODES.get(exc.kind, ErrorCode.UPSTREAM_ERROR),
+                exc.code,
                 str(exc),
                 item.id,
                 {"server": server, "kind": exc.kind},
             ) from None
+
+    async def execute(
+        self,
+        session: str,
+        tool_id: str,
+        args: dict[str, Any],
+        *,
+        identity: Identity = LOCAL,
+        relay: Relay | None = None,
+    ) -> Reply:
+        catalog = (await self._for(identity)).catalog
+        item = self._resolve(catalog, tool_id, identity)
+        # §4.3's implicit hydration succeeded: the tool is seen (AM-CACHE-SEEN-BY-EXECUTE),
+        # whatever the call's outcome; stored with the call's artifacts in one round trip.
+        seen = item.id if self.cache_stable and "execute" in CACHE_SEEN_BY else None
+        try:
+            result = await self._invoke(item, args, relay)
+        except GatewayError:
+            if seen is not None:
+                await record_seen(self.state.sessions, session, seen)
+            raise
+        writer = self.state.artifacts.writer()
         envelope = to_envelope(
             result,
             tool_id=item.id,
-            server_key=server,
-            upstream_name=upstream_name,
-            store=self.artifacts,
+            server_key=item.metadata["server"],
+            upstream_name=item.metadata["upstream_name"],
+            store=writer,  # type: ignore[arg-type]  # an ArtifactWriter: what the firewall uses
+            owner=session,
         )
+        try:
+            await self.state.commit_execute(session, seen, writer)
+        except StateUnavailable as exc:
+            envelope = without_artifacts(envelope, str(exc))
         return Reply(envelope_text(envelope), envelope, is_error=envelope["status"] == "error")
 
     async def view(self, session: str, handle: str, selector: str) -> Reply:
-        result = self.artifacts.view(handle, selector)
+        parse_view_selector(selector)  # ARGS_INVALID before the store is asked
+        result = render_view(await self.state.artifacts.get(handle, session), selector)
         notes = (view_cut_note(result),) if result["truncated"] else ()
         return Reply(result["content"], result, notes=notes)
 
-    def stripped_tools(self) -> list[Tool]:
-        return [tool.model_copy() for tool in self._snapshot().stripped]
+    async def set_log_level(self, level: str) -> None:
+        """A client's logging/setLevel, passed to the upstreams that offer logging."""
+        await self.pool.set_log_level(level)
+
+    def call_timeout_for(self, server: str) -> float | None:
+        """A server's own `timeout` when it has one, else the gateway-wide call_timeout."""
+        config = self.config
+        if config is not None and server in config.servers:
+            return config.call_timeout_for(server)
+        return self.call_timeout
+
+    def stripped_tools(self, identity: Identity = LOCAL) -> list[Tool]:
+        snapshot = self._restricted(self._snapshot(), identity)
+        return [tool.model_copy() for tool in snapshot.stripped]
+
+    # ------------------------------------------------------------ meta-tools
+    # (gatespec_surface.operations.MetaToolOperations; search's are in gatespec.search)
+
+    async def tool_browse(self, caller: Caller, args: ToolBrowseArgs) -> Reply:
+        return await self.browse(caller.scope, args.query, args.path, identity=caller.identity)
+
+    async def tool_hydrate(self, caller: Caller, args: ToolHydrateArgs) -> Reply:
+        return await self.hydrate(caller.scope, args.tool_id, identity=caller.identity)
+
+    async def tool_execute(self, caller: Caller, args: ToolExecuteArgs) -> Reply:
+        return await self.execute(
+            caller.scope, args.tool_id, args.args, identity=caller.identity, relay=caller.relay
+        )
+
+    async def tool_view(self, caller: Caller, args: ToolViewArgs) -> Reply:
+        return await self.view(caller.scope, args.handle, args.selector)
+
+
+if TYPE_CHECKING:
+
+    def _serves_every_meta_tool(runtime: ProxyRuntime) -> GatewayRuntime:
+        return runtime  # mypy: ProxyRuntime implements the generated protocol

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Final
 
 # The exposure profiles the runtime serves (spec/profiles.yaml defines more).
-SERVED_PROFILES: Final = ("gateway", "transparent")
+SERVED_PROFILES: Final = ("gateway", "transparent", "search", "aggregate")
 
 
 class ServeError(RuntimeError):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final, TypeVar
 
 from gatespec.cards import order_cards
@@ -57,12 +57,23 @@ def _copy(card: Mapping[str, Any]) -> Card:
 class CacheStableSession:
     """The seen-set and first-sighting cards of one client session."""
 
-    __slots__ = ("_seen", "_frozen", "_lock")
+    __slots__ = ("_seen", "_frozen", "_lock", "_dirty")
 
-    def __init__(self) -> None:
-        self._seen: set[str] = set()
-        self._frozen: dict[str, Card] = {}  # id -> content at first emission
+    def __init__(
+        self, seen: Iterable[str] = (), frozen: Mapping[str, Mapping[str, Any]] | None = None
+    ) -> None:
+        # seen/frozen: a state saved elsewhere (a shared state backend), to go on from.
+        self._seen: set[str] = set(seen)
+        self._frozen: dict[str, Card] = {k: _copy(v) for k, v in (frozen or {}).items()}
+        self._seen.update(self._frozen)
         self._lock = threading.Lock()
+        self._dirty: set[str] = set()  # ids seen or frozen since construction
+
+    def changes(self) -> dict[str, Card | None]:
+        """What changed since construction: each id newly seen or first frozen, with its
+        frozen content (None: seen through hydration, never shown yet)."""
+        with self._lock:
+            return {i: self._frozen.get(i) for i in sorted(self._dirty)}
 
     def __contains__(self, card_id: object) -> bool:
         return card_id in self._seen
@@ -84,12 +95,16 @@ class CacheStableSession:
             new: list[Card] = []
             for card_id, card in current.items():
                 if card_id in self._seen:
-                    # hydrated but never shown: this browse is its first sighting
-                    seen.append(self._frozen.setdefault(card_id, _copy(card)))
+                    if card_id not in self._frozen:
+                        # hydrated but never shown: this browse is its first sighting
+                        self._frozen[card_id] = _copy(card)
+                        self._dirty.add(card_id)
+                    seen.append(self._frozen[card_id])
                 else:
                     frozen = self._frozen[card_id] = _copy(card)
                     new.append(frozen)
                     self._seen.add(card_id)
+                    self._dirty.add(card_id)
             out = [_copy(c) for c in order_cards(seen, CACHE_SEEN_ORDER)]
             if seen and new:
                 out.append(marker_card())
@@ -99,7 +114,9 @@ class CacheStableSession:
     def record_hydrated(self, tool_id: str) -> None:
         """§5.1: a successful hydration makes the tool seen (call only after success, §5.5)."""
         with self._lock:
-            self._seen.add(tool_id)
+            if tool_id not in self._seen:
+                self._seen.add(tool_id)
+                self._dirty.add(tool_id)
 
     def hydrate(self, hydrate: Callable[[str], T], tool_id: str) -> T:
         """Run `hydrate(tool_id)` and record the tool as seen only if it succeeds (§5.5).

@@ -65,7 +65,11 @@ class _Help(argparse.Action):
 def add_subcommand(commands: Any) -> None:
     """Register `spec` on the CLI's subparsers; everything after it goes to the generator."""
     cmd = commands.add_parser(
-        "spec", help="spec diff/changelog/version-check (in a repository checkout)", add_help=False
+        "spec",
+        help="spec diff/changelog/version-check (in a repository checkout)",
+        description="What a spec change breaks, the changelog and version discipline: forwarded "
+        "to `python -m generator` (diff, changelog, lock, version-check) in a repository checkout.",
+        add_help=False,
     )
     cmd.add_argument("-h", "--help", action=_Help, nargs=0)
     cmd.add_argument("rest", nargs=argparse.REMAINDER)

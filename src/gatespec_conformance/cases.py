@@ -44,7 +44,6 @@ from gatespec_surface import strategies as s
 from gatespec_surface import vectors as v
 
 SUITE: Final = "functions"
-LEVELS: Final = ("spec", "seed")
 
 
 @dataclass(frozen=True)

@@ -14,13 +14,14 @@ the same level, selection, expected-failures, text, JSON and JUnit handling.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+import os
 import sys
 from collections.abc import Callable, Collection, Sequence
 from typing import Any, TextIO
 
-from gatespec_conformance import DEFAULT_MAX_EXAMPLES, DEFAULT_SIZES
-from gatespec_conformance.cases import LEVELS
+from gatespec_conformance import DEFAULT_MAX_EXAMPLES, DEFAULT_SIZES, LEVELS, docs_path
 from gatespec_conformance.fixture_upstream import positive_count
 from gatespec_conformance.report import (
     ENFORCE,
@@ -96,7 +97,9 @@ def add_report_options(parser: argparse.ArgumentParser) -> None:
         help="check names or globs expected to fail, one per line, optionally ' :: MESSAGE'; a "
         "listed check that passes is 'stale' and fails the run",
     )
-    group.add_argument("--format", choices=("text", "json"), default="text", help="report format")
+    group.add_argument(
+        "--format", choices=("text", "json"), default="text", help="report format (default text)"
+    )
     group.add_argument(
         "--output", "-o", metavar="FILE", help="write the report here (default stdout)"
     )
@@ -225,8 +228,15 @@ def add_run_options(
     p.add_argument(
         "--max-examples", type=_count, default=DEFAULT_MAX_EXAMPLES, metavar="N", help=examples_help
     )
-    p.add_argument("--timeout", type=_positive_float, default=timeout[0], help=timeout[1])
-    p.add_argument("--startup-timeout", type=_positive_float, default=60.0, help=startup_help)
+    p.add_argument(
+        "--timeout",
+        type=_positive_float,
+        default=timeout[0],
+        help=f"{timeout[1]} (default {timeout[0]:g})",
+    )
+    p.add_argument(
+        "--startup-timeout", type=_positive_float, default=60.0, help=f"{startup_help} (default 60)"
+    )
     p.add_argument("--restarts", type=_count, default=restarts[0], help=restarts[1])
 
 
@@ -294,6 +304,8 @@ def _server(args: argparse.Namespace, *_: Any) -> int:
         level=args.level,
         tools=args.tools,
         well_formed_only=args.well_formed_only,
+        restricted_token=_secret(args.restricted_token),
+        expired_token=_secret(args.expired_token),
     )
     if args.list:
         for family in families:
@@ -307,7 +319,7 @@ def _server(args: argparse.Namespace, *_: Any) -> int:
     sized: list[Any] = []
     try:
         if args.url:
-            target = Target(url=args.url, protocol=args.protocol)
+            target = Target(url=args.url, protocol=args.protocol, token=_secret(args.token))
             log = CallLog(args.call_log) if args.call_log else None
             if log is None:
                 notes.append("no --call-log: checks that prove what reached upstream are skipped")
@@ -319,6 +331,7 @@ def _server(args: argparse.Namespace, *_: Any) -> int:
             fixture = (args.tools, args.well_formed_only)
             call_log = Path(args.call_log) if args.call_log else None
             target, log = _stdio_target(args, command, workdir, call_log, *fixture)
+            options = dataclasses.replace(options, config_file=_own_config(command, workdir))
             for n in args.sizes:
                 size_target, size_log = _stdio_target(
                     args, command, workdir / f"tools-{n}", None, n, True
@@ -351,6 +364,19 @@ def _server(args: argparse.Namespace, *_: Any) -> int:
     )
 
 
+def _secret(value: str | None) -> str | None:
+    """A token option: the token, or "env:NAME" for the value of environment variable NAME
+    (so that a token need not appear on a command line)."""
+    import os
+
+    if value is None or not value.startswith("env:"):
+        return value
+    name = value[len("env:") :]
+    if name not in os.environ:
+        raise KitUsageError(f"environment variable {name} is not set")
+    return os.environ[name]
+
+
 def _stdio_target(
     args: argparse.Namespace,
     command: list[str],
@@ -363,13 +389,25 @@ def _stdio_target(
     from gatespec_conformance import server as sv
     from gatespec_conformance.live_client import CallLog, Target
 
-    files = sv.fixture_files(directory, call_log, tools, well_formed_only)
+    files = sv.fixture_files(directory, call_log, tools, well_formed_only, args.profile)
     if not command:
         command = sv.default_gatespec_command(
             args.profile, args.cache_stable, directory, tools, well_formed_only
         )
     argv = tuple(sv.expand_command(command, files))
     return Target(command=argv, env=files.env(), protocol=args.protocol), CallLog(files.call_log)
+
+
+def _own_config(command: list[str], directory: Any) -> Any:
+    """The IUT's config file when the kit wrote it: the default command's, or the {mcp_config}
+    file a COMMAND names (None otherwise)."""
+    from pathlib import Path
+
+    if not command:
+        return Path(directory) / "gatespec.json"
+    if any("{mcp_config}" in arg for arg in command):
+        return Path(directory) / "mcp.json"
+    return None
 
 
 def _sizes(text: str) -> list[int]:
@@ -393,7 +431,12 @@ def _add_server(commands: Any) -> None:
         "{fixture_command}, {call_log}, {mcp_config} and {python}. Without a COMMAND or "
         "--url, gatespec itself is checked.",
     )
-    p.add_argument("--profile", required=True, metavar="PROFILE", help="gateway or transparent")
+    p.add_argument(
+        "--profile",
+        required=True,
+        metavar="PROFILE",
+        help="gateway, transparent, search or aggregate",
+    )
     p.add_argument("--url", metavar="URL", help="a running IUT's Streamable HTTP endpoint")
     p.add_argument(
         "--call-log",
@@ -401,6 +444,21 @@ def _add_server(commands: Any) -> None:
         help="the fixture's call log (with --url: the file given to fixture-upstream)",
     )
     p.add_argument("--namespace", help="the fixture's namespace in the IUT (default: discover)")
+    tokens = p.add_argument_group(
+        "identities (with --url; a value env:NAME reads environment variable NAME)"
+    )
+    tokens.add_argument(
+        "--token", metavar="TOKEN", help="bearer token of the run's identity (sees every tool)"
+    )
+    tokens.add_argument(
+        "--restricted-token",
+        metavar="TOKEN",
+        help="bearer token of an identity that may see only the fixture tools the access "
+        "checks name (docs/conformance.md, Access control); enables the access/* checks",
+    )
+    tokens.add_argument(
+        "--expired-token", metavar="TOKEN", help="an expired token the IUT must refuse"
+    )
     p.add_argument(
         "--cache-stable",
         action="store_true",
@@ -493,10 +551,17 @@ def _export(args: argparse.Namespace, *_: Any) -> int:
 
 
 def _add_vectors(commands: Any) -> None:
-    vectors = commands.add_parser("vectors", help="the language-neutral test vectors")
+    vectors = commands.add_parser(
+        "vectors",
+        help="the language-neutral test vectors",
+        description="The spec's expected answers as JSON files any implementation can run.",
+    )
     sub = vectors.add_subparsers(dest="vectors_command", required=True, metavar="COMMAND")
     export = sub.add_parser(
-        "export", help="copy the vector files, meta-schema.json, schemas.json and an index to DIR"
+        "export",
+        help="copy the vector files, meta-schema.json, schemas.json and an index to DIR",
+        description="Write every vector file, meta-schema.json (the vectors' own schema), "
+        "schemas.json (the surface's models and meta-tool inputs) and index.json to DIR.",
     )
     export.add_argument("directory", metavar="DIR")
     export.set_defaults(run=_guarded(_export))
@@ -529,13 +594,35 @@ def build_parser() -> argparse.ArgumentParser:
     _add_server(commands)
     _add_vectors(commands)
     _add_fixture(commands)
+    # "docs/conformance.md" in the help texts: say where this installation keeps it.
+    where = f"documentation (docs/conformance.md): {docs_path()}"
+    for command in (parser, *commands.choices.values()):
+        command.epilog = where
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``gatespec-conformance``; returns the exit status."""
-    args = build_parser().parse_args(argv)
-    return int(args.run(args))
+    try:
+        status = _run(build_parser().parse_args(argv))
+        sys.stdout.flush()  # here, where a closed pipe can still be handled
+        return status
+    except BrokenPipeError:
+        # The reader of stdout went away (`… --list | head`): drop the rest quietly, as a
+        # SIGPIPE would (128 + 13), and keep the interpreter's final flush from failing.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
+
+
+def _run(args: argparse.Namespace) -> int:
+    try:
+        return int(args.run(args))
+    except ModuleNotFoundError as exc:
+        if exc.name != "hypothesis":
+            raise
+        # The kit draws its cases with hypothesis, an extra: serving gatespec never needs it.
+        _say('error: the conformance kit needs hypothesis: pip install "gatespec[conformance]"')
+        return 2
 
 
 if __name__ == "__main__":

@@ -237,6 +237,22 @@ def _decode_expected(inp: dict[str, Any]) -> dict[str, Any]:
     return {"ok": tool_id} if tool_id is not None else {"error": GRAMMARS["wire_name"].error.value}
 
 
+def _split_input(sep: str, keys: tuple[str, str]) -> Callable[[str], dict[str, str]]:
+    """A valid joined value as the two parts a format function takes (split at the first
+    `sep`: neither a server key nor a server__ name's server part holds one)."""
+
+    def split(value: str) -> dict[str, str]:
+        first, _, rest = value.partition(sep)
+        return {keys[0]: first, keys[1]: rest}
+
+    return split
+
+
+def _format_expected(sep: str, keys: tuple[str, str]) -> Callable[[dict], dict[str, Any]]:
+    """A format function joins its two (valid) parts with `sep`."""
+    return lambda inp: {"ok": inp[keys[0]] + sep + inp[keys[1]]}
+
+
 def _joined(sep: str, keys: tuple[str, str], lead: str = "") -> Callable[[dict], Property]:
     """A split whose two parts, joined by `sep` (after `lead`), give the value back."""
 
@@ -469,6 +485,29 @@ def _other_families() -> list[Family]:
             ("grammar.aggregate_name.roundtrip",),
             lambda: _plain(s.valid("aggregate_name").map(lambda x: {"value": x})),
             _joined("__", ("server", "tool")),
+        ),
+        Family(
+            "format_aggregate_name/roundtrip",
+            "format_aggregate_name",
+            ("grammar.aggregate_name.roundtrip",),
+            lambda: _plain(s.valid("aggregate_name").map(_split_input("__", ("server", "name")))),
+            _format_expected("__", ("server", "name")),
+        ),
+        Family(
+            "parse_resource_uri/roundtrip",
+            "parse_resource_uri",
+            ("grammar.resource_uri.roundtrip",),
+            lambda: _plain(s.valid("resource_uri").map(lambda x: {"value": x})),
+            _joined("+", ("server", "uri")),
+            amended_by=("AM-RESOURCE-URI",),
+        ),
+        Family(
+            "format_resource_uri/roundtrip",
+            "format_resource_uri",
+            ("grammar.resource_uri.roundtrip",),
+            lambda: _plain(s.valid("resource_uri").map(_split_input("+", ("server", "uri")))),
+            _format_expected("+", ("server", "uri")),
+            amended_by=("AM-RESOURCE-URI",),
         ),
         Family(
             "parse_search_operation/roundtrip",

@@ -2,6 +2,7 @@
 
     gatespec-conformance fixture-upstream [--call-log FILE] [--add-tool-after SECONDS]
                                           [--tools N] [--well-formed-only]
+                                          [--rich] [--page-size N]
     python -m gatespec_conformance.fixture_upstream [same options]
 
 The implementation under test (IUT) fronts this server; the kit knows every tool it lists
@@ -23,6 +24,10 @@ Every tools/call received is appended to the call log as one JSON line
 ``{"name", "arguments", "ts"}``: the kit reads it to prove what did (or did not) reach
 upstream. The ``add_tool`` tool (or ``--add-tool-after``) adds a tool and announces
 tools/list_changed, in the era of each client (notification, or subscriptions/listen event).
+
+`--rich` adds prompts, resources, templates, completion, subscriptions, logging and tools that
+talk back during a call (fixture_rich); `--page-size N` pages every list. The aggregate profile's
+checks use both.
 
 Malformed entries are sent verbatim: the SDK validates typed tools/list results against the
 protocol's Tool shape (and drops unknown annotation keys such as costHint), so a middleware
@@ -372,6 +377,9 @@ def fixture_argv(
     python: str | None = None,
     tools: int | None = None,
     well_formed_only: bool = False,
+    rich: bool = False,
+    page_size: int | None = None,
+    name: str | None = None,
 ) -> list[str]:
     """The command that starts this server (no PATH lookup of a console script needed)."""
     argv = [python or sys.executable, "-m", "gatespec_conformance.fixture_upstream"]
@@ -381,6 +389,12 @@ def fixture_argv(
         argv += ["--tools", str(tools)]
     if well_formed_only:
         argv.append("--well-formed-only")
+    if rich:
+        argv.append("--rich")
+    if page_size is not None:
+        argv += ["--page-size", str(page_size)]
+    if name is not None:
+        argv += ["--name", name]
     return argv
 
 
@@ -390,6 +404,7 @@ def fixture_argv(
 @dataclass
 class _State:
     call_log: Path | None
+    name: str | None = None  # --name: written into every log entry (fixtures sharing a log)
     tools: tuple[FixtureTool, ...] = FIXTURE_TOOLS
     added: list[FixtureTool] = field(default_factory=list)
     # The latest handshake-era request's session, for list_changed outside a request: its
@@ -400,7 +415,10 @@ class _State:
     def log(self, name: str, arguments: Any) -> None:
         if self.call_log is None:
             return
-        line = json.dumps({"name": name, "arguments": arguments, "ts": time.time()})
+        entry: dict[str, Any] = {"name": name, "arguments": arguments, "ts": time.time()}
+        if self.name is not None:
+            entry["server"] = self.name
+        line = json.dumps(entry)
         with self.call_log.open("a", encoding="utf-8") as f:  # one write per call, then closed
             f.write(line + "\n")
 
@@ -416,7 +434,11 @@ class _State:
 
 
 def build_server(
-    call_log: Path | None, tools: tuple[FixtureTool, ...] = FIXTURE_TOOLS
+    call_log: Path | None,
+    tools: tuple[FixtureTool, ...] = FIXTURE_TOOLS,
+    rich: bool = False,
+    page_size: int | None = None,
+    server_name: str | None = None,
 ) -> tuple[Any, _State, Any]:
     """(server, state, announce) where announce() tells every client the list changed."""
     import anyio
@@ -425,8 +447,11 @@ def build_server(
     from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
     from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-    state = _State(call_log, tools)
+    from gatespec_conformance.fixture_rich import RELAY_TOOL_NAMES, RELAY_TOOLS, Rich
+
+    state = _State(call_log, name=server_name, tools=tools)
     bus = InMemorySubscriptionBus()
+    features = Rich(state.log, page_size) if rich else None
 
     def remember(ctx: Any) -> None:
         if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS and ctx.session is not None:
@@ -454,6 +479,8 @@ def build_server(
         args = dict(params.arguments or {})
         state.log(params.name, args)
         name = params.name
+        if features is not None and name in RELAY_TOOL_NAMES:
+            return await features.call(ctx, params, bus)
         if name == ECHO:
             times = args.get("times", 1)
             return text(" ".join([str(args.get("text"))] * int(times)))
@@ -483,30 +510,81 @@ def build_server(
         return text(f"no tool named {name!r}", is_error=True)
 
     async def raw_listing(ctx: Any, call_next: Any) -> Any:
+        if features is not None:
+            features.listing_guard(ctx.method)
         result = await call_next(ctx)
         if ctx.method == "tools/list" and isinstance(result, dict):
-            result = {**result, "tools": state.listing()}
+            listing = state.listing() + (list(RELAY_TOOLS) if features is not None else [])
+            cursor = (ctx.params or {}).get("cursor")
+            start = int(cursor) if isinstance(cursor, str) and cursor.isdigit() else 0
+            end = start + page_size if page_size else len(listing)
+            result = {**result, "tools": listing[start:end]}
+            if end < len(listing):
+                result["nextCursor"] = str(end)
         return result
+
+    handlers: dict[str, Any] = {}
+    if features is not None:
+        handlers = {
+            "on_list_prompts": features.list_prompts,
+            "on_get_prompt": features.get_prompt,
+            "on_list_resources": features.list_resources,
+            "on_list_resource_templates": features.list_templates,
+            "on_read_resource": features.read_resource,
+            "on_subscribe_resource": features.subscribe,
+            "on_unsubscribe_resource": features.unsubscribe,
+            "on_completion": features.complete,
+        }
+    from mcp.server.caching import CacheHint
+    from mcp_types.methods import CACHEABLE_METHODS
+
+    listen = ListenHandler(bus)
+
+    async def listening(ctx: Any, params: Any) -> Any:
+        # 2026-07-28 subscribes to resources in the listen filter: they count as subscribed
+        # (touch announces them) while the stream is open.
+        uris = [str(u) for u in (params.notifications.resource_subscriptions or ())]
+        if features is None or not uris:
+            return await listen(ctx, params)
+        state.log("listen", {"uris": uris})
+        features.subscribed.update(uris)
+        try:
+            return await listen(ctx, params)
+        finally:
+            features.subscribed.difference_update(uris)
 
     server = Server(
         "gatespec-fixture-upstream",
         version="1",
         on_list_tools=list_tools,
         on_call_tool=call_tool,
-        on_subscriptions_listen=ListenHandler(bus),
+        on_subscriptions_listen=listening,
+        # 2026-07-28 results of these carry freshness hints; the rich handlers answer plain
+        # dicts, so the server fills "stale at once, this client only".
+        cache_hints={m: CacheHint() for m in CACHEABLE_METHODS},  # type: ignore[misc]
+        **handlers,
     )
+    if features is not None:
+        from mcp_types import SetLevelRequestParams
+
+        server.add_request_handler("logging/setLevel", SetLevelRequestParams, features.set_level)
     server.middleware.append(raw_listing)
     return server, state, announce
 
 
 async def _serve(
-    call_log: Path | None, add_after: float | None, tools: tuple[FixtureTool, ...]
+    call_log: Path | None,
+    add_after: float | None,
+    tools: tuple[FixtureTool, ...],
+    rich: bool = False,
+    page_size: int | None = None,
+    server_name: str | None = None,
 ) -> None:
     import anyio
     from mcp.server.lowlevel.server import NotificationOptions
     from mcp.server.stdio import stdio_server
 
-    server, state, announce = build_server(call_log, tools)
+    server, state, announce = build_server(call_log, tools, rich, page_size, server_name)
     options = server.create_initialization_options(NotificationOptions(tools_changed=True))
 
     async def add_later(delay: float) -> None:
@@ -545,6 +623,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="leave out the entries an IUT must or may exclude (malformed, bad names, over cap)",
     )
+    parser.add_argument(
+        "--rich",
+        action="store_true",
+        help="also serve prompts, resources, templates, completion, subscriptions, logging and "
+        "tools that talk back during a call (progress, log, sample, elicit, roots, slow, touch)",
+    )
+    parser.add_argument(
+        "--page-size",
+        type=positive_count,
+        metavar="N",
+        help="answer every list in pages of N entries",
+    )
+    parser.add_argument(
+        "--name",
+        metavar="KEY",
+        help="write KEY as the server of every call-log entry (fixtures sharing one log)",
+    )
 
 
 def positive_count(text: str) -> int:
@@ -578,7 +673,7 @@ def run(args: argparse.Namespace, *_: Any) -> int:
         call_log.parent.mkdir(parents=True, exist_ok=True)
         call_log.touch()  # exists from the start: an empty log means "no calls yet"
     tools = fixture_tools(*_from_env(args))
-    anyio.run(_serve, call_log, args.add_tool_after, tools)
+    anyio.run(_serve, call_log, args.add_tool_after, tools, args.rich, args.page_size, args.name)
     return 0
 
 

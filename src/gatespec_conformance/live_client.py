@@ -11,6 +11,7 @@ timeout, or the connection's end). A connection that ended makes the next call r
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tempfile
@@ -21,9 +22,11 @@ from pathlib import Path
 from typing import Any, Final
 
 import anyio
+import httpx2
 import mcp_types as types
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp_types.jsonrpc import CONNECTION_CLOSED
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
@@ -32,6 +35,12 @@ from pydantic import ValidationError
 __all__ = ["CallLog", "CallResult", "IUTGone", "LiveSession", "Target"]
 
 PROTOCOLS: Final = ("auto", "legacy", *MODERN_PROTOCOL_VERSIONS)
+_LIST_FIELDS: Final = {
+    "tools/list": "tools",
+    "prompts/list": "prompts",
+    "resources/list": "resources",
+    "resources/templates/list": "resourceTemplates",
+}
 _GRACE: Final = 5.0  # seconds past a call's own timeout before the kit gives up on it
 _STDERR_TAIL: Final = 2000
 
@@ -49,6 +58,7 @@ class Target:
     env: dict[str, str] = field(default_factory=dict)  # added to the kit's environment
     protocol: str = "auto"  # Client(mode=...): auto, legacy or a 2026-era version
     cwd: str | None = None
+    token: str | None = None  # a bearer token for the URL (Authorization header)
 
     def describe(self) -> str:
         return self.url or " ".join(self.command)
@@ -133,6 +143,9 @@ class LiveSession:
         self.gone: str | None = None  # why the connection ended
         self._errlog: Any = None
         self._changed = anyio.Event()
+        # What the IUT sent on its own: log messages, and list_changed per list.
+        self.logs: list[types.LoggingMessageNotificationParams] = []
+        self.changed: dict[str, int] = {"tools": 0, "prompts": 0, "resources": 0}
         self._tg: Any = None
         self._ready = anyio.Event()
         self._stop = anyio.Event()
@@ -158,7 +171,8 @@ class LiveSession:
 
     async def _run(self) -> None:
         try:
-            async with self._client() as client:
+            async with contextlib.AsyncExitStack() as stack:
+                client = await stack.enter_async_context(await self._client(stack))
                 self.client = client
                 self._ready.set()
                 await self._stop.wait()
@@ -188,13 +202,21 @@ class LiveSession:
             self._errlog.close()
             self._errlog = None
 
-    def _client(self) -> Client:
+    async def _client(self, stack: contextlib.AsyncExitStack) -> Client:
         options: dict[str, Any] = {
             "mode": self.target.protocol,
             "cache": None,
             "message_handler": self._message,
             "read_timeout_seconds": self.connect_timeout,
+            # 2026-07-28 delivers log messages only to requests that ask for them
+            "log_level": "debug",
         }
+        if self.target.url is not None and self.target.token is not None:
+            headers = {"Authorization": f"Bearer {self.target.token}"}
+            http = await stack.enter_async_context(
+                httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=300.0))
+            )
+            return Client(streamable_http_client(self.target.url, http_client=http), **options)
         if self.target.url is not None:
             return Client(self.target.url, **options)
         command, *args = self.target.command
@@ -231,6 +253,16 @@ class LiveSession:
     async def _message(self, message: Any) -> None:
         if isinstance(message, types.ToolListChangedNotification):
             self._changed.set()
+        kinds: dict[type, str] = {
+            types.ToolListChangedNotification: "tools",
+            types.PromptListChangedNotification: "prompts",
+            types.ResourceListChangedNotification: "resources",
+        }
+        kind = kinds.get(type(message))
+        if kind is not None:
+            self.changed[kind] += 1
+        if isinstance(message, types.LoggingMessageNotification):
+            self.logs.append(message.params)
 
     def _live(self) -> Client:
         if self.gone is not None or self.client is None:
@@ -264,6 +296,44 @@ class LiveSession:
                 raise IUTGone(self.gone or "") from None
             raise
         raise IUTGone("tools/list pages never end (1000 pages)")
+
+    async def list_all(self, method: str, timeout: float = 30.0) -> list[dict[str, Any]]:
+        """Every entry of a list (tools, prompts, resources, templates) in wire form,
+        following nextCursor (IUTGone when the connection is lost or the pages never end;
+        MCPError when the IUT refuses, ValidationError for a malformed page)."""
+        entries: list[dict[str, Any]] = []
+        cursor: str | None = None
+        try:
+            with anyio.fail_after(timeout + _GRACE):
+                for _ in range(1000):
+                    page = await self.page(method, cursor)
+                    entries += page[_LIST_FIELDS[method]]
+                    cursor = page.get("nextCursor")
+                    if not cursor:
+                        return entries
+        except TimeoutError:
+            raise IUTGone(f"{method} got no answer within {timeout:g}s") from None
+        raise IUTGone(f"{method} pages never end (1000 pages)")
+
+    async def page(self, method: str, cursor: str | None = None) -> dict[str, Any]:
+        """One page of a list in wire form (the official client validates it)."""
+        client = self._live()
+        fetch = {
+            "tools/list": client.list_tools,
+            "prompts/list": client.list_prompts,
+            "resources/list": client.list_resources,
+            "resources/templates/list": client.list_resource_templates,
+        }[method]
+        try:
+            result = await fetch(cursor=cursor, cache_mode="refresh")
+        except MCPError as exc:
+            if exc.code == CONNECTION_CLOSED:
+                self._lost(f"the connection closed during {method}")
+                raise IUTGone(self.gone or "") from None
+            raise
+        page: dict[str, Any] = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+        page.setdefault(_LIST_FIELDS[method], [])
+        return page
 
     async def call(self, name: str, arguments: Any, timeout: float) -> CallResult:
         """One tools/call, bounded by `timeout` seconds; never raises except IUTGone."""

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from gatespec_conformance.live_client import CallResult
 
 __all__ = [
+    "QUOTED_MAX",
     "judge_error",
     "judge_failed",
     "judge_rejection",
@@ -40,6 +41,7 @@ __all__ = [
 ]
 
 _SPEC_CODES: Final = frozenset(c.value for c in ErrorCode)
+QUOTED_MAX: Final = 200  # characters of an IUT's answer quoted in a finding
 _SEED_FIELDS: Final = ("error", "message", "path")
 
 NOT_AN_ERROR: Final = Rule("the call did not fail as an isError result", ("ERROR-NEVER-RAISE",))
@@ -186,7 +188,8 @@ def judge_failed(call: CallResult) -> list[Finding]:
         return []
     payload, _ = payload_of(call) if call.result is not None else (None, [])
     code = payload.get("error") if payload else None
-    detail = f"{code}: {call.text[:200]}" if code else str(call.error or call.text[:200])
+    shown = call.text[:QUOTED_MAX]
+    detail = f"{code}: {shown}" if code else str(call.error or shown)
     return [Finding(NOT_A_SUCCESS, detail, call.shown())]
 
 
@@ -206,5 +209,7 @@ def judge_success(call: CallResult, tool: str) -> tuple[dict[str, Any], list[Fin
     errors = sorted(_output(tool).iter_errors(found), key=lambda e: list(e.path))
     if errors:
         where = "/".join(str(p) for p in errors[0].path) or "(root)"
-        findings.append(Finding(OUTPUT_MODEL, f"at {where}: {errors[0].message[:200]}", found))
+        findings.append(
+            Finding(OUTPUT_MODEL, f"at {where}: {errors[0].message[:QUOTED_MAX]}", found)
+        )
     return found, findings

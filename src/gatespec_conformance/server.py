@@ -37,6 +37,9 @@ from gatespec_conformance.report import (
     amendments,
 )
 from gatespec_conformance.rules import foreign_seeds
+from gatespec_conformance.server_access import FAMILIES as ACCESS
+from gatespec_conformance.server_aggregate import AGG_FIXTURE_PAGE, AGG_IUT_PAGE, AGG_SERVERS
+from gatespec_conformance.server_aggregate import FAMILIES as AGGREGATE
 from gatespec_conformance.server_browse import FAMILIES as BROWSE
 from gatespec_conformance.server_checks import (
     SUITE,
@@ -46,7 +49,8 @@ from gatespec_conformance.server_checks import (
     selected,
 )
 from gatespec_conformance.server_execute import FAMILIES as EXECUTE
-from gatespec_conformance.server_facts import Live, LiveOptions, NoFact, NoLog
+from gatespec_conformance.server_facts import Live, LiveOptions, NoFact, NotGiven
+from gatespec_conformance.server_search import FAMILIES as SEARCH
 from gatespec_conformance.server_surface import FAMILIES as SURFACE
 from gatespec_surface import SPEC_HASH, SPEC_VERSION
 from gatespec_surface.descriptors import PROFILES
@@ -66,7 +70,7 @@ __all__ = [
     "run_suite",
 ]
 
-SERVED: Final = ("gateway", "transparent")  # the profiles layer 2 has checks for
+SERVED: Final = ("gateway", "transparent", "search", "aggregate")  # profiles layer 2 checks
 ENV_FIXTURE_COMMAND: Final = "GATESPEC_FIXTURE_COMMAND"
 ENV_FIXTURE_ARGV: Final = "GATESPEC_FIXTURE_ARGV"
 ENV_CALL_LOG: Final = "GATESPEC_CALL_LOG"
@@ -77,8 +81,10 @@ FIXTURE_KEY: Final = "fixture"  # the server key in the {mcp_config} file
 
 def all_families() -> list[Family]:
     """Every family, in run order: listing, tree and cards, sessions, invocation, then the
-    ones that disturb the IUT (a hang, an added tool)."""
-    return [*SURFACE, *BROWSE, *EXECUTE]
+    ones that disturb the IUT (a hang, an added tool); the search profile's; access control
+    (last: it adds a tool as well); the aggregate profile's have their own order (the
+    registry change last)."""
+    return [*SURFACE, *BROWSE, *EXECUTE, *SEARCH, *ACCESS, *AGGREGATE]
 
 
 def plan(profile: str, selector: Selector, notes: list[str] | None = None) -> list[Family]:
@@ -115,19 +121,35 @@ class FixtureFiles:
         }
 
 
+def fixture_servers(
+    call_log: str | Path, profile: str, tools: int | None = None, well_formed_only: bool = False
+) -> dict[str, dict[str, Any]]:
+    """The mcpServers entries fronting the fixture: one (key "fixture"), or for the aggregate
+    profile two rich ones (AGG_SERVERS) sharing one call log, each naming itself in it."""
+    if profile != "aggregate":
+        argv = fixture_argv(call_log, tools=tools, well_formed_only=well_formed_only)
+        return {FIXTURE_KEY: {"command": argv[0], "args": argv[1:]}}
+    out = {}
+    for key in AGG_SERVERS:
+        argv = fixture_argv(call_log, tools=tools, rich=True, page_size=AGG_FIXTURE_PAGE, name=key)
+        out[key] = {"command": argv[0], "args": argv[1:]}
+    return out
+
+
 def fixture_files(
     directory: Path,
     call_log: Path | None = None,
     tools: int | None = None,
     well_formed_only: bool = False,
+    profile: str = "gateway",
 ) -> FixtureFiles:
     """The call log path, the fixture's command and an mcpServers file fronting it."""
     directory.mkdir(parents=True, exist_ok=True)
     log = call_log or directory / "calls.jsonl"
     argv = fixture_argv(log, tools=tools, well_formed_only=well_formed_only)
     config = directory / "mcp.json"
-    entry = {"command": argv[0], "args": argv[1:]}
-    config.write_text(json.dumps({"mcpServers": {FIXTURE_KEY: entry}}, indent=1) + "\n")
+    servers = fixture_servers(log, profile, tools, well_formed_only)
+    config.write_text(json.dumps({"mcpServers": servers}, indent=1) + "\n")
     return FixtureFiles(log, argv, config, tools, well_formed_only)
 
 
@@ -296,7 +318,7 @@ def seed_skip(family: Family, refs: Sequence[RequirementRef], options: LiveOptio
 async def _run_family(family: Family, live: Live, emit: Emit) -> None:
     try:
         await family.run(live, emit)
-    except NoLog as exc:
+    except NotGiven as exc:  # no call log, no tokens: not checkable here
         emit.skip("", str(exc))
     except NoFact as exc:
         emit.result("", Outcome.FAIL, f"could not run: {exc}")
@@ -361,15 +383,18 @@ def default_gatespec_command(
     by its command line (the kit never imports it)."""
     config = directory / "gatespec.json"
     # gatespec expands ${VAR} in its config
-    argv = fixture_argv("${" + ENV_CALL_LOG + "}", tools=tools, well_formed_only=well_formed_only)
+    log = "${" + ENV_CALL_LOG + "}"
+    gateway: dict[str, Any] = {
+        "profile": profile,
+        "call_timeout": 5,
+        "refresh_interval": 0,
+        "cache_stable": cache_stable,
+    }
+    if profile == "aggregate":  # pages smaller than the merged lists, so pagination shows
+        gateway["page_size"] = AGG_IUT_PAGE
     body = {
-        "mcpServers": {FIXTURE_KEY: {"command": argv[0], "args": argv[1:]}},
-        "gateway": {
-            "profile": profile,
-            "call_timeout": 5,
-            "refresh_interval": 0,
-            "cache_stable": cache_stable,
-        },
+        "mcpServers": fixture_servers(log, profile, tools, well_formed_only),
+        "gateway": gateway,
     }
     config.write_text(json.dumps(body, indent=1) + "\n")
     return ["{python}", "-m", "gatespec.cli", "serve", "--config", str(config)]

@@ -12,7 +12,9 @@ import contextlib
 import json
 import urllib.parse
 from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager as AsyncContextManager
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any, Final, TypeVar
 
 import mcp_types as types
@@ -38,6 +40,7 @@ __all__ = [
     "LiveOptions",
     "NoFact",
     "NoLog",
+    "NotGiven",
     "Walk",
 ]
 
@@ -60,7 +63,11 @@ class NoFact(Exception):
     """A fact the checks need could not be established (the reason is the message)."""
 
 
-class NoLog(NoFact):
+class NotGiven(NoFact):
+    """Something the checks need was not given to the kit (the checks are skipped)."""
+
+
+class NoLog(NotGiven):
     """The fixture's call log is not available (the checks that need it are skipped)."""
 
 
@@ -78,6 +85,13 @@ class LiveOptions:
     level: str = "spec"  # "seed": the seeds' statements, tolerant where they are silent
     tools: int | None = None  # the fixture serves this many tools (None: its full catalog)
     well_formed_only: bool = False  # the fixture serves only well-formed entries
+    # The IUT's own config file when the kit wrote it (the default command's, or {mcp_config}):
+    # the registry-change checks rewrite its mcpServers (None: they are skipped).
+    config_file: Path | None = None
+    # Bearer tokens (HTTP): the run's own identity is the target's; these are for the access
+    # families (docs/conformance.md "Access control": what the restricted one may see).
+    restricted_token: str | None = None
+    expired_token: str | None = None
 
 
 @dataclass(frozen=True)
@@ -322,7 +336,18 @@ class Live:
         if self.options.namespace:
             return self.options.namespace
         found: set[str] = set()
-        if self.profile == "gateway":
+        if self.profile == "search":
+            hits = await self.search_hits({"query": ECHO})
+            candidates = set()
+            for hit in hits:
+                try:
+                    namespace, name = parsers.parse_search_operation(hit.get("operation"))
+                except GatewayError:
+                    continue
+                found.add(namespace)
+                if name == ECHO:
+                    candidates.add(namespace)
+        elif self.profile == "gateway":
             obs = await self.browse({"query": ECHO})
             for card in obs.cards or []:
                 if is_tool_id(card.get("id")):
@@ -491,6 +516,32 @@ class Live:
 
         return await self.once(f"execute:{name}", compute)
 
+    # ------------------------------------------------------------ the search profile
+
+    async def search_hits(self, args: dict[str, Any]) -> list[dict[str, Any]]:
+        """The hits of one search (NoFact when the answer holds none)."""
+        call = await self.call("search", args)
+        document, _ = call.document()
+        hits = document.get("hits") if isinstance(document, dict) and not call.is_error else None
+        if not isinstance(hits, list) or not all(isinstance(h, dict) for h in hits):
+            raise NoFact(f"search {args} answered no list of hits: {call.shown()}")
+        return hits
+
+    async def operations(self) -> dict[str, str]:
+        """Fixture tool name -> the operation that must name it (AM-SEARCH-OPERATION: the
+        namespace and the name part of its tool_id)."""
+
+        async def compute() -> dict[str, str]:
+            expected = await self.expected()
+            return {
+                name: parsers.format_search_operation(
+                    expected.namespace, parsers.parse_tool_id(tool_id).name
+                )
+                for name, tool_id in expected.ids.items()
+            }
+
+        return await self.once("operations", compute)
+
     # ------------------------------------------------------------ another session
 
     @contextlib.asynccontextmanager
@@ -499,12 +550,24 @@ class Live:
         connection: 2026-07-28 Streamable HTTP has no sessions, so per-session state such as
         the cache-stable seen-set could not be told apart from other clients'."""
         target = self.target if self.target.url is None else replace(self.target, protocol="legacy")
+        async with self._another(target, "cannot open a fresh session") as live:
+            yield live
+
+    def as_token(self, token: str, protocol: str | None = None) -> AsyncContextManager[Live]:
+        """A session of the IUT (at its URL) under another bearer token."""
+        if self.target.url is None:
+            raise NoFact("identities are checked over HTTP: give --url")
+        target = replace(self.target, token=token, protocol=protocol or self.target.protocol)
+        return self._another(target, "cannot connect with that token")
+
+    @contextlib.asynccontextmanager
+    async def _another(self, target: Target, failure: str) -> AsyncIterator[Live]:
         try:
             session = LiveSession(target, connect_timeout=self.options.connect_timeout)
             async with session:
                 yield Live(target, self.options, session, self.log)
         except IUTGone as exc:
-            raise NoFact(f"cannot open a fresh session: {exc}") from exc
+            raise NoFact(f"{failure}: {exc}") from exc
 
 
 def listed_tool_id(name: str) -> str | None:

@@ -65,7 +65,9 @@ async def _handshake(live: Live, emit: Emit) -> None:
 _SEED_META_TOOLS: Final = {
     "gateway": ("S000-GATEWAY-META-TOOLS",),
     "transparent": ("S000-TRANSPARENT-META-TOOLS",),
+    "search": ("S003-SEARCH-META-TOOLS",),
 }
+_EVERY_PROFILE: Final = ("gateway", "transparent", "search")
 
 
 async def _meta_tools(live: Live, emit: Emit) -> None:
@@ -94,7 +96,7 @@ async def _meta_tools(live: Live, emit: Emit) -> None:
 # profiles.yaml's own bounds.
 _PARAMETERS: Final = Rule(
     "the input schema does not declare the seed's parameters",
-    ("EXPOSE-GATEWAY-THREE-META-TOOLS", "EXPOSE-TRANSPARENT-META-TOOLS"),
+    ("EXPOSE-GATEWAY-THREE-META-TOOLS", "EXPOSE-TRANSPARENT-META-TOOLS", "SEARCH-FIXED-TOOL-SET"),
     SEED,
 )
 _BROWSE_SCHEMA: Final = Rule(
@@ -263,6 +265,7 @@ FAMILIES: Final[list[Family]] = [
         "server.surface.handshake",
         _handshake,
         via_requirements=("TRANSPORT-INIT-HANDSHAKE",),
+        profiles=_EVERY_PROFILE,
         summary="the MCP connection is established in the client's protocol era",
     ),
     Family(
@@ -271,6 +274,7 @@ FAMILIES: Final[list[Family]] = [
         _meta_tools,
         via_checks=("descriptor.profiles",),
         via_requirements=("EXPOSE-GATEWAY-NO-UPSTREAM-LISTING",),
+        profiles=_EVERY_PROFILE,
         summary="tools/list holds exactly the profile's meta-tools (transparent: plus stripped)",
     ),
     Family(
@@ -278,12 +282,14 @@ FAMILIES: Final[list[Family]] = [
         "server.surface.input_schema",
         _input_schemas,
         via_checks=("descriptor.profiles",),
+        profiles=_EVERY_PROFILE,
         summary="each meta-tool's input schema equals the generated one (annotations aside)",
     ),
     Family(
         "surface/output-schema",
         "server.surface.output_schema",
         _output_schemas,
+        profiles=_EVERY_PROFILE,
         summary="outputSchema is advertised exactly as profiles.yaml says (AM-OUTPUT-SCHEMA-"
         "OFF-WIRE)",
         amended_by=("AM-OUTPUT-SCHEMA-OFF-WIRE",),

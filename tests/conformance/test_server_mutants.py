@@ -12,7 +12,16 @@ from pathlib import Path
 
 import pytest
 
-from tests.conformance.mutants.harness import outcomes, run_kit, serve_argv, write_config
+from gatespec_conformance.server_access import FAMILIES as ACCESS
+from tests.conformance.mutants.harness import (
+    access_config,
+    aggregate_argv,
+    http_gatespec,
+    outcomes,
+    run_kit,
+    serve_argv,
+    write_config,
+)
 from tests.conformance.mutants.serve_mutant import MUTANTS
 
 pytestmark = pytest.mark.timeout(120)
@@ -80,22 +89,82 @@ CASES = [
         levels=_BOTH,
         options=("--namespace", "fixture"),
     ),
+    Mutant("batch-reversed", "search", "search/batch", "SEARCH-BATCH"),
+    Mutant("call-drops-structure", "search", "search/call", "SEARCH-CALL-RESULT-MAPPING"),
+    # The aggregate profile (issue 10), each caught by its own family.
+    Mutant(
+        "single-underscore",
+        "aggregate",
+        "namespacing",
+        "ROUTE-DOUBLE-UNDERSCORE-NAMES",
+        levels=_BOTH,
+    ),
+    Mutant("route-first-server", "aggregate", "routing", "ROUTE-UNDERSCORE-PREFIX", levels=_BOTH),
+    Mutant(
+        "prompts-unnamespaced", "aggregate", "prompts", "AGG-PROMPTS-LIST-NAMESPACED", levels=_BOTH
+    ),
+    Mutant("first-page-only", "aggregate", "pagination", "AGG-LIST-PAGINATION", levels=_BOTH),
+    Mutant("all-or-nothing", "aggregate", "broadcast-partial", "AGG-BROADCAST-PARTIAL-FAILURE"),
+    Mutant("cancel-shielded", "aggregate", "cancellation", "RELAY-CANCEL"),
+    Mutant("reload-silent", "aggregate", "list-changed", "REGISTRY-CHANGE-EVENT", levels=_BOTH),
+    Mutant("unknown-server-unavailable", "aggregate", "routing", "ROUTE-UNKNOWN-SERVER"),
+    Mutant("read-uri-upstream", "aggregate", "resources", "AGG-RESOURCES-READ-ROUTED"),
+    Mutant(
+        "capabilities-tools-only",
+        "aggregate",
+        "capabilities",
+        "TRANSPORT-ADVERTISE-CAPABILITIES",
+        levels=_BOTH,
+    ),
 ]
-RUNS = [(m, level) for m in CASES for level in m.levels]
+# Each aggregate run starts gatespec and two fixtures: two of them run with `make test`, the
+# rest with `make test-slow` (CI runs both).
+_FAST_AGGREGATE = {("route-first-server", "spec"), ("first-page-only", "spec")}
+RUNS = [
+    pytest.param(
+        m,
+        level,
+        id=f"{m.name}-{level}",
+        marks=[pytest.mark.slow]
+        if m.profile == "aggregate" and (m.name, level) not in _FAST_AGGREGATE
+        else [],
+    )
+    for m in CASES
+    for level in m.levels
+]
+
+# Access control: served over HTTP behind the kit's two identities (harness.access_config).
+ACCESS_CASES = [
+    Mutant("search-unfiltered", "search", "access/visible", "SEARCH-ACCESS-FILTERED"),
+    Mutant("forbidden-tells", "search", "access/no-leak", "SEARCH-NO-LEAK-TO-UNAUTHORISED"),
+    Mutant(
+        "list-changed-to-all",
+        "transparent",
+        "access/list-changed",
+        "SEARCH-NO-LEAK-TO-UNAUTHORISED",
+    ),
+    Mutant("batch-escapes-policy", "search", "access/forbidden", "SEARCH-CALL-FORBIDDEN"),
+    Mutant("expiry-ignored", "search", "access/expired", "SEARCH-BEARER-TOKEN"),
+    Mutant("artifacts-shared", "gateway", "access/artifacts", "SEARCH-NO-LEAK-TO-UNAUTHORISED"),
+]
 
 
 def test_every_mutant_has_a_case() -> None:
-    assert {m.name for m in CASES} == set(MUTANTS)
+    assert {m.name for m in CASES + ACCESS_CASES} == set(MUTANTS)
 
 
-@pytest.mark.parametrize(("mutant", "level"), RUNS, ids=[f"{m.name}-{lv}" for m, lv in RUNS])
+@pytest.mark.parametrize(("mutant", "level"), RUNS)
 def test_mutant_is_caught_by_the_right_check(tmp_path: Path, mutant: Mutant, level: str) -> None:
     config = write_config(tmp_path, mutant.profile, cache_stable=mutant.cache_stable)
     family = f"server/{mutant.profile}/{mutant.family}"
+    if mutant.profile == "aggregate":
+        command = aggregate_argv(mutant.name)
+    else:
+        command = serve_argv(config, mutant.name)
     status, report = run_kit(
         tmp_path,
         mutant.profile,
-        command=serve_argv(config, mutant.name),
+        command=command,
         options=[*(["--cache-stable"] if mutant.cache_stable else []), *mutant.options]
         + ["--level", level],
         select=[family],  # the family's name selects all of its cases
@@ -127,3 +196,40 @@ def test_an_iut_that_dies_is_restarted_and_the_run_goes_on(tmp_path: Path) -> No
     assert "Connection closed" in by_family["text"]["reason"]
     assert by_family["after-timeout"]["outcome"] == "pass"  # on a restarted IUT
     assert sum("restarted the IUT" in n for n in report["notes"]) == 2
+
+
+@pytest.mark.parametrize("mutant", ACCESS_CASES, ids=[m.name for m in ACCESS_CASES])
+def test_access_mutant_is_caught_by_the_right_check(tmp_path: Path, mutant: Mutant) -> None:
+    family = f"server/{mutant.profile}/{mutant.family}"
+    access, identities = access_config(tmp_path)
+    with http_gatespec(tmp_path, mutant.profile, access=access, mutant=mutant.name) as served:
+        url, call_log = served
+        status, report = run_kit(
+            tmp_path,
+            mutant.profile,
+            options=["--url", url, "--call-log", str(call_log), *identities.options()],
+            select=[family],
+        )
+    failed = outcomes(report, "fail")
+    assert status == 1 and failed, f"{mutant.name} went unnoticed"
+    assert all(c["name"].startswith(family) for c in failed)
+    charged = [{r["id"] for f in c["failures"] for r in f["requirements"]} for c in failed]
+    assert all(mutant.requirement in ids for ids in charged)
+    assert all(c["example"] is not None and c["reason"] for c in failed)
+
+
+@pytest.mark.slow  # the search profile's full run over HTTP is in make test (reference)
+@pytest.mark.parametrize("profile", ["gateway", "transparent", "search"])
+def test_the_access_checks_pass_on_gatespec(tmp_path: Path, profile: str) -> None:
+    """The same checks, unbroken: none of them fails (the mutants above are their evidence)."""
+    access, identities = access_config(tmp_path)
+    with http_gatespec(tmp_path, profile, access=access) as (url, call_log):
+        status, report = run_kit(
+            tmp_path,
+            profile,
+            options=["--url", url, "--call-log", str(call_log), *identities.options()],
+            select=[f"server/{profile}/access/*"],
+        )
+    assert status == 0 and outcomes(report, "fail") == [] and outcomes(report, "skip") == []
+    ran = {c["name"].split("/")[3] for c in report["checks"]}
+    assert ran == {f.key.split("/")[1] for f in ACCESS if profile in f.profiles}

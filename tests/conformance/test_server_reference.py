@@ -29,6 +29,8 @@ from gatespec_conformance.truncation_judge import truncation_findings
 from gatespec_surface.budgets import CLUSTER_THRESHOLD
 from gatespec_surface.grammars import is_name
 from tests.conformance.mutants.harness import (
+    access_config,
+    aggregate_argv,
     families,
     http_gatespec,
     outcomes,
@@ -54,7 +56,7 @@ def assert_clean(status: int, report: dict) -> None:
 # ------------------------------------------------------------------ gatespec passes
 
 
-@pytest.mark.parametrize("profile", ["gateway", "transparent"])
+@pytest.mark.parametrize("profile", ["gateway", "transparent", "search"])
 def test_gatespec_passes_over_stdio(tmp_path: Path, profile: str) -> None:
     config = write_config(tmp_path, profile)
     junit = tmp_path / "junit.xml"
@@ -74,10 +76,13 @@ def test_gatespec_passes_over_stdio(tmp_path: Path, profile: str) -> None:
         assert sized == set()
     assert families(report) == every_family(profile)
     skipped = {c["name"] for c in outcomes(report, "skip")}
-    # not started with cache_stable; names AM-NAME-MAPPING maps are listed, not excluded
-    assert all("/cache-stable/" in n or "/catalog/excluded/" in n for n in skipped)
+    # not started with cache_stable; names AM-NAME-MAPPING maps are listed, not excluded;
+    # identities are checked over HTTP (test_server_mutants.py runs the access families)
+    assert all(
+        "/cache-stable/" in n or "/catalog/excluded/" in n or "/access/" in n for n in skipped
+    )
     must = [c for c in report["checks"] if c["level"].startswith("MUST")]
-    assert len(must) > 200
+    assert len(must) > (20 if profile == "search" else 200)
     suite = ET.parse(junit).getroot().find("testsuite")
     assert suite is not None and suite.get("name") == "server"
     assert suite.get("failures") == "0"
@@ -100,6 +105,7 @@ def test_gatespec_passes_with_cache_stable_over_stdio(tmp_path: Path) -> None:
     }
     skipped = {"/".join(c["name"].split("/")[2:4]) for c in outcomes(report, "skip")}
     skipped.discard("catalog/excluded")  # a spec with AM-NAME-MAPPING lists them, mapped
+    skipped = {s for s in skipped if not s.startswith("access/")}  # identities: over HTTP
     assert skipped == {"cache-stable/off", "browse/order"}  # §5 replaces §2.5 ordering
 
 
@@ -133,6 +139,19 @@ def test_gatespec_transparent_passes_over_http_in_the_handshake_era(tmp_path: Pa
     assert_clean(status, report)
     assert families(report) == every_family("transparent")
     assert report["info"]["protocol"] == "2025-11-25"  # list_changed as a notification
+
+
+def test_gatespec_search_passes_over_http_behind_two_identities(tmp_path: Path) -> None:
+    access, identities = access_config(tmp_path)
+    with http_gatespec(tmp_path, "search", access=access) as (url, call_log):
+        status, report = run_kit(
+            tmp_path,
+            "search",
+            options=["--url", url, "--call-log", str(call_log), *identities.options()],
+        )
+    assert_clean(status, report)
+    assert families(report) == every_family("search")
+    assert outcomes(report, "skip") == []  # every check ran, the access ones included
 
 
 def test_without_a_call_log_upstream_proofs_are_skipped(
@@ -219,7 +238,7 @@ def test_list_needs_no_iut_and_names_requirements(capsys: pytest.CaptureFixture[
 @pytest.mark.parametrize(
     "extra",
     [
-        ["--profile", "search"],
+        ["--profile", "nosuch"],
         ["--profile", "gateway", "--select", "server/gateway/nothing-here"],
         ["--profile", "gateway", "--url", "http://127.0.0.1:9/mcp", "--", "x"],
         ["--profile", "gateway", "--protocol", "2024-11-05"],
@@ -362,3 +381,32 @@ def test_semantic_schema_ignores_annotations_and_required_order() -> None:
          "required": ["a", "b"]}  # fmt: skip
     assert semantic_schema(a) == semantic_schema(b)
     assert semantic_schema({"properties": {"title": {}}}) == {"properties": {"title": {}}}
+
+
+# ------------------------------------------------------------------ the aggregate profile
+
+
+def test_gatespec_aggregate_passes_over_stdio(tmp_path: Path) -> None:
+    """Every aggregate family, the registry change included (the kit wrote the config)."""
+    status, report = run_kit(tmp_path, "aggregate")  # no COMMAND: gatespec itself
+    assert_clean(status, report)
+    assert {c["name"].split("/")[2] for c in report["checks"]} == every_family("aggregate")
+    passed = {c["name"] for c in outcomes(report, "pass")}
+    assert "server/aggregate/list-changed/registry" in passed
+    assert outcomes(report, "skip") == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("level", ["spec", "seed"])
+def test_gatespec_aggregate_passes_in_the_handshake_era(tmp_path: Path, level: str) -> None:
+    command = aggregate_argv()  # from the kit's own {mcp_config}
+    status, report = run_kit(
+        tmp_path, "aggregate", command=command, options=["--protocol", "legacy", "--level", level]
+    )
+    assert_clean(status, report)
+    assert report["info"]["protocol"] == "2025-11-25"
+    skipped = {c["name"].split("/")[2] for c in outcomes(report, "skip")}
+    # the seed level leaves out what only an amendment states
+    assert skipped <= (
+        {"resources", "broadcast-partial", "cancellation"} if level == "seed" else set()
+    )

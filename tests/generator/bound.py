@@ -20,7 +20,7 @@ from generator.support.card_rules import CardRules
 from generator.support.errors import SurfaceError
 from generator.support.grammar import GrammarInfo
 from generator.support.ids import NameMapping, ToolIds
-from generator.support.names import AggregateNames, SearchOperations, ServerKeys
+from generator.support.names import AggregateNames, ResourceUris, SearchOperations, ServerKeys
 from generator.support.paths import Paths
 from generator.support.render import CardPart, Renderer
 from generator.support.selectors import ViewSelectors
@@ -104,6 +104,7 @@ WIRE = WireNames(
 )
 SERVER_KEYS = ServerKeys(GRAMMARS["server_key"], Error.of)
 AGGREGATE = AggregateNames(GRAMMARS["aggregate_name"], Code["NOT_NAMESPACED"], Error.of)
+RESOURCE_URIS = ResourceUris(GRAMMARS["resource_uri"], Code["NOT_NAMESPACED"], Error.of)
 OPERATIONS = SearchOperations(GRAMMARS["search_operation"], Error.of)
 SELECTORS = ViewSelectors(GRAMMARS["view_selector"], Error.of)
 ANNOTATIONS = AnnotationMapping(

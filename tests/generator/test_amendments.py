@@ -157,13 +157,13 @@ def test_a_new_error_code_reaches_enum_payload_descriptors_and_vectors(tmp_path:
             spec / "profiles.yaml",
             lambda d: d["meta_tools"]["tool_execute"]["errors"].append("RATE_LIMITED"),
         )
-        # seed 002 lists six codes: the amendment that widens them has to say so
-        _edit_yaml(
-            spec / "amendments.yaml",
-            lambda d: d["amendments"]["AM-ERROR-CODES"]["changes"]["S002-ERROR-CODE-UNION"].append(
-                "RATE_LIMITED"
-            ),
-        )
+
+        # seed 002 lists six codes: the (latest) amendment that widens them has to say so
+        def widen(d: dict) -> None:
+            last = [a for a in d["amendments"].values() if "S002-ERROR-CODE-UNION" in a.get("changes", {})][-1]  # fmt: skip
+            last["changes"]["S002-ERROR-CODE-UNION"].append("RATE_LIMITED")
+
+        _edit_yaml(spec / "amendments.yaml", widen)
 
     out = _regenerate(tmp_path, edit)
     result = _probe(

@@ -12,6 +12,7 @@ from tests.generator.bound import (
     GRAMMARS,
     OPERATIONS,
     PATHS,
+    RESOURCE_URIS,
     SELECTORS,
     SERVER_KEYS,
     STRATEGIES,
@@ -52,6 +53,16 @@ def test_aggregate_roundtrip(value: str) -> None:
     server, tool = AGGREGATE.parse(value)
     assert "__" not in server and "__" not in tool
     assert AGGREGATE.format(server, tool) == value
+
+
+@given(STRATEGIES.valid("resource_uri"))
+def test_resource_uri_roundtrip(value: str) -> None:
+    """check grammar.resource_uri.roundtrip: server+uri splits at the first "+" and re-joins,
+    and the upstream's URI comes back unchanged (AM-RESOURCE-URI)."""
+    server, uri = RESOURCE_URIS.parse(value)
+    assert "+" not in server and value == f"{server}+{uri}"
+    assert RESOURCE_URIS.format(server, uri) == value
+    assert RESOURCE_URIS.parse(RESOURCE_URIS.format(server, uri)) == (server, uri)
 
 
 @given(STRATEGIES.valid("search_operation"))

@@ -61,6 +61,7 @@ def test_ids_namespaces_and_fields() -> None:
         "server": "GitHub Server",
         "upstream_name": "create_issue",
         "title": "Create issue",
+        "annotations": {"readOnlyHint": False, "costHint": 2},
     }
     assert [i.id for i in cat.items()] == sorted(i.id for i in cat.items())
     assert len(cat) == 2 and cat.by_namespace("github-server") == cat.items()
@@ -139,10 +140,12 @@ def test_duplicate_tools_are_excluded_naming_both() -> None:
 def test_mapped_names_that_meet_a_real_name_collide() -> None:
     """AM-NAME-MAPPING: "1st" maps to "_1st"; a real "_1st" with the same schema shape would
     take the same id only if the hash matched, which it does not (hash8 covers the upstream
-    name), so both stay; the same version declared on both makes them collide."""
+    name), but both ids name the operation "/s/_1st", so both are excluded
+    (AM-SEARCH-OPERATION-NAME); the same version declared on both makes the ids collide."""
     cat = Catalog.build({"s": [tool("1st"), tool("_1st")]})
-    assert sorted(i.name for i in cat.items()) == ["_1st", "_1st"]
-    assert len({i.id for i in cat.items()}) == 2
+    assert len(cat) == 0 and {e.name for e in cat.excluded} == {"1st", "_1st"}
+    assert all("share the operation '/s/_1st'" in e.reason for e in cat.excluded)
+    assert cat.by_operation("/s/_1st") is None
     versioned = {"_meta": {"version": "1"}}
     cat = Catalog.build({"s": [tool("1st", **versioned), tool("_1st", **versioned)]})
     assert len(cat) == 0 and {e.name for e in cat.excluded} == {"1st", "_1st"}

@@ -48,7 +48,12 @@ class SpyPool:
         return self._tools
 
     async def call(
-        self, key: str, name: str, arguments: Any = None, timeout: float | None = None
+        self,
+        key: str,
+        name: str,
+        arguments: Any = None,
+        timeout: float | None = None,
+        relay: Any = None,
     ) -> dict[str, Any]:
         self.calls.append((key, name, dict(arguments or {})))
         return {"content": [{"type": "text", "text": "done"}], "structuredContent": {"ok": True}}
@@ -61,6 +66,7 @@ def spy_runtime() -> tuple[ProxyRuntime, SpyPool]:
     )
     runtime = ProxyRuntime(pool, profile="gateway")  # type: ignore[arg-type]
     anyio.run(runtime.rebuild)
+    assert runtime.catalog.items()  # the lazy build happens here, not in a timed example
     return runtime, pool
 
 
@@ -252,9 +258,14 @@ class FailingPool(SpyPool):
     """An upstream tool that answers with isError true (the tool itself failed)."""
 
     async def call(
-        self, key: str, name: str, arguments: Any = None, timeout: float | None = None
+        self,
+        key: str,
+        name: str,
+        arguments: Any = None,
+        timeout: float | None = None,
+        relay: Any = None,
     ) -> dict[str, Any]:
-        await super().call(key, name, arguments, timeout)
+        await super().call(key, name, arguments, timeout, relay)
         return {"content": [{"type": "text", "text": "disk full"}], "isError": True}
 
 
@@ -320,6 +331,25 @@ async def test_a_hung_or_crashed_upstream_is_isolated(anyio_backend: str) -> Non
         assert statuses["flaky"].state == "connected"
         reply = await runtime.execute("s", ids["flaky", "echo"], {"text": "back"})
         assert "back" in reply.text
+    finally:
+        await runtime.aclose()
+
+
+@pytest.mark.anyio
+@pytest.mark.timeout(60)
+async def test_a_server_timeout_wins_over_the_gateway_call_timeout(anyio_backend: str) -> None:
+    """A per-server `timeout: 1` under a gateway-wide `call_timeout: 6` cancels after 1 s (the
+    bug of issue 10: the gateway-wide value was always passed)."""
+    config = _config({"quick": {**_raw(), "timeout": 1}, "slow": _raw()}, call_timeout=6)
+    runtime = ProxyRuntime.from_config(config)
+    try:
+        await runtime.start()
+        ids = {(i.metadata["server"], i.name): i.id for i in runtime.catalog.items()}
+        with pytest.raises(GatewayError) as hung:
+            await runtime.execute("s", ids["quick", "sleep"], {"seconds": 60})
+        assert hung.value.code == ErrorCode.TIMEOUT
+        assert "within 1s" in hung.value.message
+        assert runtime.call_timeout_for("quick") == 1 and runtime.call_timeout_for("slow") == 6
     finally:
         await runtime.aclose()
 

@@ -1,10 +1,15 @@
 """The semantic half of the ranker on small catalogs: the real model (all-MiniLM-L6-v2 int8 on
-onnxruntime), the disk cache, the lexical fallback while a large catalog is encoded, and the
-`gatespec rank` command. Quality on real data is measured by bench/retrieval.py."""
+onnxruntime) loaded on the first query and not before, the disk cache, the lexical ranking
+until the model is ready, and the `gatespec rank` command. Quality on real data is measured by
+bench/retrieval.py."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import textwrap
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,9 +18,12 @@ from typing import Any
 import pytest
 
 from gatespec import cli
+from gatespec.rank_cli import ranking_status
 from gatespec.ranking import Document, Ranker, embedding_text
+from gatespec.ranking import encoder as encoder_module
+from gatespec.ranking import ranker as ranker_module
 from gatespec.ranking import semantic as semantic_module
-from gatespec.ranking.encoder import load_encoder, reset_encoder
+from gatespec.ranking.encoder import OFF_ENV, load_encoder, reset_encoder
 from gatespec.ranking.vector_cache import VectorCache
 
 CATALOG = [
@@ -44,7 +52,7 @@ def semantic_on(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Pat
     monkeypatch.setenv("GATESPEC_SEMANTIC", "on")
     monkeypatch.setenv("GATESPEC_CACHE_DIR", str(tmp_path))
     reset_encoder()
-    semantic_module._recent.clear()  # vectors an earlier test left in memory
+    semantic_module.forget_recent()  # vectors an earlier test left in memory
     yield tmp_path
     reset_encoder()
 
@@ -62,62 +70,148 @@ def test_vectors_are_unit_length_and_related_texts_are_closer(semantic_on: Path)
     assert float(v[0] @ v[1]) > float(v[0] @ v[2]) + 0.2
 
 
-def test_hybrid_ranking_finds_a_tool_the_words_never_name(semantic_on: Path) -> None:
+def test_a_long_query_is_cut_as_the_tokenizer_itself_cuts() -> None:
+    from tokenizers import Tokenizer
+
+    reference = Tokenizer.from_file(
+        str(Path(encoder_module.__file__).parent.parent / "data" / encoder_module._TOKENIZER_FILE)
+    )
+    reference.enable_truncation(max_length=encoder_module.QUERY_MAX_TOKENS)
+    reference.enable_padding(pad_id=0, pad_token="[PAD]")
+    texts = ["list a directory", "find the weather, then book a flight. " * 40, "x"]
+    ids, mask = encoder_module.WordPieces().batch(texts, encoder_module.QUERY_MAX_TOKENS)
+    expected = reference.encode_batch(texts)
+    assert ids.tolist() == [e.ids for e in expected]
+    assert mask.tolist() == [e.attention_mask for e in expected]
+    assert ids.shape[1] == encoder_module.QUERY_MAX_TOKENS
+
+
+_HEAVY_SCRIPT = textwrap.dedent(
+    """
+    import json, sys
+    from gatespec.browse import Browser
+    from gatespec.catalog import Catalog
+    from gatespec.rank_cli import ranking_status
+
+    def loaded():
+        return [m for m in ("numpy", "onnxruntime", "tokenizers") if m in sys.modules]
+
+    status = ranking_status()
+    Browser(Catalog.build({}))  # the gateway's snapshot before any upstream has listed
+    idle = loaded()
+    tool = {"name": "list_directory", "description": "List a directory.",
+            "inputSchema": {"type": "object"}}
+    browser = Browser(Catalog.build({"fs": [tool]}))
+    browser.browse(path="/fs")
+    by_path = loaded()
+    browser.browse(query="what is inside this folder")
+    assert browser.ranker.wait(60)
+    print(json.dumps([status, idle, by_path, loaded(), browser.ranker.status]))
+    """
+)
+
+
+def test_nothing_heavy_loads_before_a_query_ranking() -> None:
+    # A fresh process: what gatespec serve's start-up line and a path browse import.
+    env = {**os.environ, "GATESPEC_SEMANTIC": "on"}  # the cache dir stays the test one
+    run = subprocess.run(
+        [sys.executable, "-c", _HEAVY_SCRIPT], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert run.returncode == 0, run.stderr
+    status, idle, by_path, after_query, ranker_status = json.loads(run.stdout)
+    assert status.startswith("hybrid ranking available") and "first query" in status
+    assert idle == []
+    assert by_path == ["numpy"]  # the lexical index of a non-empty catalog; no model
+    assert after_query == ["numpy", "onnxruntime", "tokenizers"]
+    assert ranker_status.startswith("hybrid ranking: BM25")
+
+
+def test_the_model_loads_on_the_first_query_not_before(
+    semantic_on: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    loads: list[int] = []
+    real = ranker_module.load_encoder
+
+    def counted() -> Any:
+        loads.append(1)
+        return real()
+
+    monkeypatch.setattr(ranker_module, "load_encoder", counted)
+    assert "available" in ranking_status() and "first query" in ranking_status()
+    ranker = Ranker(CATALOG)
+    assert loads == [] and not ranker.hybrid and "first query" in ranker.status
     # "folder" never appears in the catalog; "directory" does (issue 13's vocabulary gap).
     query = "what is inside this folder"
     assert top(Ranker(CATALOG, semantic=False), query) != "fs/list_directory"
-    ranker = Ranker(CATALOG)
-    assert ranker.hybrid and "hybrid" in ranker.status
+    ranker.search_counted(query, 3)  # answered lexically; starts the model's load
+    assert ranker.wait(60) and loads == [1]
+    assert ranker.hybrid and ranker.status.startswith("hybrid ranking: BM25")
     assert top(ranker, query) == "fs/list_directory"
-    # A query that means nothing still matches nothing.
-    assert ranker.search_counted("zzqxj", 5) == ([], 0)
+    assert ranker.search_counted("zzqxj", 5) == ([], 0)  # a query that means nothing
+    assert ranking_status().startswith("hybrid ranking: BM25")  # the load's own verdict
 
 
 def test_embeddings_are_cached_by_content(
     semantic_on: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    Ranker(CATALOG)  # fills the (empty, per-test) disk cache
+    Ranker(CATALOG, background=False)  # fills the (empty, per-test) disk cache
     encoder, _ = load_encoder()
     assert encoder is not None
     encoded: list[str] = []
+    rows_read: list[int] = []
     real = encoder.encode
+    real_get_many = VectorCache.get_many
 
     def spy(texts: Any, *, query: bool = False) -> Any:
         if not query:
             encoded.extend(texts)
         return real(texts, query=query)
 
+    def get_many(self: VectorCache, model: str, keys: Any) -> Any:
+        rows_read.append(len(keys))
+        return real_get_many(self, model, keys)
+
     monkeypatch.setattr(encoder, "encode", spy)
-    semantic_module._recent.clear()  # as after a restart: only the disk cache is left
-    Ranker(CATALOG)
-    assert encoded == []
+    monkeypatch.setattr(VectorCache, "get_many", get_many)
+    semantic_module.forget_recent()  # as after a restart: only the disk cache is left
+    again = Ranker(CATALOG, background=False)
+    assert encoded == [] and rows_read == []  # the whole catalog's matrix, in one read
+    assert again.hybrid and top(again, "what is inside this folder") == "fs/list_directory"
+    semantic_module.forget_recent()
     changed = [*CATALOG[:-1], Document.of_tool("math/add", "add", "Add up numbers.", "math", {})]
-    Ranker(changed)
-    assert encoded == [embedding_text(changed[-1])]
-    assert len(VectorCache(semantic_on).get_many(encoder.model_id, [b"x" * 32])) == 0
+    Ranker(changed, background=False)
+    assert encoded == [embedding_text(changed[-1])]  # only the changed tool
+    assert rows_read == [len(CATALOG)]  # a new catalog: its tools come one by one
 
 
-def test_large_first_encode_serves_lexically_until_ready(
+def test_a_catalog_replaced_while_encoding_stops_its_encode(
     semantic_on: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(semantic_module, "SYNC_LIMIT", 1)
     encoder, _ = load_encoder()
     assert encoder is not None
-    gate = threading.Event()
+    entered, gate = threading.Event(), threading.Event()
+    chunks: list[int] = []
     real = encoder.encode
 
     def held(texts: Any, *, query: bool = False) -> Any:
         if not query:
+            chunks.append(len(texts))
+            entered.set()
             gate.wait(30)
         return real(texts, query=query)
 
     monkeypatch.setattr(encoder, "encode", held)
+    monkeypatch.setattr(semantic_module, "_CHUNK", 2)
     ranker = Ranker(CATALOG)
-    assert not ranker.hybrid and "lexical" in ranker.status
-    assert top(ranker, "what is inside this folder") != "fs/list_directory"
+    ranker.search_counted("folder", 3)
+    assert entered.wait(30)  # the worker encodes its first chunk of two tools
+    assert not ranker.hybrid and "while the semantic index is built" in ranker.status
+    del ranker  # a refresh replaced the catalog
     gate.set()
-    assert ranker.semantic is not None and ranker.semantic.wait(60)
-    assert top(ranker, "what is inside this folder") == "fs/list_directory"
+    replacement = Ranker(CATALOG[:2], background=False)  # waits for the old build to stop
+    assert replacement.hybrid
+    # The old build stopped after its first chunk, which the replacement found cached.
+    assert chunks == [2]
 
 
 def test_running_without_the_model_is_stated(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -125,8 +219,10 @@ def test_running_without_the_model_is_stated(monkeypatch: pytest.MonkeyPatch) ->
     reset_encoder()
     try:
         ranker = Ranker(CATALOG)
-        assert ranker.semantic is None and not ranker.hybrid
+        ranker.search_counted("folder", 3)
+        assert ranker.wait(1) and ranker.semantic is None and not ranker.hybrid
         assert ranker.status.startswith("lexical ranking only")
+        assert ranking_status() == f"lexical ranking only ({OFF_ENV}=off)"
     finally:
         reset_encoder()
 
@@ -170,3 +266,17 @@ def test_rank_command_writes_rankings_and_prints_metrics(
         assert cli.main([*argv, "--k", "0"]) == 2
     finally:
         reset_encoder()
+
+
+def test_a_restricted_ranker_ranks_as_one_built_from_its_tools(semantic_on: Path) -> None:
+    """An identity's view (AM-ACCESS-NO-LEAK) shares the catalog's vectors, encodes nothing
+    again, and ranks exactly as a ranker built from only the visible tools."""
+    whole = Ranker(CATALOG, background=False)
+    visible = {"fs/write_file", "news/get_headlines", "math/add"}
+    view = whole.restricted(visible)
+    alone = Ranker([d for d in CATALOG if d.id in visible], background=False)
+    assert view.hybrid and alone.hybrid
+    for query in ("what is inside this folder", "latest news", "sum", "time in Tokyo"):
+        assert view.search_counted(query, 5) == alone.search_counted(query, 5)
+    hits, _ = whole.search_counted("latest news", 5, only={"news/get_headlines", "math/add"})
+    assert {tool for tool, _ in hits} <= {"news/get_headlines", "math/add"}

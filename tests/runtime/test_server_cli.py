@@ -12,7 +12,9 @@ from typing import Any
 import pytest
 
 from gatespec import cli
+from gatespec.serving import SERVED_PROFILES
 from gatespec.upstream import UpstreamStatus
+from gatespec_surface.descriptors import PROFILES
 from gatespec_surface.parsers import encode_wire_name
 
 pytestmark = pytest.mark.timeout(60)
@@ -61,15 +63,9 @@ def test_a_config_error_exits_2_with_one_line(tmp_path: Path, capsys: Any) -> No
     assert "cannot read file" in capsys.readouterr().err
 
 
-def test_an_unserved_mode_exits_2(tmp_path: Path, capsys: Any) -> None:
-    config = write_config(tmp_path, {"profile": "aggregate"})
-    assert (
-        cli.main(["serve", "--config", str(config)], runtime_factory=fake.create_fake_runtime) == 2
-    )
-    assert (
-        "profile 'aggregate' is not served yet (served: gateway, transparent)"
-        in capsys.readouterr().err
-    )
+def test_every_profile_of_the_spec_is_served() -> None:
+    # With all of profiles.yaml served, `serve` has no profile left to refuse as unserved.
+    assert set(SERVED_PROFILES) == set(PROFILES)
 
 
 def test_demo_runs_a_scripted_session(capsys: Any) -> None:

@@ -90,7 +90,7 @@ async def test_transparent_lists_meta_tools_then_stripped_entries(client_mode: s
 async def test_a_failing_catalog_still_lists_the_meta_tools(caplog: Any) -> None:
     rt = runtime("transparent")
 
-    def broken() -> list[types.Tool]:
+    def broken(identity: Any) -> list[types.Tool]:
         raise RuntimeError("catalog exploded")
 
     rt.stripped_tools = broken
@@ -101,9 +101,9 @@ async def test_a_failing_catalog_still_lists_the_meta_tools(caplog: Any) -> None
     assert "catalog exploded" in caplog.text
 
 
-def test_unserved_profiles_are_refused() -> None:
-    with pytest.raises(ValueError, match="search"):
-        MetaToolSurface(runtime("search"))
+def test_a_profile_without_meta_tools_is_refused() -> None:
+    with pytest.raises(ValueError, match="aggregate"):
+        MetaToolSurface(runtime("aggregate"))
 
 
 # -- tools/call: success ------------------------------------------------------------------

@@ -419,3 +419,53 @@ async def test_real_runtime_transparent_over_stdio(servers: Any) -> None:
         direct = await client.call_tool(stripped[0].name, {})
         assert direct.is_error is True and direct.structured_content is not None
         assert direct.structured_content["error"] == "TOOL_NOT_FOUND"
+
+
+# -- the answer's form (AM-HTTP-ANSWER-FORM) ------------------------------------------------
+
+
+async def _session(http: Any, capabilities: dict[str, Any]) -> dict[str, str]:
+    """Open a handshake-era session declaring `capabilities`: the headers of its requests."""
+    init = {**INIT, "params": {**INIT["params"], "capabilities": capabilities}}  # type: ignore[dict-item]
+    opened = await http.post("/mcp", json=init, headers=ACCEPT)
+    assert opened.status_code == 200, opened.text
+    headers = {
+        **ACCEPT,
+        "Mcp-Session-Id": opened.headers["mcp-session-id"],
+        "MCP-Protocol-Version": "2025-06-18",
+    }
+    note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    assert (await http.post("/mcp", json=note, headers=headers)).status_code == 202
+    return headers
+
+
+def _call(name: str, arguments: dict[str, Any], token: str | None = None) -> dict[str, Any]:
+    params: dict[str, Any] = {"name": name, "arguments": arguments}
+    if token is not None:
+        params["_meta"] = {"progressToken": token}
+    return {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params}
+
+
+async def test_streamable_http_answers_json_unless_the_request_may_relay(
+    http_gateway: str,
+) -> None:
+    execute = ("tool_execute", {"tool_id": "fs:read_file", "args": {}})
+    async with httpx2.AsyncClient(base_url=http_gateway, timeout=10) as http:
+        plain = await _session(http, {})
+        for body, form in [
+            ({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, "application/json"),
+            (_call("tool_hydrate", {"tool_id": "fs:read_file"}), "application/json"),
+            (_call(*execute), "application/json"),  # nothing could reach this client
+            (_call(*execute, token="t1"), "text/event-stream"),  # progress could
+            (_call("tool_hydrate", {"tool_id": "x"}, token="t2"), "application/json"),
+        ]:
+            answer = await http.post("/mcp", json=body, headers=plain)
+            assert answer.status_code == 200, answer.text
+            assert answer.headers["content-type"].startswith(form), body
+        asking = await _session(http, {"sampling": {}})  # an upstream could ask this client
+        answer = await http.post("/mcp", json=_call(*execute), headers=asking)
+        assert answer.headers["content-type"].startswith("text/event-stream")
+        answer = await http.post(
+            "/mcp", json=_call("tool_hydrate", {"tool_id": "x"}), headers=asking
+        )
+        assert answer.headers["content-type"].startswith("application/json")

@@ -36,6 +36,9 @@ class Surface:
     encode_wire_name: Callable[[str], str]
     decode_wire_name: Callable[[object], str]
     parse_aggregate_name: Callable[[object], tuple[str, str]]
+    format_aggregate_name: Callable[[str, str], str]
+    parse_resource_uri: Callable[[object], tuple[str, str]]
+    format_resource_uri: Callable[[str, str], str]
     parse_search_operation: Callable[[object], tuple[str, str]]
     parse_view_selector: Callable[[object], ViewSelector]
     server_key: Callable[[str], str]
@@ -58,6 +61,10 @@ def functions(s: Surface) -> dict[str, Function]:
     def parse_aggregate_name(inp: Input) -> Any:
         server, tool = s.parse_aggregate_name(inp["value"])
         return {"server": server, "tool": tool}
+
+    def parse_resource_uri(inp: Input) -> Any:
+        server, uri = s.parse_resource_uri(inp["value"])
+        return {"server": server, "uri": uri}
 
     def parse_search_operation(inp: Input) -> Any:
         ns, name = s.parse_search_operation(inp["value"])
@@ -87,6 +94,9 @@ def functions(s: Surface) -> dict[str, Function]:
         "encode_wire_name": lambda inp: s.encode_wire_name(inp["tool_id"]),
         "decode_wire_name": lambda inp: s.decode_wire_name(inp["name"]),
         "parse_aggregate_name": parse_aggregate_name,
+        "format_aggregate_name": lambda inp: s.format_aggregate_name(inp["server"], inp["name"]),
+        "parse_resource_uri": parse_resource_uri,
+        "format_resource_uri": lambda inp: s.format_resource_uri(inp["server"], inp["uri"]),
         "parse_search_operation": parse_search_operation,
         "parse_view_selector": parse_view_selector,
         "server_key": lambda inp: s.server_key(inp["config_key"]),

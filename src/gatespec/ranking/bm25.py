@@ -3,22 +3,29 @@
 Build once per catalog snapshot, then ``search`` many times. The index is an inverted index
 (term -> postings) whose posting weights are fully precomputed at build time (idf, per-field
 length normalisation and tf saturation), so a query only touches the postings of its own
-terms and scoring is a handful of additions per matching document.
+terms. The postings live in two flat numpy arrays (document positions and weights, one slice
+per term): a query adds each of its terms' slices into one dense score vector, with no Python
+loop over documents, and the index of a large catalog is a few compact arrays rather than
+millions of Python objects. numpy is imported on first use: the gateway imports this module
+at start-up and builds an index only when it is first browsed.
 """
 
 from __future__ import annotations
 
 import gc
-import heapq
 import math
-from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 from gatespec.ranking.documents import Document
 from gatespec.ranking.text import exact_name_keys, name_key, tokenize
 
-__all__ = ["DEFAULT_FIELD_WEIGHTS", "FIELDS", "Bm25Index"]
+if TYPE_CHECKING:
+    import numpy as np
+
+__all__ = ["DEFAULT_FIELD_WEIGHTS", "FIELDS", "Bm25Index", "best"]
 
 
 # Searchable fields. "exact" is the whole tool name as a single term, matched only by a query
@@ -44,6 +51,14 @@ def _counts(terms: list[str]) -> dict[str, int]:
     return counts if len(counts) == len(terms) else Counter(terms)
 
 
+class _TermNumbers(dict[str, int]):
+    """term -> its number, numbering a term on first sight (0, 1, 2, ...)."""
+
+    def __missing__(self, term: str) -> int:
+        number = self[term] = len(self)
+        return number
+
+
 class Bm25Index:
     """BM25F over the fields of :class:`Document`.
 
@@ -58,7 +73,7 @@ class Bm25Index:
     ``search`` is safe to call from several threads.
     """
 
-    __slots__ = ("_ids", "_postings", "_stemming", "k1", "b", "field_weights")
+    __slots__ = ("_ids", "_slices", "_docs", "_weights", "_stemming", "k1", "b", "field_weights")
 
     def __init__(
         self,
@@ -99,14 +114,14 @@ class Bm25Index:
         gc_was_enabled = gc.isenabled()
         gc.disable()  # the build allocates many small, acyclic objects: skip GC passes
         try:
-            self._postings = self._build(docs, weights)
+            self._slices, self._docs, self._weights = self._build(docs, weights)
         finally:
             if gc_was_enabled:
                 gc.enable()
 
     def _build(
         self, docs: Sequence[Document], weights: Mapping[str, float]
-    ) -> dict[str, tuple[tuple[int, ...], tuple[float, ...]]]:
+    ) -> tuple[dict[str, tuple[int, int]], np.ndarray | None, np.ndarray | None]:
         n_docs = len(docs)
         # Pass 1, per field: each document's term counts and its BM25F scale
         # w_f / (1 - b + b * len / avglen). Description first: it is the largest field.
@@ -122,10 +137,13 @@ class Bm25Index:
             scales = [w / (1.0 - b + b * n / avg) if n else 0.0 for n in lengths]
             fields.append((counts, scales))
 
-        # Pass 2: per document, the field-weighted normalised tf (tf~) of each term, appended
-        # to the term's postings. Documents are visited in order, so postings are doc-sorted.
-        # Each term's postings are one flat list [doc, tf~, doc, tf~, ...] while building.
-        flat: defaultdict[str, list[float]] = defaultdict(list)
+        # Pass 2: per document, the field-weighted normalised tf (tf~) of each of its terms,
+        # appended to three flat lists (term number, document, tf~): C-level extends, no
+        # per-term lists. Documents are visited in order.
+        numbers = _TermNumbers()
+        term_of: list[int] = []
+        doc_of: list[int] = []
+        tfw_of: list[float] = []
         if fields:
             (first_counts, first_scales), rest = fields[0], fields[1:]
             for i in range(n_docs):
@@ -135,20 +153,30 @@ class Bm25Index:
                     scale = scales[i]
                     for term, tf in counts[i].items():
                         tfw[term] = tfw.get(term, 0.0) + tf * scale
-                for term, x in tfw.items():
-                    flat[term] += (i, x)
+                term_of += map(numbers.__getitem__, tfw)
+                tfw_of += tfw.values()
+                doc_of += [i] * len(tfw)
+        if not numbers:  # no terms (the gateway's empty start-up catalog): no arrays, no numpy
+            return {}, None, None
 
-        # Pass 3: fold idf and tf saturation into one precomputed weight per posting.
+        # Pass 3: group the postings by term (a stable sort keeps each term's documents in
+        # order) and fold idf and tf saturation into one precomputed weight per posting:
+        # term -> (start, stop) in the two flat arrays.
+        import numpy as np
+
         k1 = self.k1
-        postings: dict[str, tuple[tuple[int, ...], tuple[float, ...]]] = {}
-        for term, pairs in flat.items():
-            df = len(pairs) >> 1
-            scale = math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5)) * (k1 + 1.0)
-            postings[term] = (
-                tuple(pairs[0::2]),  # type: ignore[arg-type]  # doc indices (ints)
-                tuple([scale * x / (k1 + x) for x in pairs[1::2]]),
-            )
-        return postings
+        terms = np.array(term_of, dtype=np.int32)
+        order = np.argsort(terms, kind="stable")
+        df = np.bincount(terms, minlength=len(numbers)).tolist()
+        idf = np.array(  # math.log per term, as ever: scores do not move by a float ulp
+            [math.log(1.0 + (n_docs - d + 0.5) / (d + 0.5)) * (k1 + 1.0) for d in df]
+        )
+        tfw_sorted = np.array(tfw_of, dtype=np.float64)[order]
+        posting_weights = idf[terms[order]] * tfw_sorted / (k1 + tfw_sorted)
+        postings = np.array(doc_of, dtype=np.int32)[order]
+        stops = np.cumsum(df).tolist()
+        slices = {term: (stops[n] - df[n], stops[n]) for term, n in numbers.items()}
+        return slices, postings, posting_weights
 
     def _field_counts(
         self, docs: Sequence[Document], field: str
@@ -203,41 +231,54 @@ class Bm25Index:
         """
         return self.search_counted(query, k)[0]
 
-    def scores(self, query: str) -> dict[int, float]:
-        """Unrounded score of every document sharing a term with the query, by position."""
-        postings = self._postings
-        scores: dict[int, float] = {}
+    def scores(self, query: str) -> np.ndarray:
+        """Unrounded score of every document by position (float64; 0 where no query term
+        occurs: a document that shares a term always scores above 0)."""
+        import numpy as np
+
+        out = np.zeros(len(self._ids), dtype=np.float64)
+        docs, weights = self._docs, self._weights
+        if docs is None or weights is None:
+            return out
         for term in self.query_terms(query):
-            post = postings.get(term)
-            if post is None:
-                continue
-            if not scores:
-                scores = dict(zip(*post, strict=True))
-                continue
-            get = scores.get
-            for i, w in zip(*post, strict=True):
-                scores[i] = get(i, 0.0) + w
-        return scores
+            span = self._slices.get(term)
+            if span is not None:
+                # A term lists each document once, so this fancy-indexed add is exact.
+                out[docs[span[0] : span[1]]] += weights[span[0] : span[1]]
+        return out
 
     @property
     def ids(self) -> tuple[str, ...]:
-        """Document ids by position (the keys of :meth:`scores`)."""
+        """Document ids by position (the positions of :meth:`scores`)."""
         return self._ids
 
     def search_counted(self, query: str, k: int = 10) -> tuple[list[tuple[str, float]], int]:
         """``search`` plus how many documents matched at all (for "k of N" answers), without
         ranking the ones past k."""
-        if k <= 0 or not query or query.isspace():
+        if k <= 0 or not query or query.isspace() or not self._slices:
             return [], 0
         scores = self.scores(query)
-        if not scores:
+        matched = (scores > 0).nonzero()[0]
+        if not len(matched):
             return [], 0
-        items: Iterable[tuple[int, float]] = scores.items()
-        if len(scores) > k:
-            # Only candidates whose rounded score can reach the k-th rounded score matter;
-            # the margin covers rounding so ties at the cut are still broken by id.
-            cutoff = heapq.nlargest(k, scores.values())[-1] - 1e-4
-            items = [(i, s) for i, s in items if s >= cutoff]
-        ids = self._ids
-        ranked = sorted([(-round(s, 4), ids[i]) for i, s in items])[:k]
-        return [(doc_id, -neg + 0.0) for neg, doc_id in ranked], len(scores)
+        top = best(scores, matched, self._ids, k)
+        return [(self._ids[i], round(float(scores[i]), 4) + 0.0) for i in top], len(matched)
+
+
+def best(scores: np.ndarray, candidates: np.ndarray, ids: Sequence[str], k: int) -> list[int]:
+    """The best `k` of `candidates` (positions into `scores`): score rounded to 4 decimals
+    descending, then id ascending (§2.5's order of the cards a query answers with).
+
+    argpartition finds the k-th best score without sorting the rest; only the candidates
+    that can reach it after rounding (a handful, plus any tied at the cut) are sorted in
+    Python, with Python's own rounding, so the order is exactly that of the reported scores."""
+    values = scores[candidates]
+    if len(candidates) > k:
+        kth = values[values.argpartition(len(values) - k)[len(values) - k]]
+        keep = values >= kth - 1e-4  # the margin keeps ties at the cut (after rounding)
+        candidates, values = candidates[keep], values[keep]
+    ranked = sorted(
+        zip(candidates.tolist(), values.tolist(), strict=True),
+        key=lambda pair: (-round(pair[1], 4), ids[pair[0]]),
+    )
+    return [i for i, _ in ranked[:k]]

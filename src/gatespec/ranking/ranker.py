@@ -1,45 +1,44 @@
 """The ranker behind tool_browse(query) and the search profile: BM25F fused with a sentence
 embedding model (gatespec.ranking.fusion says how).
 
-Built once per catalog snapshot. The lexical index is ready at once; the semantic index may
-still be encoding a large catalog the first time (gatespec.ranking.semantic), and until it is
-done, or when the model is unavailable, the ranking is lexical. :attr:`Ranker.status` says
-which, in words.
+Built once per catalog snapshot. The lexical index is ready at once. The semantic half costs
+memory (the model: ~130 MB) and time (loading it; encoding a new catalog), so nothing of it is
+loaded until a query asks for a ranking: the first query starts a worker thread that loads the
+model and builds the semantic index (gatespec.ranking.semantic), and queries are ranked
+lexically until it is ready. A gateway that is only browsed by path, or whose profile ranks no
+queries, never loads the model. :attr:`Ranker.status` says which ranking serves queries.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import logging
+import threading
+import weakref
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING
 
-from gatespec.ranking.bm25 import Bm25Index
+from gatespec.ranking.bm25 import Bm25Index, best
 from gatespec.ranking.documents import Document, embedding_text
-from gatespec.ranking.encoder import EncoderStatus, load_encoder
-from gatespec.ranking.fusion import (
-    DEFAULT_PARAMS,
-    FusionParams,
-    clauses,
-    demote_duplicates,
-    fuse,
-    interleave,
-    ordered,
-)
-from gatespec.ranking.semantic import SemanticIndex
+from gatespec.ranking.encoder import EncoderStatus, availability, load_encoder
+from gatespec.ranking.fusion import DEFAULT_PARAMS, FusionParams, fuse
+from gatespec.ranking.semantic import SemanticIndex, build_index
 from gatespec.ranking.vector_cache import VectorCache
 from gatespec_surface.budgets import QUERY_MAX_CHARS
 
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["Ranker", "rank_parts"]
+__all__ = ["Ranker", "rank_scores"]
 
-# Each clause list is cut to this depth before interleaving: deeper ranks of one clause
-# never outrank the first ranks of another.
-_DEPTH = 50
+log = logging.getLogger(__name__)
 
 
 class Ranker:
-    """Hybrid ranking over one set of documents; thread-safe once built."""
+    """Hybrid ranking over one set of documents; thread-safe once built.
+
+    `semantic=False` ranks lexically only. `background=False` loads the model and builds the
+    semantic index before returning (`gatespec rank`, benchmarks) instead of on the first
+    query."""
 
     def __init__(
         self,
@@ -52,99 +51,160 @@ class Ranker:
     ) -> None:
         docs = list(docs)
         self.params = params
+        self.docs = tuple(docs)
         self.lexical = Bm25Index(docs)
-        self.semantic: SemanticIndex | None = None
+        # A restricted ranker (see restricted()): the ranker whose semantic half it shares,
+        # and which of that ranker's rows are its documents.
+        self._base: tuple[Ranker, list[int]] | None = None
+        self._rows: SemanticIndex | None = None
+        self._cache = cache
+        self._semantic: SemanticIndex | None = None
+        self._done = threading.Event()  # set once the semantic half is ready or given up
+        self._started = False
+        self._lock = threading.Lock()
         if not semantic:
-            self.encoder_status = EncoderStatus(False, "lexical ranking only (semantic=False)")
-            return
-        encoder, self.encoder_status = load_encoder()
-        if encoder is not None and docs:
-            self.semantic = SemanticIndex(
-                [embedding_text(d) for d in docs],
-                encoder,
-                cache if cache is not None else VectorCache(),
-                background=background,
-            )
+            self._status = EncoderStatus(False, "lexical ranking only (semantic=False)")
+        else:
+            self._status = availability()
+        self._docs = docs if self._status.on else []  # what the worker will encode
+        if not self._docs:
+            self._done.set()
+        elif not background:
+            self._started = True
+            _build(weakref.ref(self))
 
     def __len__(self) -> int:
         return len(self.lexical)
 
+    def restricted(self, ids: Collection[str]) -> Ranker:
+        """A ranker over the documents in `ids` only, ranking exactly as one built from them
+        would (its own BM25 statistics, the same embeddings) and sharing this ranker's semantic
+        half, nothing encoded again: what an identity that may see only those tools is ranked
+        by (AM-ACCESS-NO-LEAK)."""
+        keep = [i for i, doc in enumerate(self.docs) if doc.id in ids]
+        out = Ranker([self.docs[i] for i in keep], semantic=False, params=self.params)
+        out._base = (self, keep)
+        return out
+
+    # ------------------------------------------------------------------ the semantic half
+
+    def _start(self) -> None:
+        """Load the model and build the semantic index on a worker thread (once)."""
+        with self._lock:
+            if self._started:
+                return
+            self._started = True
+        threading.Thread(
+            target=_build, args=(weakref.ref(self),), name="gatespec-embed", daemon=True
+        ).start()
+
+    def _settle(self, index: SemanticIndex | None, status: EncoderStatus) -> None:
+        self._semantic, self._status = index, status
+        self._docs = []  # the texts are encoded (or never will be): free them
+        self._done.set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the semantic half is ready or given up (True), or `timeout` passes.
+        Starts it if no query has yet."""
+        if self._base is not None:
+            return self._base[0].wait(timeout)
+        if not self._done.is_set():
+            self._start()
+        return self._done.wait(timeout)
+
     @property
-    def status(self) -> str:
-        """One line for start-up and `gatespec catalog`: which ranking serves queries."""
-        if self.semantic is not None and not self.semantic.ready:
-            return "lexical ranking while the semantic index is built"
-        return self.encoder_status.detail
+    def semantic(self) -> SemanticIndex | None:
+        """The semantic index once it is ready, else None."""
+        if self._base is None:
+            return self._semantic
+        base, keep = self._base
+        if self._rows is None and base.semantic is not None:
+            self._rows = base.semantic.rows(keep)
+        return self._rows
 
     @property
     def hybrid(self) -> bool:
-        return self.semantic is not None and self.semantic.ready
+        return self.semantic is not None
 
-    def search_counted(self, query: str, k: int = 10) -> tuple[list[tuple[str, float]], int]:
-        """The top `k` tools as (id, score), best first, and how many tools matched at all.
+    @property
+    def status(self) -> str:
+        """One line for `gatespec rank` and logs: which ranking serves queries, and why."""
+        if self._base is not None:
+            return self._base[0].status
+        if self._status.on and self._semantic is None:
+            if self._started:
+                return "lexical ranking while the semantic index is built"
+            return self._status.detail  # available; loads on the first query
+        return self._status.detail
+
+    # ------------------------------------------------------------------ querying
+
+    def search_counted(
+        self, query: str, k: int = 10, only: Collection[str] | None = None
+    ) -> tuple[list[tuple[str, float]], int]:
+        """The top `k` tools as (id, score), best first, and how many tools matched at all;
+        with `only`, among the tools whose ids it holds (a namespace filter).
 
         The query is cut to browse.query_max_chars characters. Scores are rounded to 4
-        decimals and strictly decrease down the list, so ordering by score then id (§2.5)
-        keeps this order."""
+        decimals; ties are ordered by id (§2.5). The first query starts loading the semantic
+        half."""
         if k <= 0 or not query or query.isspace():
             return [], 0
+        semantic = self.semantic
+        if semantic is None:
+            source = self._base[0] if self._base is not None else self
+            if not source._done.is_set():
+                source._start()
         query = query[:QUERY_MAX_CHARS]
-        parts = self.parts(query)
-        semantic = self.semantic if self.hybrid else None
-        sims = semantic.similarities(parts) if semantic is not None else None
-        return rank_parts(
-            [self.lexical.scores(part) for part in parts],
-            sims,
-            self.lexical.ids,
-            semantic.vectors if semantic is not None else None,
-            self.params,
-            k,
+        cosine = semantic.similarities([query])[0] if semantic is not None else None
+        allowed = None
+        if only is not None:
+            allowed = [i for i, doc_id in enumerate(self.lexical.ids) if doc_id in only]
+        return rank_scores(
+            self.lexical.scores(query), cosine, self.lexical.ids, self.params, k, allowed
         )
 
-    def parts(self, query: str) -> list[str]:
-        """What is ranked for a query: the query cut to browse.query_max_chars, then its
-        clauses when it has several."""
-        query = query[:QUERY_MAX_CHARS]
-        if not self.params.split_clauses:
-            return [query]
-        return [query, *clauses(query, self.params.max_clauses)]
+
+def _build(ref: weakref.ref[Ranker]) -> None:
+    """Load the model and build the semantic index of the ranker behind `ref`, holding it
+    only for moments: a ranker dropped by a catalog refresh stops the encoding."""
+    ranker = ref()
+    if ranker is None:
+        return
+    texts = [embedding_text(d) for d in ranker._docs]
+    cache = ranker._cache if ranker._cache is not None else VectorCache()
+    del ranker
+    index: SemanticIndex | None = None
+    try:
+        encoder, status = load_encoder()
+        if encoder is not None:
+            index = build_index(texts, encoder, cache, alive=lambda: ref() is not None)
+    except Exception as exc:  # a broken model or cache must not stop the gateway
+        log.warning("semantic ranking unavailable", exc_info=True)
+        status = EncoderStatus(False, f"lexical ranking only: the semantic index failed ({exc})")
+    ranker = ref()
+    if ranker is not None:
+        ranker._settle(index, status)
 
 
-def rank_parts(
-    lexical: Sequence[dict[int, float]],
-    sims: np.ndarray | None,
+def rank_scores(
+    lexical: np.ndarray,
+    cosine: np.ndarray | None,
     ids: Sequence[str],
-    vectors: np.ndarray | None,
     params: FusionParams,
     k: int,
+    allowed: Sequence[int] | None = None,
 ) -> tuple[list[tuple[str, float]], int]:
-    """Ranker.search_counted from each part's BM25 scores and cosine similarities (bench/
-    retrieval.py calls this directly to cross-validate `params` without re-encoding)."""
-    scored = [
-        fuse(scores, sims[n] if sims is not None else None, params)
-        for n, scores in enumerate(lexical)
-    ]
-    matched = set().union(*scored)
-    if not matched:
+    """Ranker.search_counted from a query's BM25 scores and cosine similarities, by position
+    (bench/retrieval.py calls this directly to cross-validate `params` without re-encoding);
+    with `allowed`, only those positions are ranked and counted."""
+    fused, matched = fuse(lexical, cosine, params)
+    if allowed is not None:
+        keep = matched[allowed]
+        matched[:] = False
+        matched[allowed] = keep
+    candidates = matched.nonzero()[0]
+    if not len(candidates):
         return [], 0
-    lists = [ordered(s, ids, _DEPTH) for s in scored]
-    order = interleave(lists) if len(lists) > 1 else lists[0]
-    order = demote_duplicates(order, vectors, params.duplicate_similarity)[:k]
-    return _monotone(order, scored[0], ids), len(matched)
-
-
-def _monotone(
-    order: Sequence[int], scores: dict[int, float], ids: Sequence[str]
-) -> list[tuple[str, float]]:
-    """(id, score) down `order`: each the full query's fused score, lowered where needed so
-    that sorting by score descending then id ascending (§2.5) gives `order` back (a clause's
-    tool interleaved high can score lower on the whole query than tools below it)."""
-    out: list[tuple[str, float]] = []
-    for i in order:
-        score = round(scores.get(i, 0.0), 4)
-        if out:
-            above_id, above = out[-1]
-            if score > above or (score == above and ids[i] < above_id):
-                score = above if ids[i] > above_id else round(above - 1e-4, 4)
-        out.append((ids[i], score + 0.0))
-    return out
+    top = best(fused, candidates, ids, k)
+    return [(ids[i], round(float(fused[i]), 4) + 0.0) for i in top], len(candidates)

@@ -14,7 +14,9 @@ session exists for (tool_view of an artifact from an earlier tool_execute, the c
 prefix), so every sessionless request shares one key. Consequence: behind one gateway process,
 sessionless clients share cache-stable ordering and can read each other's artifacts by handle
 (handles are random, so only by being given one). Clients that need isolation use a session-
-bearing transport (handshake-era Streamable HTTP, SSE or stdio).
+bearing transport (handshake-era Streamable HTTP, SSE or stdio). With access control, state is
+keyed by the identity as well (gatespec.core.Caller.scope): sessionless callers share it only
+with callers of the same identity.
 """
 
 from __future__ import annotations
@@ -22,9 +24,13 @@ from __future__ import annotations
 from typing import Any, Final
 from uuid import UUID
 
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.connection import Connection
 from mcp.server.context import ServerRequestContext
 from starlette.requests import Request
+
+from gatespec.access import Identity
+from gatespec.access.tokens import IdentityToken
 
 SESSIONLESS_KEY: Final = "http:sessionless"
 MCP_SESSION_ID_HEADER: Final = "mcp-session-id"
@@ -65,3 +71,16 @@ def _normalise_uuid(value: str) -> str:
         return UUID(hex=value).hex
     except ValueError:
         return value
+
+
+def identity_of(ctx: ServerRequestContext[Any, Any], fallback: Identity) -> Identity | None:
+    """Who is calling (AM-ACCESS-CONTROL): over HTTP the identity its bearer token proved (the
+    SDK's auth middleware put it on the request), over stdio and in-process `fallback` (the
+    config's stdio identity). None: an HTTP request that carries no verified identity."""
+    request = ctx.request
+    if not isinstance(request, Request):
+        return fallback
+    user = request.scope.get("user")
+    if isinstance(user, AuthenticatedUser) and isinstance(user.access_token, IdentityToken):
+        return user.access_token.identity
+    return None

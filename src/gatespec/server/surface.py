@@ -15,16 +15,26 @@
   Inspector 0.15, SDK 1.32) validate structuredContent against the advertised outputSchema
   even on isError results and replace our error with their own -32602 (typescript-sdk#2748,
   fixed in its 2.x line). The text always carries the payload.
+- Meta-tools whose result is the upstream's own (profiles.yaml `result: upstream`: the search
+  profile's call) answer with the upstream's content, structuredContent and isError.
+- The dispatch from a meta-tool name to the runtime's operation is generated from
+  profiles.yaml (gatespec_surface.operations.call_meta_tool), with typed arguments.
+- Who is calling: the session key of the transport and the identity the bearer token proved
+  (HTTP) or the config names (stdio); tools/list and every call see that identity's catalog.
 - list_changed (profiles that list upstream tools): handshake-era clients get
   notifications/tools/list_changed, 2026-07-28 clients a subscriptions/listen event, whenever
-  the runtime reports a catalog change.
+  the catalog their identity may see changed.
+- What an upstream sends while running a tool (tool_execute, the search profile's call)
+  reaches the client request behind it (server.relay, AM-UPSTREAM-RELAY); the server
+  therefore offers logging, and passes a client's logging/setLevel on to the upstreams.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
+from dataclasses import replace
 from importlib import metadata
 from typing import Any, Final
 
@@ -32,12 +42,22 @@ from jsonschema import Draft202012Validator
 from mcp.server import Server
 from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.models import InitializationOptions
-from mcp_types import CallToolResult, ListToolsResult, TextContent, Tool
+from mcp_types import (
+    CallToolResult,
+    EmptyResult,
+    ListToolsResult,
+    SetLevelRequestParams,
+    TextContent,
+    Tool,
+)
+from pydantic import ValidationError
 
-from gatespec.core import GatewayRuntime, Reply
+from gatespec.access import LOCAL, Identity
+from gatespec.core import Caller, GatewayRuntime, Reply
 from gatespec.server.arguments import ArgumentChecker
 from gatespec.server.notify import ListChangedNotifier
-from gatespec.server.sessions import session_key
+from gatespec.server.relay import LogLevels, RequestRelay
+from gatespec.server.sessions import identity_of, session_key
 from gatespec.serving import SERVED_PROFILES
 from gatespec.validation import fast_accepts, fast_validator
 from gatespec_surface.descriptors import (
@@ -47,23 +67,16 @@ from gatespec_surface.descriptors import (
     tools_for_profile,
 )
 from gatespec_surface.errors import PATH_MAX_CHARS, ErrorCode, GatewayError
+from gatespec_surface.operations import call_meta_tool
 from gatespec_surface.schemas import META_TOOL_INPUT_SCHEMAS, STRIPPED_INPUT_SCHEMA
 from gatespec_surface.text import clip
 
 logger = logging.getLogger(__name__)
 
 _SHOWN_MAX: Final = 80  # a quoted tool name in a message
-
-
-MetaToolCall = Callable[[GatewayRuntime, str, dict[str, Any]], Awaitable[Reply]]
-
-# The runtime operation behind each meta-tool (the arguments are already checked and defaulted).
-_DISPATCH: Final[dict[str, MetaToolCall]] = {
-    "tool_browse": lambda rt, s, a: rt.browse(s, a.get("query"), a.get("path")),
-    "tool_hydrate": lambda rt, s, a: rt.hydrate(s, a["tool_id"]),
-    "tool_execute": lambda rt, s, a: rt.execute(s, a["tool_id"], a["args"]),
-    "tool_view": lambda rt, s, a: rt.view(s, a["handle"], a["selector"]),
-}
+UNAUTHENTICATED: Final = "this request carries no verified identity"
+# The meta-tools whose operation runs an upstream tool and relays what it sends (caller.relay).
+RELAYING_META_TOOLS: Final = frozenset({"tool_execute", "call"})
 
 
 def error_result(error: GatewayError, structured: bool = True) -> CallToolResult:
@@ -94,6 +107,8 @@ class MetaToolSurface:
             raise ValueError(
                 f"profile {profile!r} is not served (served: {', '.join(SERVED_PROFILES)})"
             )
+        if not PROFILES[profile].meta_tools:  # the aggregate profile: aggregate.surface
+            raise ValueError(f"profile {profile!r} has no meta-tools to serve")
         self.runtime = runtime
         self.profile = profile
         self.lists_stripped = PROFILES[profile].lists_upstream_tools == "stripped"
@@ -110,11 +125,13 @@ class MetaToolSurface:
             if (schema := output_schema(name)) is not None
         }
 
-    def list_tools(self) -> list[Tool]:
+    def list_tools(self, identity: Identity | None = LOCAL) -> list[Tool]:
+        """The meta-tools, and for a profile that lists them the stripped entries `identity`
+        may see (none for a request with no verified identity)."""
         tools = list(self.meta_tools)
-        if self.lists_stripped:
+        if self.lists_stripped and identity is not None:
             try:
-                tools.extend(self.runtime.stripped_tools())
+                tools.extend(self.runtime.stripped_tools(identity))
             except Exception:  # a broken catalog must not take the meta-tools down with it
                 logger.exception("listing the stripped catalog failed; serving meta-tools only")
         return tools
@@ -127,15 +144,20 @@ class MetaToolSurface:
         return STRIPPED_INPUT_SCHEMA if self.lists_stripped else None
 
     async def call(
-        self, session: str, name: str, arguments: Mapping[str, Any] | None
+        self, caller: Caller | str | None, name: str, arguments: Mapping[str, Any] | None
     ) -> CallToolResult:
-        """Run one tools/call; never raises (cancellation aside)."""
+        """Run one tools/call for `caller` (a bare session key: the local identity; None: an
+        HTTP request with no verified identity, refused); never raises (cancellation aside)."""
         try:
+            if caller is None:
+                raise GatewayError(ErrorCode.FORBIDDEN, UNAUTHENTICATED)
+            if isinstance(caller, str):
+                caller = Caller(caller)
             checker = self._checkers.get(name)
             if checker is None:
                 raise self._not_a_meta_tool(name)
             args = checker.check(arguments)
-            reply = await _DISPATCH[name](self.runtime, session, args)
+            reply = await call_meta_tool(self.runtime, name, caller, args)
             return self._success(name, reply)
         except Exception as exc:
             error = _gateway_error(exc)
@@ -149,6 +171,22 @@ class MetaToolSurface:
             return error_result(error, self.structured_errors)
 
     def _success(self, name: str, reply: Reply) -> CallToolResult:
+        if reply.content is not None:  # the upstream's own result (`result: upstream`)
+            try:
+                return CallToolResult.model_validate(
+                    {
+                        "content": list(reply.content),
+                        "structuredContent": reply.structured,
+                        "isError": reply.is_error,
+                    }
+                )
+            except ValidationError as exc:
+                why = exc.errors()[0]["msg"]
+                raise GatewayError(
+                    ErrorCode.UPSTREAM_ERROR,
+                    f"the upstream's result is not a valid MCP tool result: {why}",
+                    details={"output_invalid": True},
+                ) from None
         validators = self._outputs.get(name)
         if validators is not None and not fast_accepts(validators[0], reply.structured):
             problem = (
@@ -204,6 +242,14 @@ class GatewayServer(Server[Any]):
 
     surface: MetaToolSurface
     notifier: ListChangedNotifier | None = None
+    # Whether an HTTP request must carry a verified identity (the HTTP app sets it when it
+    # requires bearer tokens); a request without one is then refused, never served as local.
+    requires_identity: bool = False
+
+    def may_relay(self, method: str, params: Mapping[str, Any]) -> bool:
+        """Whether handling this request may send its client something before the answer
+        (AM-UPSTREAM-RELAY); Streamable HTTP answers the others with one JSON body."""
+        return method == "tools/call" and params.get("name") in RELAYING_META_TOOLS
 
     def create_initialization_options(
         self,
@@ -220,11 +266,21 @@ class GatewayServer(Server[Any]):
         )
 
 
-def _version() -> str:
+def server_version() -> str:
     try:
         return metadata.version("gatespec")
     except metadata.PackageNotFoundError:
         return "0+unknown"
+
+
+def caller_identity(server: GatewayServer, ctx: Any, fallback: Identity) -> Identity | None:
+    """Who makes the request behind `ctx`: the identity its bearer token proved; `fallback`
+    where the transport proves none (stdio, HTTP without access control); None for an HTTP
+    request with no verified identity when the app requires one."""
+    found = identity_of(ctx, fallback)
+    if found is None and not server.requires_identity:
+        return fallback  # HTTP without access control: today's local caller
+    return found
 
 
 def build_server(
@@ -232,36 +288,71 @@ def build_server(
     *,
     name: str = "gatespec",
     fallback_session: str = "local",
+    fallback_identity: Identity = LOCAL,
     notify_list_changed: bool | None = None,
     structured_errors: bool | None = None,
 ) -> GatewayServer:
     """An MCP server for `runtime.profile`.
 
-    fallback_session: the session key when the transport identifies no session (stdio: one
-    client per process). notify_list_changed: announce catalog changes; by default only for
-    profiles whose tools/list shows the catalog (in the gateway profile the list never changes).
+    fallback_session and fallback_identity: who calls when the transport says nothing (stdio:
+    one client per process, with the config's stdio identity). An HTTP request's identity is
+    the one its bearer token proved; without access control HTTP callers are the fallback.
+    notify_list_changed: announce catalog changes; by default only for profiles whose
+    tools/list shows the catalog (in the gateway profile the list never changes).
     structured_errors: put error payloads in structuredContent too; by default only when
     tools/list advertises no output schema (see the module docstring).
     """
+    if runtime.profile == "aggregate":  # the aggregate profile has a surface of its own
+        from gatespec.aggregate.surface import build_aggregate_server
+
+        return build_aggregate_server(
+            runtime,  # type: ignore[arg-type]  # the aggregate profile's runtime
+            name=name,
+            fallback_session=fallback_session,
+            fallback_identity=fallback_identity,
+        )
     surface = MetaToolSurface(runtime, structured_errors)
     announce = surface.lists_stripped if notify_list_changed is None else notify_list_changed
-    notifier = ListChangedNotifier() if announce else None
+
+    def identity(ctx: Any) -> Identity | None:
+        return caller_identity(server, ctx, fallback_identity)
+
+    def caller_of(ctx: Any) -> Caller | None:
+        who = identity(ctx)
+        return None if who is None else Caller(session_key(ctx, fallback_session), who)
+
+    notifier = ListChangedNotifier(runtime.visible_ids, identity) if announce else None
+    levels = LogLevels()
 
     async def on_list_tools(ctx: Any, params: Any) -> ListToolsResult:
-        return ListToolsResult(tools=surface.list_tools())
+        caller = caller_of(ctx)
+        return ListToolsResult(tools=surface.list_tools(caller.identity if caller else None))
 
     async def on_call_tool(ctx: Any, params: Any) -> CallToolResult:
-        return await surface.call(session_key(ctx, fallback_session), params.name, params.arguments)
+        caller = caller_of(ctx)
+        if caller is not None:
+            caller = replace(caller, relay=RequestRelay(ctx, caller.session, levels))
+        return await surface.call(caller, params.name, params.arguments)
+
+    async def on_set_level(ctx: Any, params: SetLevelRequestParams) -> EmptyResult:
+        levels.set(session_key(ctx, fallback_session), params.level)
+        set_upstream_level = getattr(runtime, "set_log_level", None)
+        if set_upstream_level is not None:
+            await set_upstream_level(params.level)
+        return EmptyResult()
 
     server = GatewayServer(
         name,
-        version=_version(),
+        version=server_version(),
         on_list_tools=on_list_tools,
         on_call_tool=on_call_tool,
         on_subscriptions_listen=notifier.listen_handler if notifier is not None else None,
         get_tool_input_schema=surface.input_schema,
     )
     server.surface = surface
+    # Registered after construction: the constructor warns that logging is deprecated in
+    # 2026-07-28, but handshake-era clients (most of them) still set levels.
+    server.add_request_handler("logging/setLevel", SetLevelRequestParams, on_set_level)
     if notifier is not None:
         server.notifier = notifier
         server.middleware.append(notifier.middleware)

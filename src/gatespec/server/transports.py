@@ -3,37 +3,58 @@
 HTTP routes (AM-SSE-AND-STREAMABLE):
 - ``/mcp``: Streamable HTTP for both protocol eras. Handshake-era clients get a stateful
   session (``Mcp-Session-Id``, so list_changed can reach them on their GET stream); 2026-07-28
-  clients are served per request by the SDK (routed on ``MCP-Protocol-Version``). A POST is
-  answered with one JSON body, not an SSE stream: the gateway sends nothing else in a request's
-  scope (no progress, no server-to-client requests), and the SSE framing cost 0.1-0.7 ms of
-  server CPU per call in (noisy) measurements here. subscriptions/listen is a stream whatever this setting (the SDK's rule).
+  clients are served per request by the SDK (routed on ``MCP-Protocol-Version``). A POSTed
+  request is answered with one JSON body, unless something an upstream sends while answering
+  it (progress, sampling / elicitation / roots requests) may have to ride that request's SSE
+  stream to its client (server.answers, AM-HTTP-ANSWER-FORM).
 - ``/sse`` + ``/messages?session_id=``: the 2024-11-05 SSE transport. The SDK advertises
   ``session_id``; seed 001's spelling ``sessionId`` is accepted too.
 
 DNS-rebinding protection (Host/Origin checks) is on for loopback binds, for every route: the
-SDK turns it on for /mcp only and leaves SSE unprotected unless told.
+SDK turns it on for /mcp only and leaves SSE unprotected unless told. Other binds get it when
+the config names the hosts (and origins) to accept (gateway.access.http).
+
+With access control (AM-ACCESS-CONTROL), every MCP route requires a bearer token, checked by
+the MCP SDK's server auth: its AuthenticationMiddleware runs the token verifier
+(gatespec.access.tokens), its RequireAuthMiddleware answers a request without a valid token
+401 with a WWW-Authenticate challenge naming the protected-resource metadata (RFC 9728), which
+is served at /.well-known/oauth-protected-resource/mcp. The SDK wraps /mcp; the SSE routes are
+wrapped here the same way. Sessions are bound to the identity that opened them by the SDK: a
+request for another identity's session is answered as for a session that does not exist.
 """
 
 from __future__ import annotations
 
 import logging
+import math
+import signal
 import socket
 import sys
-from collections.abc import Awaitable, Callable
-from typing import Final
+import threading
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import parse_qsl, urlencode
 
 import anyio
+from mcp.server.auth.middleware.bearer_auth import RequireAuthMiddleware
+from mcp.server.auth.routes import build_resource_metadata_url
+from mcp.server.auth.settings import AuthSettings
 from mcp.server.sse import SseServerTransport
 from mcp.server.stdio import stdio_server
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.routing import Route
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
+from gatespec.server.health import Health, health_routes
+from gatespec.server.answers import answer_per_request
 from gatespec.server.stdio import pipe_stdio
 from gatespec.server.surface import GatewayServer
 from gatespec.serving import ServeError
+
+if TYPE_CHECKING:
+    from gatespec.access.config import AccessConfig
 
 logger = logging.getLogger(__name__)
 
@@ -44,16 +65,54 @@ LOOPBACK_HOSTS: Final = ("127.0.0.1", "localhost", "::1")
 SHUTDOWN_GRACE: Final = 3  # seconds open streams (SSE, GET) get before uvicorn drops them
 
 
-def loopback_security(host: str) -> TransportSecuritySettings | None:
-    """Host/Origin checks for a loopback bind (what the SDK applies to /mcp), else None."""
-    if host not in LOOPBACK_HOSTS:
+def loopback_security(
+    host: str, hosts: tuple[str, ...] = (), origins: tuple[str, ...] = ()
+) -> TransportSecuritySettings | None:
+    """Host/Origin checks: for a loopback bind the loopback names (what the SDK applies to
+    /mcp) plus `hosts` and `origins`; for another bind only those given, else None (no
+    check: the operator named no host to check against)."""
+    allowed_hosts = list(hosts)
+    allowed_origins = list(origins)
+    if host in LOOPBACK_HOSTS:
+        loopback = ["127.0.0.1", "localhost", "[::1]"]
+        allowed_hosts += [*loopback, *(f"{h}:*" for h in loopback)]
+        allowed_origins += [f"http://{h}{port}" for h in loopback for port in ("", ":*")]
+    if not allowed_hosts:
         return None
-    hosts = ["127.0.0.1", "localhost", "[::1]"]
     return TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
-        allowed_hosts=[*hosts, *(f"{h}:*" for h in hosts)],
-        allowed_origins=[f"http://{h}{port}" for h in hosts for port in ("", ":*")],
+        allowed_hosts=allowed_hosts,
+        allowed_origins=allowed_origins,
     )
+
+
+def _auth_settings(access: AccessConfig, resource_url: str) -> AuthSettings:
+    """The SDK's resource-server settings: the metadata names this gateway and the server
+    whose tokens it accepts (the JWT issuer, or the gateway itself for static tokens). The
+    verifier checks a JWT's audience itself, so the SDK's resource check stays off."""
+    http = access.http
+    resource = http.resource_url or resource_url
+    issuer = http.authorization_server
+    if issuer is None and access.jwt is not None and access.jwt.issuer.startswith("http"):
+        issuer = access.jwt.issuer
+    origin = "/".join(resource.split("/", 3)[:3])  # scheme://host:port
+    # validated from strings so that AuthSettings keeps a path-less URL as written (RFC 8414
+    # issuers compare as exact strings; a trailing slash would make another issuer)
+    return AuthSettings.model_validate(
+        {
+            "issuer_url": issuer or origin,
+            "resource_server_url": resource,
+            "validate_token_resource": False,
+        }
+    )
+
+
+def _guarded(app: ASGIApp, auth: AuthSettings | None) -> ASGIApp:
+    """`app` behind the SDK's bearer-token requirement, when tokens are required."""
+    if auth is None or auth.resource_server_url is None:
+        return app
+    metadata = build_resource_metadata_url(auth.resource_server_url)
+    return RequireAuthMiddleware(app, auth.required_scopes or [], metadata)
 
 
 class _SseConnect:
@@ -92,23 +151,45 @@ def build_http_app(
     *,
     host: str = "127.0.0.1",
     security: TransportSecuritySettings | None = None,
+    access: AccessConfig | None = None,
+    resource_url: str | None = None,
+    health: Health | None = None,
 ) -> Starlette:
-    """One Starlette app: Streamable HTTP at /mcp, legacy SSE at /sse + /messages."""
-    security = security if security is not None else loopback_security(host)
+    """One Starlette app: Streamable HTTP at /mcp, legacy SSE at /sse + /messages; with an
+    access config that names tokens, every MCP route requires one (module docstring).
+    resource_url: this gateway's /mcp URL, for the protected-resource metadata."""
+    if security is None:
+        http = access.http if access is not None else None
+        security = loopback_security(
+            host, http.allowed_hosts if http else (), http.allowed_origins if http else ()
+        )
+    auth = None
+    if access is not None and access.authenticates:
+        auth = _auth_settings(access, resource_url or f"http://{host}{MCP_PATH}")
+        server.requires_identity = True
     sse = SseServerTransport(MESSAGES_PATH, security_settings=security)
-    messages = _SseMessages(sse)
+    connect = _guarded(_SseConnect(server, sse), auth)
+    messages = _guarded(_SseMessages(sse), auth)
     routes = [
-        Route(SSE_PATH, endpoint=_SseConnect(server, sse), methods=["GET"]),
+        Route(SSE_PATH, endpoint=connect, methods=["GET"]),
         Route(MESSAGES_PATH, endpoint=messages, methods=["POST"]),
         Route(MESSAGES_PATH + "/", endpoint=messages, methods=["POST"]),
+        *(health_routes(health) if health is not None else ()),
     ]
-    return server.streamable_http_app(
+    app = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
-        json_response=True,
+        # SSE where a request needs it: the handshake-era sessions choose per request
+        # (answer_per_request), the 2026-07-28 path answers JSON unless the handler sent
+        # something first.
+        json_response=False,
         host=host,
         transport_security=security,
+        auth=auth,
+        token_verifier=access.verifier() if auth is not None and access is not None else None,
         custom_starlette_routes=routes,
     )
+    answer_per_request(server.session_manager, server.may_relay)
+    return app
 
 
 async def serve_stdio(server: GatewayServer) -> None:
@@ -129,12 +210,19 @@ async def serve_http(
     sock: socket.socket | None = None,
     on_ready: Callable[[str], Awaitable[None] | None] | None = None,
     log_level: str = "warning",
+    access: AccessConfig | None = None,
+    drain_timeout: float = SHUTDOWN_GRACE,
 ) -> None:
     """Serve the HTTP app with uvicorn until interrupted; on_ready gets the base URL.
 
     The socket is bound by `bind_http` (pass `sock` to bind before slow start-up work), not
     by uvicorn, so that a taken port is a ServeError rather than uvicorn's sys.exit from
     inside the event loop.
+
+    Serving starts once the runtime has listed its upstreams, so /readyz is ready from the
+    first answer until SIGTERM (or SIGINT) starts the drain: uvicorn closes the listening
+    socket, lets the calls in flight finish for up to `drain_timeout` seconds, then cancels
+    what is left.
     """
     try:
         import uvicorn
@@ -143,12 +231,15 @@ async def serve_http(
             "serving HTTP needs uvicorn: pip install 'uvicorn>=0.31' into this environment"
         ) from exc
     sock = sock if sock is not None else bind_http(host, port)
-    app = build_http_app(server, host=host)
+    resource_url = _url(host, sock.getsockname()[1]) + MCP_PATH
+    health = Health(server.surface.runtime)
+    health.listed = True  # called once the runtime has started (see above)
+    app = build_http_app(server, host=host, access=access, resource_url=resource_url, health=health)
     config = uvicorn.Config(
         app,
         log_level=log_level,
         lifespan="on",
-        timeout_graceful_shutdown=SHUTDOWN_GRACE,
+        timeout_graceful_shutdown=math.ceil(drain_timeout),  # uvicorn takes whole seconds
     )
     web = uvicorn.Server(config)
 
@@ -163,18 +254,39 @@ async def serve_http(
                 await result
         while not web.should_exit:
             await anyio.sleep(0.1)
+        health.drain()
         # Shutting down: end subscriptions/listen streams gracefully (the client is told the
         # stream closed on purpose) instead of letting uvicorn's grace period run out on them.
         if server.notifier is not None:
             server.notifier.close()
 
-    with sock:
+    with sock, _drained_sigterm(web):
         async with anyio.create_task_group() as tg:
             tg.start_soon(lifecycle)
             try:
                 await web.serve(sockets=[sock])
             finally:
                 tg.cancel_scope.cancel()
+
+
+@contextmanager
+def _drained_sigterm(web: Any) -> Iterator[None]:
+    """uvicorn drains on SIGTERM, then raises the signal again with the handler it found; the
+    default one would kill the process before the upstreams are closed. Ours (also in place a
+    moment before uvicorn takes over) just asks the server to exit, so shutdown runs on and
+    the process exits 0."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        web.should_exit = True
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def bind_http(host: str, port: int) -> socket.socket:

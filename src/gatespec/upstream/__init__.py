@@ -12,7 +12,9 @@ tool cannot be exposed, so one bad definition costs that tool, not the whole ser
 """
 
 from gatespec.upstream.base import (
+    FOLLOWED_NOTIFICATIONS,
     ListChangedSupport,
+    NotificationCallback,
     ToolsChangedCallback,
     Upstream,
     UpstreamState,
@@ -20,16 +22,25 @@ from gatespec.upstream.base import (
 from gatespec.upstream.connection import McpUpstream
 from gatespec.upstream.errors import ERROR_KINDS, ErrorKind, UpstreamError
 from gatespec.upstream.factory import create_upstream
-from gatespec.upstream.pool import ProgressCallback, UpstreamPool, UpstreamStatus
+from gatespec.upstream.pool import (
+    ProgressCallback,
+    Reconfigured,
+    UpstreamPool,
+    UpstreamStatus,
+    keep_connected,
+)
 from gatespec.upstream.stub import StubUpstream, echo_result, load_catalog
-from gatespec.upstream.wire import call_result, strip_envelope_meta, tool_problem
+from gatespec.upstream.wire import call_result, plain_result, strip_envelope_meta, tool_problem
 
 __all__ = [
     "ERROR_KINDS",
+    "FOLLOWED_NOTIFICATIONS",
     "ErrorKind",
     "ListChangedSupport",
     "McpUpstream",
+    "NotificationCallback",
     "ProgressCallback",
+    "Reconfigured",
     "StubUpstream",
     "ToolsChangedCallback",
     "Upstream",
@@ -40,7 +51,9 @@ __all__ = [
     "call_result",
     "create_upstream",
     "echo_result",
+    "keep_connected",
     "load_catalog",
+    "plain_result",
     "strip_envelope_meta",
     "tool_problem",
 ]

@@ -13,19 +13,23 @@ returns the result dict untouched. Keep every private access in this module.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import mcp_types as types
-from mcp.client.session import ClientSession
-from mcp.shared.dispatcher import CallOptions
+from mcp.client._input_required import run_input_required_driver
+from mcp.client.session import ClientRequestContext, ClientSession
+from mcp.shared.dispatcher import CallOptions, ProgressFnT
 from pydantic import ValidationError
 
 logger = logging.getLogger(__name__)
 
 
 async def raw_request(
-    session: ClientSession, method: str, params: Mapping[str, Any] | None
+    session: ClientSession,
+    method: str,
+    params: Mapping[str, Any] | None,
+    on_progress: ProgressFnT | None = None,
 ) -> dict[str, Any]:
     """Send one request on `session` and return the result exactly as the server sent it.
 
@@ -33,9 +37,13 @@ async def raw_request(
     `_meta` envelope cannot leak upstream; the session adds the envelope its own era needs.
     Raises MCPError for an error response or a closed connection (code CONNECTION_CLOSED).
     Timeouts are the caller's (a cancelled request gets a courtesy notifications/cancelled).
+    `on_progress` gets the server's progress for this request (the dispatcher sends a progress
+    token of its own).
     """
     data: dict[str, Any] = {"method": method, "params": dict(params or {})}
     opts: CallOptions = {}
+    if on_progress is not None:
+        opts["on_progress"] = on_progress
     session._stamp(data, opts)  # pyright: ignore[reportPrivateUsage]
     return await session._dispatcher.send_raw_request(  # pyright: ignore[reportPrivateUsage]
         method, data.get("params"), opts
@@ -65,3 +73,39 @@ def absorb_tools(
         )
     except Exception:  # noqa: BLE001 - an SDK internals change must not break listing
         logger.debug("could not absorb the tool listing into the session", exc_info=True)
+
+
+Resend = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
+
+
+async def resolve_input_required(
+    session: ClientSession, raw: dict[str, Any], resend: Resend
+) -> dict[str, Any]:
+    """A 2026-07-28 server's input_required result, resolved through the session's own
+    sampling / elicitation / roots callbacks and the SDK's retry driver (the same path the
+    SDK's `Client.call_tool` takes); any other result is returned as it is. `resend(extra)`
+    sends the original request again with `extra` (inputResponses, requestState) added."""
+    if raw.get("resultType") != "input_required":
+        return raw
+    first = types.InputRequiredResult.model_validate(raw, by_name=False)
+
+    async def dispatch(key: str, request: Any) -> Any:
+        ctx = ClientRequestContext(session=session, request_id=f"input-{key}")
+        return await session.dispatch_input_request(ctx, request)
+
+    async def retry(responses: Any, state: str | None) -> Any:
+        extra: dict[str, Any] = {}
+        if responses:
+            extra["inputResponses"] = {
+                k: v.model_dump(by_alias=True, mode="json", exclude_none=True)
+                for k, v in responses.items()
+            }
+        if state is not None:
+            extra["requestState"] = state
+        again = await resend(extra)
+        if again.get("resultType") == "input_required":
+            return types.InputRequiredResult.model_validate(again, by_name=False)
+        return again
+
+    result: dict[str, Any] = await run_input_required_driver(first, dispatch=dispatch, retry=retry)
+    return result

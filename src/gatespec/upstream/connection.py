@@ -14,7 +14,13 @@ list_changed: on handshake-era connections the server's `notifications/tools/lis
 arrives through the client's message handler; on 2026-07-28 connections whose server advertises
 `tools.listChanged` we hold a `subscriptions/listen` stream open (re-listened with backoff when
 lost, followed by a refetch since there is no replay). Either way `on_tools_changed(key)` runs,
-coalesced, in a task of the connection.
+coalesced, in a task of the connection. Prompt and resource list changes and resource updates
+go to `on_notification` (the aggregate registry follows them).
+
+What the server sends while answering a request reaches the client request it was made for
+(`relay`, AM-UPSTREAM-RELAY): its progress, its log messages, and the requests it makes of its
+client (sampling, elicitation, roots), which the gateway therefore declares it can answer. A
+2026-07-28 server's input_required results are resolved the same way.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ import errno
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 import httpx2
@@ -42,18 +48,24 @@ from gatespec.config import DEFAULT_CONNECT_TIMEOUT, ServerConfig
 from gatespec.upstream import _sdk
 from gatespec.upstream._host import TaskHost
 from gatespec.upstream.base import (
+    FOLLOWED_NOTIFICATIONS,
+    MAX_PAGES,
     ListChangedSupport,
     ToolsChangedCallback,
     Upstream,
     UpstreamState,
 )
 from gatespec.upstream.errors import ErrorKind, UpstreamError
+from gatespec.upstream.relay import InFlight
 from gatespec.upstream.transports import StderrTail, open_transport
-from gatespec.upstream.wire import call_result
+from gatespec.upstream.wire import call_result, plain_result
+
+if TYPE_CHECKING:
+    from gatespec.core import Relay
 
 logger = logging.getLogger(__name__)
 
-MAX_TOOL_PAGES: Final = 1000  # a paginator that never ends must not hang a listing
+MAX_TOOL_PAGES: Final = MAX_PAGES
 CLIENT_INFO: Final = types.Implementation(name="gatespec", version="0.1.0")
 _LISTEN_BACKOFF_MAX: Final = 30.0
 
@@ -107,6 +119,12 @@ class McpUpstream(Upstream):
         self._closed = False
         self.protocol_version: str | None = None
         self.server_info: dict[str, Any] | None = None
+        self._capabilities: dict[str, Any] = {}
+        self._inflight = InFlight(self.key)
+        # Resource URIs the gateway subscribed to; on a 2026-07-28 connection they ride the
+        # subscriptions/listen filter, which is re-listened whenever the set changes.
+        self._watched: set[str] = set()
+        self._watch_changed = anyio.Event()
 
     # -- state ---------------------------------------------------------------------------
 
@@ -135,6 +153,10 @@ class McpUpstream(Upstream):
     @property
     def list_changed(self) -> ListChangedSupport:
         return self._conn.list_changed if self._conn is not None else None
+
+    @property
+    def capabilities(self) -> dict[str, Any]:
+        return dict(self._capabilities) if self.state == "connected" else {}
 
     # -- lifecycle -----------------------------------------------------------------------
 
@@ -230,13 +252,24 @@ class McpUpstream(Upstream):
                 conn.changed.set()
             elif isinstance(message, Exception):
                 logger.debug("upstream %r transport error: %r", self.key, message)
+            elif message.method in FOLLOWED_NOTIFICATIONS:
+                params = message.model_dump(by_alias=True, mode="json", exclude_none=True)
+                await self._notified(message.method, params.get("params") or {})
 
+        relay = self._inflight
         client = Client(
             open_transport(self.config, on_eof, conn.stderr, early),
             mode=mode,
             cache=None,  # the gateway keeps its own catalog; stale SDK caches would hide changes
             message_handler=on_message,
             client_info=CLIENT_INFO,
+            sampling_callback=relay.sampling,
+            elicitation_callback=relay.elicitation,
+            list_roots_callback=relay.roots,
+            logging_callback=relay.log,
+            # 2026-07-28 delivers log messages only to requests that opt in: take them all,
+            # each client's own level filters them on the way out (server.relay).
+            log_level="debug",
         )
         try:
             await client.__aenter__()
@@ -256,11 +289,14 @@ class McpUpstream(Upstream):
             self.server_info = info.model_dump(mode="json", exclude_none=True) if info else None
             if client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
                 self._mode = "legacy"  # remember the era: later reconnects skip the probe
-            tools_cap = client.server_capabilities.tools
+            caps = client.server_capabilities
+            self._capabilities = caps.model_dump(by_alias=True, mode="json", exclude_none=True)
+            tools_cap = caps.tools
             advertises = bool(tools_cap is not None and tools_cap.list_changed)
+            streams = advertises or _announces_more(caps)
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self._watch_changes, conn)
-                if advertises and client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                if streams and client.protocol_version in MODERN_PROTOCOL_VERSIONS:
                     tg.start_soon(self._listen, conn, client)
                 elif advertises:
                     conn.list_changed = "notification"
@@ -279,19 +315,26 @@ class McpUpstream(Upstream):
             await self._tools_changed()
 
     async def _listen(self, conn: _Connection, client: Client) -> None:
-        """Hold a 2026-07-28 subscriptions/listen stream open for tool-list changes."""
+        """Hold a 2026-07-28 subscriptions/listen stream open for list changes and the
+        subscribed resources' updates; re-listen when the subscribed set changes."""
         delay = 1.0
         while True:
             try:
-                async with client.listen(tools_list_changed=True) as sub:
-                    if not sub.honored.tools_list_changed:
-                        return
-                    conn.list_changed = "subscription"
+                caps = client.server_capabilities
+                tools = bool(caps.tools and caps.tools.list_changed)
+                changed = self._watch_changed
+                async with client.listen(
+                    tools_list_changed=tools,
+                    prompts_list_changed=bool(caps.prompts and caps.prompts.list_changed),
+                    resources_list_changed=bool(caps.resources and caps.resources.list_changed),
+                    resource_subscriptions=sorted(self._watched),
+                ) as sub:
+                    if tools and sub.honored.tools_list_changed:
+                        conn.list_changed = "subscription"
                     delay = 1.0
-                    async for event in sub:  # events also reach on_message; either sets changed
-                        logger.debug("upstream %r event %r", self.key, event)
-                        conn.changed.set()
-                return  # graceful close by the server: it will not send more
+                    if await _events_until(sub, changed, self.key):
+                        return  # graceful close by the server: it will not send more
+                    continue  # the subscribed set changed: listen again with the new filter
             except ListenNotSupportedError:
                 return
             except (SubscriptionLost, MCPError, TimeoutError) as exc:
@@ -311,14 +354,24 @@ class McpUpstream(Upstream):
         return conn, conn.client
 
     async def _request(
-        self, method: str, params: Mapping[str, Any], timeout: float, what: str
+        self,
+        method: str,
+        params: Mapping[str, Any],
+        timeout: float,
+        what: str,
+        relay: Relay | None = None,
     ) -> dict[str, Any]:
         conn, client = self._live()
         if conn.stderr is not None:
             conn.stderr.trim()
+        progress = relay.progress if relay is not None and relay.wants_progress else None
+
+        async def send(extra: dict[str, Any]) -> dict[str, Any]:
+            return await _sdk.raw_request(client.session, method, {**params, **extra}, progress)
+
         try:
-            with anyio.fail_after(timeout):
-                return await _sdk.raw_request(client.session, method, params)
+            with anyio.fail_after(timeout), self._inflight.track(relay):
+                return await _sdk.resolve_input_required(client.session, await send({}), send)
         except TimeoutError:
             raise UpstreamError(
                 self.key, "timeout", f"{what}: no answer within {timeout:g}s (request cancelled)"
@@ -349,33 +402,7 @@ class McpUpstream(Upstream):
         Entries that are not JSON objects cannot be handed over as dicts; they are skipped and
         logged. Use `wire.tool_problem` to decide which tools to expose.
         """
-        tools: list[dict[str, Any]] = []
-        cursor: str | None = None
-        seen: set[str] = set()
-        for _ in range(MAX_TOOL_PAGES):
-            params = {"cursor": cursor} if cursor is not None else {}
-            raw = await self._request("tools/list", params, self.call_timeout, "tools/list")
-            page = raw.get("tools")
-            if not isinstance(page, list):
-                raise UpstreamError(self.key, "protocol", "tools/list result has no tools array")
-            for item in page:
-                if isinstance(item, dict):
-                    tools.append(item)
-                else:
-                    logger.warning("upstream %r listed a non-object tool: %r", self.key, item)
-            next_cursor = raw.get("nextCursor")
-            if next_cursor is None or next_cursor == "":
-                break
-            if not isinstance(next_cursor, str):
-                raise UpstreamError(self.key, "protocol", f"tools/list nextCursor {next_cursor!r}")
-            if next_cursor in seen:
-                raise UpstreamError(
-                    self.key, "protocol", f"tools/list repeated cursor {next_cursor!r}"
-                )
-            seen.add(next_cursor)
-            cursor = next_cursor
-        else:
-            raise UpstreamError(self.key, "protocol", f"tools/list exceeded {MAX_TOOL_PAGES} pages")
+        tools = await self.list_all("tools/list", "tools")
         conn = self._conn
         # Only 2026-07-28 sessions use what a listing teaches them (x-mcp-header -> Mcp-Param-*
         # headers); handshake-era ones would only parse every tool with pydantic for nothing
@@ -388,28 +415,61 @@ class McpUpstream(Upstream):
             _sdk.absorb_tools(conn.client.session, tools, complete=True)
         return tools
 
+    async def request(
+        self,
+        method: str,
+        params: Mapping[str, Any] | None = None,
+        timeout: float | None = None,
+        relay: Relay | None = None,
+    ) -> dict[str, Any]:
+        # The caller builds params afresh (never a client's _meta: the session adds its own).
+        if method in _SUBSCRIBING and self.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return self._watch(method, params or {})
+        limit = timeout if timeout is not None else self.call_timeout
+        raw = await self._request(method, dict(params or {}), limit, method, relay)
+        return plain_result(raw)
+
+    def _watch(self, method: str, params: Mapping[str, Any]) -> dict[str, Any]:
+        """resources/(un)subscribe on a 2026-07-28 connection: a change of the listen filter."""
+        uri = params.get("uri")
+        if not isinstance(uri, str):
+            raise UpstreamError(self.key, "protocol", f"{method} needs a uri")
+        before = set(self._watched)
+        if method == "resources/subscribe":
+            self._watched.add(uri)
+        else:
+            self._watched.discard(uri)
+        if self._watched != before:
+            changed, self._watch_changed = self._watch_changed, anyio.Event()
+            changed.set()
+        return {}
+
     async def call_tool(
-        self, name: str, arguments: Mapping[str, Any] | None = None, timeout: float | None = None
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        timeout: float | None = None,
+        relay: Relay | None = None,
     ) -> dict[str, Any]:
         # Fresh params: only name and arguments travel upstream, never a caller's _meta.
         params: dict[str, Any] = {"name": name, "arguments": dict(arguments or {})}
         what = f"tools/call {name!r}"
         limit = timeout if timeout is not None else self.call_timeout
         try:
-            raw = await self._request("tools/call", params, limit, what)
+            raw = await self._request("tools/call", params, limit, what, relay)
         except UpstreamError as exc:
             cause = exc.__cause__
             if not (isinstance(cause, MCPError) and cause.code == types.HEADER_MISMATCH):
                 raise
             # 2026-07-28: the server wants headers from a fresh listing; relist and resend once.
             await self.list_tools()
-            raw = await self._request("tools/call", params, limit, what)
+            raw = await self._request("tools/call", params, limit, what, relay)
         if raw.get("resultType") not in (None, "complete"):
             raise UpstreamError(
                 self.key,
                 "call_failed",
-                f"{what}: server asked for {raw.get('resultType')!r} (client input), "
-                "which the gateway cannot provide",
+                f"{what}: server answered with result type {raw.get('resultType')!r}, "
+                "which the gateway does not handle",
             )
         shaped = call_result(raw)
         if isinstance(shaped, str):
@@ -465,6 +525,37 @@ class McpUpstream(Upstream):
         if isinstance(leaf, RuntimeError) and "protocol version" in str(leaf):
             return "protocol", str(leaf)
         return start, f"{type(leaf).__name__}: {leaf}"
+
+
+_SUBSCRIBING: Final = ("resources/subscribe", "resources/unsubscribe")
+
+
+def _announces_more(caps: types.ServerCapabilities) -> bool:
+    """The server announces prompt or resource list changes, or resource updates."""
+    prompts, resources = caps.prompts, caps.resources
+    return bool(
+        (prompts and prompts.list_changed)
+        or (resources and (resources.list_changed or resources.subscribe))
+    )
+
+
+async def _events_until(sub: Any, changed: anyio.Event, key: str) -> bool:
+    """Drain a listen stream's events (on_message routes them) until the server closes it
+    (True) or `changed` is set (False)."""
+    closed = False
+    async with anyio.create_task_group() as tg:
+
+        async def drain() -> None:
+            nonlocal closed
+            async for event in sub:
+                logger.debug("upstream %r event %r", key, event)
+            closed = True
+            tg.cancel_scope.cancel()
+
+        tg.start_soon(drain)
+        await changed.wait()
+        tg.cancel_scope.cancel()
+    return closed
 
 
 class _HandshakeClosed(Exception):

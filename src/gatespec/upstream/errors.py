@@ -4,10 +4,20 @@ from __future__ import annotations
 
 from typing import Final, Literal, get_args
 
+from gatespec_surface.errors import ErrorCode
+
 ErrorKind = Literal[
     "unknown_server", "start_failed", "unavailable", "timeout", "call_failed", "protocol"
 ]
 ERROR_KINDS: Final[tuple[str, ...]] = get_args(ErrorKind)
+# How an upstream failure surfaces to the client (seed 002 UPSTREAM_ERROR for the rest; seed
+# 001 timeout; seed 004 unknown and unavailable servers).
+_CODES: Final[dict[str, ErrorCode]] = {
+    "unknown_server": ErrorCode.UNKNOWN_SERVER,
+    "timeout": ErrorCode.TIMEOUT,
+    "unavailable": ErrorCode.SERVER_UNAVAILABLE,
+    "start_failed": ErrorCode.SERVER_UNAVAILABLE,
+}
 
 
 class UpstreamError(Exception):
@@ -30,6 +40,11 @@ class UpstreamError(Exception):
         self.kind: ErrorKind = kind
         self.reason = reason
         super().__init__(f"upstream {key!r}: {reason}")
+
+    @property
+    def code(self) -> ErrorCode:
+        """The spec error code a client is answered with for this failure."""
+        return _CODES.get(self.kind, ErrorCode.UPSTREAM_ERROR)
 
     def __reduce__(self) -> tuple[type[UpstreamError], tuple[str, ErrorKind, str]]:
         return (type(self), (self.key, self.kind, self.reason))

@@ -3,6 +3,8 @@
 One failing, crashing or hanging server never takes the others down: each connects under its
 own timeout, its failure is recorded with a reason, and `refresh()` retries it later. An
 upstream counts as connected once its handshake AND its first complete tool listing succeed.
+`reconfigure()` adds, removes and replaces servers while serving (AM-REGISTRY-RELOAD); a call
+in flight to a server that goes away ends with an "unavailable" UpstreamError saying so.
 
 Task ownership: connections live in a task group hosted by its own task (see `_host`), opened
 by `__aenter__` or `start()` and closed by `aclose()`; on asyncio these may be called from any
@@ -14,11 +16,13 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Literal, NamedTuple, Self
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Self
 
 import anyio
 from anyio.abc import TaskGroup
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from gatespec.config import (
     DEFAULT_CALL_TIMEOUT,
@@ -28,9 +32,12 @@ from gatespec.config import (
     ServerConfig,
 )
 from gatespec.upstream._host import TaskHost
-from gatespec.upstream.base import ToolsChangedCallback, Upstream
+from gatespec.upstream.base import NotificationCallback, ToolsChangedCallback, Upstream
 from gatespec.upstream.errors import UpstreamError
 from gatespec.upstream.factory import create_upstream
+
+if TYPE_CHECKING:
+    from gatespec.core import Relay
 
 logger = logging.getLogger(__name__)
 
@@ -43,6 +50,18 @@ class UpstreamStatus(NamedTuple):
     key: str
     state: StatusState  # pending: not started yet (or connecting)
     reason: str | None  # why it failed; None when connected or pending
+
+
+@dataclass(frozen=True)
+class Reconfigured:
+    """What `reconfigure` changed, by server key."""
+
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    replaced: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.added or self.removed or self.replaced)
 
 
 class UpstreamPool:
@@ -62,22 +81,36 @@ class UpstreamPool:
         self.connect_timeout = connect_timeout
         self.call_timeout = call_timeout
         self.on_tools_changed = on_tools_changed
+        # (key, method, params) of the notifications a registry follows (base.FOLLOWED_...)
+        self.on_notification: NotificationCallback | None = None
+        self._factory = upstream_factory
         self._upstreams: dict[str, Upstream] = {}
         for config in items:
             if config.key in self._upstreams:
                 raise ValueError(f"duplicate upstream key {config.key!r}")
-            self._upstreams[config.key] = upstream_factory(
-                config,
-                connect_timeout=connect_timeout,
-                call_timeout=call_timeout,
-                on_tools_changed=self._upstream_changed,
-            )
+            self._upstreams[config.key] = self._create(config)
         self._tools: dict[str, list[dict[str, Any]]] = {}
         self._failures: dict[str, UpstreamError] = {}
         self._list_locks = {key: anyio.Lock() for key in self._upstreams}
+        # Cancel scopes of the calls in flight, per key: a server that goes away ends them.
+        self._calls: dict[str, set[anyio.CancelScope]] = {}
         self._cycle_lock = anyio.Lock()  # one start/refresh at a time
         self._limiter = anyio.CapacityLimiter(max(1, max_concurrency))
         self._host = TaskHost()  # the task group every upstream connection runs in
+
+    def _create(self, config: ServerConfig) -> Upstream:
+        upstream = self._factory(
+            config,
+            connect_timeout=self.connect_timeout,
+            call_timeout=self.call_timeout,
+            on_tools_changed=self._upstream_changed,
+        )
+        upstream.on_notification = self._notified
+        return upstream
+
+    async def _notified(self, key: str, method: str, params: dict[str, Any]) -> None:
+        if self.on_notification is not None and self._upstreams.get(key) is not None:
+            await _maybe_await(self.on_notification(key, method, params))
 
     @classmethod
     def from_config(cls, config: GatewayConfig, **kwargs: Any) -> UpstreamPool:
@@ -246,15 +279,7 @@ class UpstreamPool:
             if upstream.connected and key in self._tools
         }
 
-    async def call(
-        self,
-        key: str,
-        name: str,
-        arguments: Mapping[str, Any] | None = None,
-        timeout: float | None = None,
-    ) -> dict[str, Any]:
-        """Call a tool on one upstream; UpstreamError on unknown key, dead upstream, timeout,
-        transport failure or a JSON-RPC error answer."""
+    def _live(self, key: str) -> Upstream:
         upstream = self._upstreams.get(key)
         if upstream is None:  # seed 004's wording for both
             raise UpstreamError(key, "unknown_server", f"Unknown server: {key}")
@@ -262,7 +287,136 @@ class UpstreamPool:
             status = self.status(key)
             why = f": {status.reason}" if status.reason else f" ({status.state})"
             raise UpstreamError(key, "unavailable", f"Server {key} unavailable{why}")
-        return await upstream.call_tool(name, arguments, timeout)
+        return upstream
+
+    async def _tracked(self, key: str, work: Awaitable[dict[str, Any]]) -> dict[str, Any]:
+        """Await `work`, ended with an "unavailable" UpstreamError if `key` goes away."""
+        with anyio.CancelScope() as scope:
+            self._calls.setdefault(key, set()).add(scope)
+            try:
+                return await work
+            finally:
+                self._calls.get(key, set()).discard(scope)
+        raise UpstreamError(
+            key, "unavailable", f"Server {key} unavailable: removed from the configuration"
+        )
+
+    async def call(
+        self,
+        key: str,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        timeout: float | None = None,
+        relay: Relay | None = None,
+    ) -> dict[str, Any]:
+        """Call a tool on one upstream; UpstreamError on unknown key, dead upstream, timeout,
+        transport failure or a JSON-RPC error answer."""
+        upstream = self._live(key)
+        return await self._tracked(key, upstream.call_tool(name, arguments, timeout, relay))
+
+    async def request(
+        self,
+        key: str,
+        method: str,
+        params: Mapping[str, Any] | None = None,
+        timeout: float | None = None,
+        relay: Relay | None = None,
+    ) -> dict[str, Any]:
+        """Any other MCP request to one upstream (errors as for `call`)."""
+        upstream = self._live(key)
+        return await self._tracked(key, upstream.request(method, params, timeout, relay))
+
+    async def list_all(
+        self, key: str, method: str, field: str, timeout: float | None = None
+    ) -> list[dict[str, Any]]:
+        """Every entry of one upstream's paginated list (errors as for `call`)."""
+        upstream = self._live(key)
+        work = upstream.list_all(method, field, timeout)
+        entries: list[dict[str, Any]] = []
+
+        async def listing() -> dict[str, Any]:
+            entries.extend(await work)
+            return {}
+
+        await self._tracked(key, listing())
+        if method == "tools/list":  # every listing is news for the registry
+            self._tools[key] = list(entries)
+        return entries
+
+    async def set_log_level(self, level: str) -> None:
+        """logging/setLevel on every connected handshake-era upstream that offers logging, in
+        parallel; a failure is logged (the level is a wish, not a contract). 2026-07-28 has no
+        such method: its log level travels with each request."""
+
+        async def one(key: str) -> None:
+            try:
+                await self.request(key, "logging/setLevel", {"level": level})
+            except UpstreamError as exc:
+                logger.info("logging/setLevel on %r failed: %s", key, exc)
+
+        async with anyio.create_task_group() as tg:
+            for key, upstream in self._upstreams.items():
+                modern = getattr(upstream, "protocol_version", None) in MODERN_PROTOCOL_VERSIONS
+                if "logging" in self.capabilities(key) and not modern:
+                    tg.start_soon(one, key)
+
+    def capabilities(self, key: str) -> dict[str, Any]:
+        """What a connected upstream offers (empty when it is not connected)."""
+        upstream = self._upstreams.get(key)
+        return upstream.capabilities if upstream is not None and upstream.connected else {}
+
+    # -- registry changes ----------------------------------------------------------------
+
+    async def reconfigure(
+        self,
+        configs: Mapping[str, ServerConfig],
+        progress: ProgressCallback | None = None,
+    ) -> Reconfigured:
+        """Make the pool serve `configs`: connect new keys, close vanished ones, replace those
+        whose entry changed (AM-REGISTRY-RELOAD). Calls in flight to a closed server end with
+        an "unavailable" UpstreamError. Order follows `configs`."""
+        await self._open()
+        async with self._cycle_lock:
+            old = self._upstreams
+            removed = tuple(k for k in old if k not in configs)
+            replaced = tuple(k for k in configs if k in old and old[k].config != configs[k])
+            added = tuple(k for k in configs if k not in old)
+            for key in (*removed, *replaced):
+                for scope in self._calls.pop(key, set()):
+                    scope.cancel()
+                self._tools.pop(key, None)
+                self._failures.pop(key, None)
+            async with anyio.create_task_group() as tg:
+                for key in (*removed, *replaced):
+                    tg.start_soon(self._close_quietly, old[key])
+            fresh = {**old}
+            for key in removed:
+                del fresh[key]
+                self._list_locks.pop(key, None)
+            for key in (*replaced, *added):
+                fresh[key] = self._create(configs[key])
+                self._list_locks.setdefault(key, anyio.Lock())
+            self._upstreams = {key: fresh[key] for key in configs}
+            await self._settle_all([*replaced, *added], progress, relist_only=set())
+        return Reconfigured(added, removed, replaced)
+
+
+async def keep_connected(
+    pool: UpstreamPool, interval: float, refresh: Callable[[], Awaitable[Any]]
+) -> None:
+    """While serving: every `interval` seconds, call `refresh` when an upstream failed to
+    start or died since (a crashed server comes back without restarting the gateway). Returns
+    at once when the interval is 0; a failed refresh is logged and the loop goes on."""
+    if interval <= 0:
+        return
+    while True:
+        await anyio.sleep(interval)
+        if all(s.state == "connected" for s in pool.statuses()):
+            continue
+        try:
+            await refresh()
+        except Exception:  # the gateway keeps serving
+            logger.exception("refreshing upstreams failed")
 
 
 async def _maybe_await(value: Awaitable[None] | None) -> None:

@@ -14,13 +14,16 @@ import copy
 import json
 import logging
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from anyio.abc import TaskGroup
 
 from gatespec.config import DEFAULT_CONNECT_TIMEOUT, ServerConfig
 from gatespec.upstream.base import ToolsChangedCallback, Upstream, UpstreamState
 from gatespec.upstream.errors import UpstreamError
+
+if TYPE_CHECKING:
+    from gatespec.core import Relay
 
 logger = logging.getLogger(__name__)
 
@@ -128,8 +131,23 @@ class StubUpstream(Upstream):
     async def list_tools(self) -> list[dict[str, Any]]:
         return copy.deepcopy(self._require())  # callers may edit their copy
 
+    async def request(
+        self,
+        method: str,
+        params: Mapping[str, Any] | None = None,
+        timeout: float | None = None,
+        relay: Relay | None = None,
+    ) -> dict[str, Any]:
+        if method == "tools/list":  # one page: a catalog file has no cursors
+            return {"tools": await self.list_tools()}
+        return await super().request(method, params, timeout, relay)
+
     async def call_tool(
-        self, name: str, arguments: Mapping[str, Any] | None = None, timeout: float | None = None
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        timeout: float | None = None,
+        relay: Relay | None = None,
     ) -> dict[str, Any]:
         tools = self._require()
         if not any(isinstance(t, dict) and t.get("name") == name for t in tools):

@@ -16,6 +16,8 @@ from mcp.shared.inbound import find_invalid_x_mcp_header
 # subscription ids...). They describe the upstream connection, not the result, so they are not
 # passed on to the gateway's clients.
 ENVELOPE_META_PREFIX: Final = "io.modelcontextprotocol/"
+# 2026-07-28 result bookkeeping that belongs to the upstream hop (caching hints, result kind).
+HOP_RESULT_KEYS: Final = frozenset({"resultType", "ttlMs", "cacheScope"})
 
 
 def tool_problem(tool: Any) -> str | None:
@@ -54,6 +56,16 @@ def strip_envelope_meta(meta: Any) -> dict[str, Any] | None:
     return kept or None
 
 
+def plain_result(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """A raw result without the upstream hop's bookkeeping (HOP_RESULT_KEYS, envelope `_meta`
+    keys); everything else exactly as sent."""
+    out = {k: v for k, v in raw.items() if k not in HOP_RESULT_KEYS and k != "_meta"}
+    meta = strip_envelope_meta(raw.get("_meta"))
+    if meta is not None:
+        out["_meta"] = meta
+    return out
+
+
 def call_result(raw: Mapping[str, Any]) -> dict[str, Any] | str:
     """A raw tools/call result in CallToolResult wire form, or a reason string when it is not one.
 
@@ -78,4 +90,11 @@ def call_result(raw: Mapping[str, Any]) -> dict[str, Any] | str:
     return out
 
 
-__all__ = ["ENVELOPE_META_PREFIX", "call_result", "strip_envelope_meta", "tool_problem"]
+__all__ = [
+    "ENVELOPE_META_PREFIX",
+    "HOP_RESULT_KEYS",
+    "call_result",
+    "plain_result",
+    "strip_envelope_meta",
+    "tool_problem",
+]

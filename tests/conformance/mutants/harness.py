@@ -3,6 +3,7 @@ IUT, and the kit run in-process with a JSON report."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import socket
@@ -11,11 +12,17 @@ import sys
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import jwt
+from cryptography.hazmat.primitives.asymmetric import ed25519
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
 from gatespec_conformance import cli
 from gatespec_conformance.fixture_upstream import ENV_TOOLS, ENV_WELL_FORMED_ONLY, fixture_argv
+from gatespec_conformance.server_access import RESTRICTED_VISIBLE
 
 PYTHON = sys.executable
 MUTANT = Path(__file__).resolve().parent / "serve_mutant.py"
@@ -47,6 +54,13 @@ def write_config(
     path = directory / f"gatespec-{profile}{'-stable' if cache_stable else ''}.json"
     path.write_text(json.dumps(config))
     return path
+
+
+def aggregate_argv(mutant: str | None = None) -> list[str]:
+    """gatespec (or a mutant) serving the aggregate profile from the kit's own {mcp_config}
+    (two rich fixtures), which the kit then also rewrites for its registry-change check."""
+    head = [PYTHON, "-m", "gatespec.cli"] if mutant is None else [PYTHON, str(MUTANT), mutant]
+    return [*head, "serve", "--config", "{mcp_config}", "--profile", "aggregate"]
 
 
 def serve_argv(config: Path, mutant: str | None = None) -> list[str]:
@@ -96,13 +110,70 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+# Bearer tokens of the access-control runs: the kit's own identity (every tool) and the
+# restricted one of docs/conformance.md (the fixture tools RESTRICTED_VISIBLE only).
+OWN_TOKEN = "kit-own-identity-token"
+RESTRICTED_TOKEN = "kit-restricted-identity-token"
+
+
+@dataclass(frozen=True)
+class Identities:
+    """What the kit is given to run its access checks against gatespec."""
+
+    expired_token: str
+
+    def options(self) -> list[str]:
+        return [
+            "--token",
+            OWN_TOKEN,
+            "--restricted-token",
+            RESTRICTED_TOKEN,
+            "--expired-token",
+            self.expired_token,
+        ]
+
+
+def access_config(directory: Path) -> tuple[dict[str, Any], Identities]:
+    """gateway.access for the kit's two identities, and a JWT issuer whose expired token the
+    kit is given (the key is written next to the config)."""
+    key = ed25519.Ed25519PrivateKey.generate()
+    pem = key.public_key().public_bytes(Encoding.PEM, PublicFormat.SubjectPublicKeyInfo)
+    (directory / "issuer.pem").write_bytes(pem)
+    claims = {"iss": "https://kit.test", "aud": "gatespec", "sub": "jwt-user", "exp": 1}
+    allow = [{"tools": [f"fixture:{name}#*" for name in RESTRICTED_VISIBLE]}]
+    access = {
+        "identities": {
+            "own": {"tokens": [_digest(OWN_TOKEN)]},
+            "restricted": {"tokens": [_digest(RESTRICTED_TOKEN)], "allow": allow},
+        },
+        "jwt": {"public_key_file": str(directory / "issuer.pem"),
+                "issuer": claims["iss"], "audience": claims["aud"]},
+    }  # fmt: skip
+    return access, Identities(jwt.encode(claims, key, "EdDSA"))
+
+
+def _digest(token: str) -> str:
+    return "sha256:" + hashlib.sha256(token.encode()).hexdigest()
+
+
 @contextmanager
-def http_gatespec(directory: Path, profile: str) -> Iterator[tuple[str, Path]]:
-    """gatespec serving `profile` over Streamable HTTP: (its /mcp URL, the fixture's log)."""
+def http_gatespec(
+    directory: Path,
+    profile: str,
+    *,
+    access: dict[str, Any] | None = None,
+    mutant: str | None = None,
+) -> Iterator[tuple[str, Path]]:
+    """gatespec (or a mutant) serving `profile` over Streamable HTTP: (its /mcp URL, the
+    fixture's log); with `access` (access_config's), behind the kit's two identities."""
     call_log = directory / f"http-{profile}-calls.jsonl"
     config = write_config(directory, profile, call_log=call_log)
+    if access is not None:
+        body = json.loads(config.read_text())
+        body["gateway"]["access"] = access
+        config.write_text(json.dumps(body))
     port = free_port()
-    argv = [*serve_argv(config), "--transport", "http", "--port", str(port)]
+    argv = [*serve_argv(config, mutant), "--transport", "http", "--port", str(port)]
     errors = (directory / f"http-{profile}.err").open("w")
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=errors, env=dict(os.environ))
     try:

@@ -110,7 +110,7 @@ def stripped_real_schema() -> None:
     """Transparent tools/list entries carry the upstream schema instead of the sentinel."""
     from gatespec import runtime
 
-    real = runtime._snapshot
+    real = runtime._build_snapshot
 
     def snapshot(tools_by_server: Any) -> Any:
         snap = real(tools_by_server)
@@ -120,7 +120,7 @@ def stripped_real_schema() -> None:
         )
         return dataclasses.replace(snap, stripped=stripped)
 
-    runtime._snapshot = snapshot
+    runtime._build_snapshot = snapshot
 
 
 def view_off_by_one() -> None:
@@ -142,12 +142,11 @@ def stripped_callable() -> None:
 
     real = surface.MetaToolSurface.call
 
-    async def call(self: Any, session_key: str, name: str, arguments: Any) -> Any:
+    async def call(self: Any, session_key: str, name: str, arguments: Any, **kw: Any) -> Any:
         if self.lists_stripped and name not in self.names:
-            return await real(
-                self, session_key, "tool_execute", {"tool_id": name, "args": arguments or {}}
-            )
-        return await real(self, session_key, name, arguments)
+            args = {"tool_id": name, "args": arguments or {}}
+            return await real(self, session_key, "tool_execute", args, **kw)
+        return await real(self, session_key, name, arguments, **kw)
 
     surface.MetaToolSurface.call = call
 
@@ -238,6 +237,263 @@ def malformed_rejects_listing() -> None:
     connection.McpUpstream.list_tools = list_tools
 
 
+# ------------------------------------------------------------------ the aggregate profile
+
+
+def single_underscore() -> None:
+    """Seed 001's separator: names are offered as server_name."""
+    from gatespec.aggregate import naming
+
+    real = naming.namespaced
+
+    def namespaced(kind: Any, server: str, value: str) -> str:
+        return real(kind, server, value) if kind.uri else f"{server}_{value}"
+
+    naming.namespaced = namespaced
+
+
+def route_first_server() -> None:
+    """Every request goes to the first configured server, whatever its name says."""
+    from gatespec.aggregate import routing
+
+    real = routing.route
+
+    def route(method: str, params: Any, session: str, servers: Any) -> Any:
+        context, clean = real(method, params, session, servers)
+        first = next(iter(servers.values()))
+        return dataclasses.replace(context, config_key=first), clean
+
+    routing.route = route
+    from gatespec.aggregate import runtime
+
+    runtime.route = route
+
+
+def prompts_unnamespaced() -> None:
+    """Prompts are listed under their upstream names."""
+    from gatespec.aggregate import naming, runtime
+
+    real = naming.offer
+
+    def offer(kind: Any, server: str, entries: Any) -> Any:
+        if kind.method == "prompts/list":
+            return naming.Offered([dict(e) for e in entries], [])
+        return real(kind, server, entries)
+
+    runtime.offer = offer
+
+
+def first_page_only() -> None:
+    """An upstream's list stops after its first page (nextCursor ignored)."""
+    from gatespec.upstream import base
+
+    async def list_all(self: Any, method: str, field: str, timeout: Any = None) -> Any:
+        raw = await self.request(method, {}, timeout)
+        return [e for e in raw.get(field, []) if isinstance(e, dict)]
+
+    base.Upstream.list_all = list_all
+
+
+def all_or_nothing() -> None:
+    """One failing upstream fails the whole list."""
+    from gatespec.aggregate import runtime
+    from gatespec_surface.errors import ErrorCode, GatewayError
+
+    real = runtime.AggregateRuntime.broadcast
+
+    async def broadcast(self: Any, kind: Any) -> Any:
+        merged = await real(self, kind)
+        if merged.failures:
+            raise GatewayError(ErrorCode.UPSTREAM_ERROR, f"{merged.failures[0].server} failed")
+        return merged
+
+    runtime.AggregateRuntime.broadcast = broadcast
+
+
+def cancel_shielded() -> None:
+    """An upstream call runs on when its client cancels."""
+    import anyio
+
+    from gatespec.upstream import pool
+
+    real = pool.UpstreamPool.call
+
+    async def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        with anyio.CancelScope(shield=True):
+            return await real(self, *args, **kwargs)
+
+    pool.UpstreamPool.call = call
+
+
+def reload_silent() -> None:
+    """A registry change is served but announced to nobody."""
+    from gatespec.aggregate import runtime
+
+    async def reconfigure(self: Any, config: Any) -> Any:
+        changed = await self.pool.reconfigure(config.servers)
+        self._configure(config)
+        return changed
+
+    runtime.AggregateRuntime.reconfigure = reconfigure
+
+
+def unknown_server_unavailable() -> None:
+    """A server key nobody configured is answered SERVER_UNAVAILABLE."""
+    from gatespec.aggregate import routing, runtime
+    from gatespec_surface.errors import ErrorCode, GatewayError
+
+    real = routing.route
+
+    def route(*args: Any) -> Any:
+        try:
+            return real(*args)
+        except GatewayError as exc:
+            if exc.code != ErrorCode.UNKNOWN_SERVER:
+                raise
+            raise GatewayError(ErrorCode.SERVER_UNAVAILABLE, exc.message, exc.path) from None
+
+    runtime.route = route
+
+
+def read_uri_upstream() -> None:
+    """resources/read answers with the upstream's own URIs."""
+    from gatespec.aggregate import naming, runtime
+
+    real = naming.namespace_answer
+
+    def namespace_answer(method: str, server: str, result: Any) -> Any:
+        return result if method == "resources/read" else real(method, server, result)
+
+    runtime.namespace_answer = namespace_answer
+
+
+def capabilities_tools_only() -> None:
+    """Only tools are advertised, whatever the upstreams offer."""
+    from gatespec.aggregate import surface
+
+    def get_capabilities(self: Any, *args: Any, **kwargs: Any) -> Any:
+        caps = surface.GatewayServer.get_capabilities(self, *args, **kwargs)
+        return caps.model_copy(update={"prompts": None, "resources": None})
+
+    surface.AggregateServer.get_capabilities = get_capabilities
+
+
+def batch_reversed() -> None:
+    """batch answers its calls last first."""
+    import dataclasses as dc
+
+    from gatespec import search
+
+    real = search.SearchOperations.batch
+
+    async def batch(self: Any, caller: Any, args: Any) -> Any:
+        reply = await real(self, caller, args)
+        results = list(reversed(reply.structured["results"]))
+        return dc.replace(reply, structured={"results": results})
+
+    search.SearchOperations.batch = batch
+
+
+def call_drops_structure() -> None:
+    """call answers the upstream's text but drops its structuredContent."""
+    import dataclasses as dc
+
+    from gatespec import search
+
+    real = search.SearchOperations.call
+
+    async def call(self: Any, caller: Any, args: Any) -> Any:
+        return dc.replace(await real(self, caller, args), structured=None)
+
+    search.SearchOperations.call = call
+
+
+# ------------------------------------------------------------------ access control
+# (served over HTTP behind the kit's two identities: tests/conformance/test_server_mutants.py)
+
+
+def _as_local(method: str) -> None:
+    """SearchOperations.`method` runs as the local (unrestricted) identity, whoever calls."""
+    from gatespec import search
+    from gatespec.core import Caller
+
+    real = getattr(search.SearchOperations, method)
+
+    async def unrestricted(self: Any, caller: Any, args: Any) -> Any:
+        return await real(self, Caller(caller.session), args)
+
+    setattr(search.SearchOperations, method, unrestricted)
+
+
+def search_unfiltered() -> None:
+    """search lists every operation whoever asks (call is still filtered)."""
+    _as_local("search")
+
+
+def forbidden_tells() -> None:
+    """FORBIDDEN names a hidden tool as existing; an absent one is TOOL_NOT_FOUND."""
+    from gatespec import runtime
+    from gatespec_surface.errors import ErrorCode, GatewayError
+
+    real = runtime.ProxyRuntime._access
+
+    def access(self: Any, item: Any, name: str, identity: Any) -> Any:
+        if item is None and self.policy.restricted(identity):
+            full = self._snapshot().catalog
+            if full.by_operation(name) is None and name not in full:
+                raise GatewayError(ErrorCode.TOOL_NOT_FOUND, f"no tool {name!r}", name)
+            raise GatewayError(ErrorCode.FORBIDDEN, f"{name} exists but is not yours", name)
+        return real(self, item, name, identity)
+
+    runtime.ProxyRuntime._access = access
+
+
+def list_changed_to_all() -> None:
+    """Every identity is told of every catalog change."""
+    from gatespec.server import notify
+
+    notify.ListChangedNotifier._visible_now = lambda self, identity: None
+
+
+def batch_escapes_policy() -> None:
+    """batch runs its calls without the caller's identity (call and schema keep it)."""
+    _as_local("_batch_item")
+
+
+def expiry_ignored() -> None:
+    """A JWT's expiry is not checked."""
+    from gatespec.access import tokens
+
+    real = tokens.JwtVerifier.verify
+
+    def verify(self: Any, token: str) -> Any:
+        decode = tokens.jwt.decode
+
+        def lenient(*args: Any, **kwargs: Any) -> Any:
+            return decode(*args, **{**kwargs, "options": {"verify_exp": False}})
+
+        tokens.jwt.decode = lenient
+        try:
+            found = real(self, token)
+        finally:
+            tokens.jwt.decode = decode
+        return None if found is None else (found[0], None)
+
+    tokens.JwtVerifier.verify = verify
+
+
+def artifacts_shared() -> None:
+    """Artifacts belong to nobody: any caller can read any handle it learns."""
+    from gatespec import artifacts
+
+    real = artifacts.ArtifactStore.put
+
+    def put(self: Any, data: bytes, media_type: str, label: str, uri: Any = None, **_: Any) -> Any:
+        return real(self, data, media_type, label, uri)
+
+    artifacts.ArtifactStore.put = put
+
+
 MUTANTS: dict[str, Callable[[], None]] = {
     "truncation-off": truncation_off,
     "order-reversed": order_reversed,
@@ -255,6 +511,24 @@ MUTANTS: dict[str, Callable[[], None]] = {
     "estimated-tokens": estimated_tokens,
     "special-tokens-crash": special_tokens_crash,
     "malformed-rejects-listing": malformed_rejects_listing,
+    "single-underscore": single_underscore,
+    "route-first-server": route_first_server,
+    "prompts-unnamespaced": prompts_unnamespaced,
+    "first-page-only": first_page_only,
+    "all-or-nothing": all_or_nothing,
+    "cancel-shielded": cancel_shielded,
+    "reload-silent": reload_silent,
+    "unknown-server-unavailable": unknown_server_unavailable,
+    "read-uri-upstream": read_uri_upstream,
+    "capabilities-tools-only": capabilities_tools_only,
+    "batch-reversed": batch_reversed,
+    "call-drops-structure": call_drops_structure,
+    "search-unfiltered": search_unfiltered,
+    "forbidden-tells": forbidden_tells,
+    "list-changed-to-all": list_changed_to_all,
+    "batch-escapes-policy": batch_escapes_policy,
+    "expiry-ignored": expiry_ignored,
+    "artifacts-shared": artifacts_shared,
 }
 
 
@@ -266,10 +540,10 @@ def exit_on_view() -> None:
 
     real = surface.MetaToolSurface.call
 
-    async def call(self: Any, session_key: str, name: str, arguments: Any) -> Any:
+    async def call(self: Any, session_key: str, name: str, arguments: Any, **kw: Any) -> Any:
         if name == "tool_view":
             os._exit(3)
-        return await real(self, session_key, name, arguments)
+        return await real(self, session_key, name, arguments, **kw)
 
     surface.MetaToolSurface.call = call
 

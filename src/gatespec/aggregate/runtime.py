@@ -1,0 +1,577 @@
+"""AggregateRuntime: the aggregate profile's registry and operations (seeds 001 and 004).
+
+One namespaced MCP server in front of many. The runtime owns the upstream pool (connect,
+isolate, refresh, reconfigure), the map from server keys to config keys, the plugin chain, the
+paged snapshots of merged lists and the resource subscriptions; the MCP surface
+(aggregate.surface) turns its operations into handlers.
+
+- Lists broadcast to every connected upstream that offers them, in parallel, each bounded by
+  that server's own call timeout; an upstream that fails is left out of the answer and
+  reported (AM-AGGREGATE-LISTING).
+- Requests are routed by the routing context parsed once at the boundary (routing.route);
+  tools/call goes through the plugin chain, and a tool the server does not list answers
+  TOOL_NOT_FOUND (seed 001), after one re-listing in case it is new.
+- Changes (an upstream's list_changed, a registry change) reach listeners as the set of lists
+  that changed; resource updates as the namespaced URI and its subscribers.
+- Access control (AM-ACCESS-CONTROL): an identity's lists hold only the entries its policy lets
+  it see (tools by "server:tool", prompts by "server:name", resources and templates by
+  "server:uri", the upstream's own names), and a request for anything else is refused before it
+  is routed upstream. A restricted identity gets FORBIDDEN for every name it cannot see, whether
+  it exists or not (an unknown server or tool included), and no broadcast failure warnings
+  (they would name servers it may not see) (AM-ACCESS-NO-LEAK).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+import anyio
+
+from gatespec.access import LOCAL, AccessPolicy, Identity, Subject, forbidden
+from gatespec.aggregate.naming import LISTS, Kind, Unoffered, namespace_answer, offer
+from gatespec.aggregate.pages import Pages
+from gatespec.aggregate.plugins import CallOutcome, Chain, ToolCall, build_chain
+from gatespec.aggregate.routing import RoutingContext, route
+from gatespec.catalog import server_keys
+from gatespec.config import GatewayConfig
+from gatespec.core import CatalogListing, Relay
+from gatespec.upstream import (
+    ProgressCallback,
+    Reconfigured,
+    UpstreamError,
+    UpstreamPool,
+    UpstreamStatus,
+    keep_connected,
+)
+from gatespec_surface import parsers
+from gatespec_surface.errors import ErrorCode, GatewayError
+
+__all__ = ["AggregateRuntime", "Failure", "Merged"]
+
+logger = logging.getLogger(__name__)
+
+# The lists each announced change touches (what a client refetches).
+_CHANGED_BY: Final = {
+    "notifications/prompts/list_changed": frozenset({"prompts"}),
+    "notifications/resources/list_changed": frozenset({"resources"}),
+}
+ALL_LISTS: Final = frozenset({"tools", "prompts", "resources"})
+
+# What a restricted identity is told FORBIDDEN for instead (AM-ACCESS-NO-LEAK).
+_HIDDEN_AS_FORBIDDEN: Final = frozenset({ErrorCode.UNKNOWN_SERVER, ErrorCode.TOOL_NOT_FOUND})
+
+ChangeListener = Callable[[frozenset[str]], Awaitable[None]]
+UpdateListener = Callable[[str, frozenset[str]], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class Failure:
+    """An upstream left out of a broadcast, and why."""
+
+    server: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Merged:
+    """One broadcast: the merged entries, what was left out and which upstreams failed."""
+
+    entries: list[dict[str, Any]]
+    unoffered: list[Unoffered]
+    failures: list[Failure]
+
+
+def entry_subject(kind: Kind, entry: Mapping[str, Any]) -> Subject:
+    """What the access policy decides about for a merged list's entry."""
+    if kind.uri:
+        server, uri = parsers.parse_resource_uri(str(entry[kind.key]))
+        return Subject.resource(server, uri)
+    server, name = parsers.parse_aggregate_name(str(entry[kind.key]))
+    if kind.method == "tools/list":
+        return Subject.tool(server, f"{server}:{name}", entry.get("annotations"))
+    return Subject.prompt(server, name)
+
+
+def target_subject(
+    context: RoutingContext, params: Mapping[str, Any], annotations: object = None
+) -> Subject:
+    """What the access policy decides about for a routed request's target."""
+    method = context.method
+    if method == "completion/complete":
+        ref = params.get("ref")
+        is_resource = isinstance(ref, Mapping) and ref.get("type") == "ref/resource"
+        method = "resources/read" if is_resource else "prompts/get"
+    if method == "tools/call":
+        return Subject.tool(context.server, f"{context.server}:{context.name}", annotations)
+    if method == "prompts/get":
+        return Subject.prompt(context.server, context.name)
+    return Subject.resource(context.server, context.name)
+
+
+def gateway_error(exc: UpstreamError, context: RoutingContext) -> GatewayError:
+    """An upstream failure as the client sees it."""
+    code = exc.code
+    path = f"{context.server}__{context.name}" if context.method == "tools/call" else context.name
+    return GatewayError(code, str(exc), path, {"server": context.server, "kind": exc.kind})
+
+
+class AggregateRuntime:
+    """The aggregate profile over an upstream pool (see the module docstring)."""
+
+    profile = "aggregate"
+
+    def __init__(self, pool: UpstreamPool, config: GatewayConfig) -> None:
+        self.pool = pool
+        self.config = config
+        self.refresh_interval = config.options.refresh_interval
+        self.servers: dict[str, str] = {}  # server key -> config key
+        self.plugins = Chain()
+        self.policy = AccessPolicy.open()
+        self._configure(config)
+        self.pages = Pages(config.options.page_size)
+        self._change_listeners: list[ChangeListener] = []
+        self._update_listeners: list[UpdateListener] = []
+        # namespaced URI -> the sessions subscribed to it (the upstream is subscribed once)
+        self._subscribers: dict[str, set[str]] = {}
+        self._subscribing = anyio.Lock()
+        # server__tool -> its input schema, from the latest tools/list broadcast
+        self._schemas: dict[str, Any] = {}
+        # list method -> the entries of its latest broadcast (what list_changed compares)
+        self._last: dict[str, list[dict[str, Any]]] = {}
+
+    @classmethod
+    def from_config(cls, config: GatewayConfig) -> AggregateRuntime:
+        return cls(UpstreamPool.from_config(config), config)
+
+    def _configure(self, config: GatewayConfig) -> None:
+        keys = server_keys(list(config.servers))  # CatalogError when two keys normalise alike
+        self.config = config
+        self.servers = {key: config_key for config_key, key in keys.items()}
+        self.plugins = build_chain(config.options.plugins, keys)
+        access = config.options.access
+        self.policy = access.policy if access is not None else AccessPolicy.open()
+
+    # ------------------------------------------------------------ lifecycle
+
+    async def start(self, progress: ProgressCallback | None = None) -> list[UpstreamStatus]:
+        self.pool.on_tools_changed = self._tools_changed
+        self.pool.on_notification = self._notified
+        return await self.pool.start(progress=progress)
+
+    async def refresh(self, progress: ProgressCallback | None = None) -> list[UpstreamStatus]:
+        statuses = await self.pool.refresh(progress=progress)
+        await self._announce(ALL_LISTS)
+        return statuses
+
+    async def keep_upstreams(self) -> None:
+        """While serving: every refresh_interval seconds, reconnect upstreams that are down."""
+        await keep_connected(self.pool, self.refresh_interval, self.refresh)
+
+    async def aclose(self) -> None:
+        await self.pool.aclose()
+
+    async def reconfigure(self, config: GatewayConfig) -> Reconfigured:
+        """Serve the servers of a changed config (AM-REGISTRY-RELOAD): connect added ones,
+        close removed ones, replace changed ones; open sessions are told what changed."""
+        server_keys(list(config.servers))  # refuse a clash before touching the pool
+        changed = await self.pool.reconfigure(config.servers)
+        self._configure(config)
+        if changed:
+            gone = {*changed.removed, *changed.replaced}
+            for uri in [u for u in self._subscribers if self._config_key_of(u) in gone]:
+                del self._subscribers[uri]
+            await self._announce(ALL_LISTS)
+        return changed
+
+    def statuses(self) -> list[UpstreamStatus]:
+        return self.pool.statuses()
+
+    def call_timeout_for(self, config_key: str) -> float:
+        """A server's own `timeout`, else the gateway-wide call_timeout."""
+        if config_key in self.config.servers:
+            return self.config.call_timeout_for(config_key)
+        return self.config.options.call_timeout
+
+    # ------------------------------------------------------------ change events
+
+    def add_change_listener(self, callback: ChangeListener) -> None:
+        """Call `callback(lists)` when lists change ({"tools", "prompts", "resources"})."""
+        self._change_listeners.append(callback)
+
+    def add_catalog_listener(self, callback: Callable[[], Awaitable[None]]) -> None:
+        """The core contract's listener: called when the tools change."""
+
+        async def tools_only(lists: frozenset[str]) -> None:
+            if "tools" in lists:
+                await callback()
+
+        self._change_listeners.append(tools_only)
+
+    def add_update_listener(self, callback: UpdateListener) -> None:
+        """Call `callback(namespaced uri, subscribed sessions)` when a subscribed resource
+        changes upstream."""
+        self._update_listeners.append(callback)
+
+    async def _announce(self, lists: frozenset[str]) -> None:
+        if self.policy.restricts_anyone:
+            # who is told depends on what changed in each identity's visible lists
+            for kind in LISTS.values():
+                if kind.capability in lists:
+                    await self.broadcast(kind)
+        for listener in list(self._change_listeners):
+            try:
+                await listener(lists)
+            except Exception:  # one listener's failure must not stop the others
+                logger.exception("change listener failed")
+
+    async def _tools_changed(self, config_key: str) -> None:
+        await self._announce(frozenset({"tools"}))
+
+    async def _notified(self, config_key: str, method: str, params: dict[str, Any]) -> None:
+        if method in _CHANGED_BY:
+            await self._announce(_CHANGED_BY[method])
+            return
+        server = self._server_of(config_key)
+        uri = params.get("uri")
+        if (
+            method != "notifications/resources/updated"
+            or server is None
+            or not isinstance(uri, str)
+        ):
+            return
+        try:
+            namespaced = parsers.format_resource_uri(server, uri)
+        except GatewayError:
+            return
+        sessions = frozenset(self._subscribers.get(namespaced, ()))
+        for listener in list(self._update_listeners):
+            try:
+                await listener(namespaced, sessions)
+            except Exception:
+                logger.exception("update listener failed")
+
+    def _server_of(self, config_key: str) -> str | None:
+        return next((s for s, k in self.servers.items() if k == config_key), None)
+
+    def _config_key_of(self, namespaced_uri: str) -> str | None:
+        try:
+            server, _ = parsers.parse_resource_uri(namespaced_uri)
+        except GatewayError:
+            return None
+        return self.servers.get(server)
+
+    # ------------------------------------------------------------ capabilities
+
+    def capabilities(self) -> dict[str, Any]:
+        """What the connected upstreams offer together (AM-AGGREGATE-CAPABILITIES), as
+        {capability: options}; tools always."""
+        offered: dict[str, dict[str, Any]] = {"tools": {}}
+        for config_key in self.servers.values():
+            caps = self.pool.capabilities(config_key)
+            for name in ("prompts", "resources", "completions", "logging"):
+                if name in caps:
+                    offered.setdefault(name, {})
+            resources = caps.get("resources")
+            if isinstance(resources, dict) and resources.get("subscribe"):
+                offered["resources"]["subscribe"] = True
+        return offered
+
+    # ------------------------------------------------------------ lists
+
+    def _offering(self, kind: Kind) -> list[tuple[str, str]]:
+        """(server key, config key) of the connected upstreams that offer `kind`, in order."""
+        return [
+            (server, key)
+            for server, key in self.servers.items()
+            if kind.capability in self.pool.capabilities(key)
+        ]
+
+    async def broadcast(self, kind: Kind) -> Merged:
+        """Every offering upstream's entries of `kind`, fetched in parallel (each bounded by
+        its own call timeout), namespaced and merged in config order."""
+        offering = self._offering(kind)
+        fetched: dict[str, list[dict[str, Any]]] = {}
+        failures: list[Failure] = []
+
+        async def fetch(server: str, key: str) -> None:
+            try:
+                with anyio.fail_after(self.call_timeout_for(key)):
+                    fetched[server] = await self.pool.list_all(key, kind.method, kind.field)
+            except TimeoutError:
+                reason = f"no complete {kind.method} within {self.call_timeout_for(key):g}s"
+                failures.append(Failure(server, reason))
+            except UpstreamError as exc:
+                failures.append(Failure(server, exc.reason))
+
+        async with anyio.create_task_group() as tg:
+            for server, key in offering:
+                tg.start_soon(fetch, server, key)
+        entries: list[dict[str, Any]] = []
+        unoffered: list[Unoffered] = []
+        for server, _ in offering:
+            if server not in fetched:
+                continue
+            raw = fetched[server]
+            if kind.method == "tools/list":
+                raw = self.plugins.tools(server, raw)
+            done = offer(kind, server, raw)
+            entries += done.entries
+            unoffered += done.unoffered
+        order = {server: i for i, (server, _) in enumerate(offering)}
+        failures.sort(key=lambda f: order[f.server])
+        for entry in unoffered:
+            logger.info(
+                "%s %s of %s not offered: %s", kind.method, entry.name, entry.server, entry.reason
+            )
+        for failure in failures:
+            logger.warning("%s: %s left out: %s", kind.method, failure.server, failure.reason)
+        if kind.method == "tools/list":
+            self._schemas = {str(e["name"]): e.get("inputSchema") for e in entries}
+        self._last[kind.method] = entries
+        return Merged(entries, unoffered, failures)
+
+    # ------------------------------------------------------------ access control
+
+    def visible(
+        self, kind: Kind, entries: list[dict[str, Any]], identity: Identity
+    ) -> list[dict[str, Any]]:
+        """The entries `identity` may see."""
+        if not self.policy.restricted(identity):
+            return entries
+        check = self.policy.check(identity)
+        return [e for e in entries if check(entry_subject(kind, e))]
+
+    def visible_names(self, identity: Identity) -> frozenset[str] | None:
+        """What `identity` saw of the latest broadcasts, for list_changed (AM-ACCESS-NO-LEAK);
+        None for an unrestricted identity (it is told of every change)."""
+        if not self.policy.restricted(identity):
+            return None
+        return frozenset(
+            f"{method} {json.dumps(e, sort_keys=True)}"
+            for method, entries in list(self._last.items())
+            for e in self.visible(LISTS[method], entries, identity)
+        )
+
+    def _route(
+        self, method: str, params: Mapping[str, Any], session: str, identity: Identity
+    ) -> tuple[RoutingContext, dict[str, Any]]:
+        """route(), then the policy: FORBIDDEN for a target `identity` may not see (and, when
+        it is restricted, for an unknown server), before anything reaches upstream."""
+        try:
+            context, clean = self.route(method, params, session)
+        except GatewayError as exc:
+            raise self._hidden(exc, identity) from None
+        annotations = None
+        if method == "tools/call":
+            listed = self.pool.tools().get(context.config_key, [])
+            found = next((t for t in listed if t.get("name") == context.name), None)
+            annotations = found.get("annotations") if found is not None else None
+        if not self.policy.visible(identity, target_subject(context, params, annotations)):
+            raise forbidden(_shown(method, params))
+        return context, clean
+
+    def _hidden(self, exc: GatewayError, identity: Identity) -> GatewayError:
+        """`exc`, or FORBIDDEN for a restricted identity when `exc` says a name does not
+        exist (it would tell a hidden name from an absent one)."""
+        if exc.code in _HIDDEN_AS_FORBIDDEN and self.policy.restricted(identity):
+            return forbidden(exc.path or "")
+        return exc
+
+    def input_schema(self, name: str) -> Any:
+        """A listed tool's input schema by its server__tool name (None: not listed yet), for
+        the SDK's Mcp-Param header check, which would otherwise broadcast tools/list on every
+        2026-07-28 call."""
+        return self._schemas.get(name)
+
+    async def list_page(
+        self,
+        method: str,
+        cursor: str | None,
+        relay: Relay | None = None,
+        identity: Identity = LOCAL,
+    ) -> dict[str, Any]:
+        """One page of the merged list `identity` may see: {field: entries, nextCursor?}. A
+        first page broadcasts; its failures are reported to `relay`'s client as warnings
+        (unless the identity is restricted). CursorInvalid for a bad cursor."""
+        kind = LISTS[method]
+        if cursor:
+            page, next_cursor = self.pages.next(method, cursor, identity.key)
+        else:
+            merged = await self.broadcast(kind)
+            if relay is not None and not self.policy.restricted(identity):
+                for failure in merged.failures:
+                    data = f"{failure.server} was left out of {method}: {failure.reason}"
+                    await relay.log("warning", data, "gatespec")
+            entries = self.visible(kind, merged.entries, identity)
+            page, next_cursor = self.pages.first(method, entries, identity.key)
+        result: dict[str, Any] = {kind.field: page}
+        if next_cursor is not None:
+            result["nextCursor"] = next_cursor
+        return result
+
+    # ------------------------------------------------------------ routed requests
+
+    def route(
+        self, method: str, params: Mapping[str, Any], session: str
+    ) -> tuple[RoutingContext, dict[str, Any]]:
+        """The single parse point (routing.route) over this registry's servers."""
+        return route(method, params, session, self.servers)
+
+    async def call_tool(
+        self,
+        session: str,
+        params: Mapping[str, Any],
+        relay: Relay | None = None,
+        identity: Identity = LOCAL,
+    ) -> dict[str, Any]:
+        """tools/call of server__tool for `identity`: routed, through the plugins, to the
+        upstream; its result with URIs namespaced. GatewayError for every failure of the
+        gateway's own."""
+        context, clean = self._route("tools/call", params, session, identity)
+        arguments = clean.get("arguments") or {}
+        call = ToolCall(context.name, dict(arguments) if isinstance(arguments, Mapping) else {})
+        start = time.monotonic()
+        outcome = "cancelled"
+        try:
+            try:
+                call = await self.plugins.before_call(context, call)
+                await self._known_tool(context, call.name)
+            except GatewayError as exc:
+                raise self._hidden(exc, identity) from None
+            try:
+                result = await self.pool.call(
+                    context.config_key,
+                    call.name,
+                    call.arguments,
+                    timeout=self.call_timeout_for(context.config_key),
+                    relay=relay,
+                )
+            except UpstreamError as exc:
+                raise gateway_error(exc, context) from None
+            outcome = "tool_error" if result.get("isError") else "ok"
+            return namespace_answer("tools/call", context.server, result)
+        except GatewayError as exc:
+            outcome = exc.code.value
+            raise
+        finally:
+            await self.plugins.after_call(
+                context, call, CallOutcome(outcome, time.monotonic() - start)
+            )
+
+    async def _known_tool(self, context: RoutingContext, name: str) -> None:
+        """TOOL_NOT_FOUND unless the server lists `name` (seed 001 "Handle unknown tool"),
+        re-listing it once first in case the tool is new."""
+        if name in self._listed(context.config_key):
+            return
+        try:
+            await self.pool.list_all(
+                context.config_key, "tools/list", "tools", self.call_timeout_for(context.config_key)
+            )
+        except UpstreamError as exc:
+            raise gateway_error(exc, context) from None
+        if name not in self._listed(context.config_key):
+            raise GatewayError(
+                ErrorCode.TOOL_NOT_FOUND,
+                f"Tool not found: server {context.server} lists no tool {name!r}",
+                f"{context.server}__{name}",
+                {"server": context.server},
+            )
+
+    def _listed(self, config_key: str) -> set[str]:
+        return {str(t.get("name")) for t in self.pool.tools().get(config_key, [])}
+
+    async def request(
+        self,
+        method: str,
+        params: Mapping[str, Any],
+        session: str,
+        relay: Relay | None = None,
+        identity: Identity = LOCAL,
+    ) -> dict[str, Any]:
+        """prompts/get, resources/read or completion/complete for `identity`: routed and
+        forwarded; the answer's URIs namespaced. GatewayError (routing, access) or
+        UpstreamError (the upstream's)."""
+        context, clean = self._route(method, params, session, identity)
+        clean.pop("_meta", None)  # the upstream session adds its own envelope
+        result = await self.pool.request(
+            context.config_key, method, clean, self.call_timeout_for(context.config_key), relay
+        )
+        return namespace_answer(method, context.server, result)
+
+    async def subscribe(
+        self,
+        session: str,
+        params: Mapping[str, Any],
+        on: bool = True,
+        identity: Identity = LOCAL,
+    ) -> None:
+        """resources/subscribe (on) or unsubscribe for `session` of `identity`; the upstream
+        is subscribed while at least one session is."""
+        method = "resources/subscribe" if on else "resources/unsubscribe"
+        context, clean = self._route(method, params, session, identity)
+        namespaced = str(params["uri"])
+        async with self._subscribing:
+            sessions = self._subscribers.setdefault(namespaced, set())
+            first, last = not sessions and on, sessions == {session} and not on
+            if first or last:
+                upstream = {"uri": clean["uri"]}
+                await self.pool.request(
+                    context.config_key, method, upstream, self.call_timeout_for(context.config_key)
+                )
+            if on:
+                sessions.add(session)
+            else:
+                sessions.discard(session)
+                if not sessions:
+                    del self._subscribers[namespaced]
+
+    async def forget_session(self, session: str) -> None:
+        """A session ended: drop its subscriptions (unsubscribing upstream where it was the
+        last)."""
+        for uri in [u for u, s in self._subscribers.items() if session in s]:
+            try:
+                await self.subscribe(session, {"uri": uri}, on=False)
+            except (GatewayError, UpstreamError) as exc:
+                logger.info("unsubscribing %s for a closed session failed: %s", uri, exc)
+
+    async def set_log_level(self, level: str) -> None:
+        await self.pool.set_log_level(level)
+
+    # ------------------------------------------------------------ catalog
+
+    async def catalog_listing(self) -> CatalogListing:
+        """Every offered name and every entry left out, with its reason (gatespec catalog)."""
+        names: list[tuple[str, str]] = []
+        excluded: list[tuple[str, str, str]] = []
+        for method, kind in LISTS.items():
+            merged = await self.broadcast(kind)
+            names += [(str(e[kind.key]), method) for e in merged.entries]
+            excluded += [(u.server, f"{method} {u.name}", u.reason) for u in merged.unoffered]
+            excluded += [(f.server, method, f"left out: {f.reason}") for f in merged.failures]
+        return CatalogListing(tools=names, excluded=excluded, columns=("name", "list"))
+
+    async def compact_listing(self) -> list[dict[str, Any]]:
+        """The compact tool list of seed 001 (listTools(compact=true)): name, description and
+        server only."""
+        merged = await self.broadcast(LISTS["tools/list"])
+        out = []
+        for entry in merged.entries:
+            server, _ = parsers.parse_aggregate_name(entry["name"])
+            description = entry.get("description")
+            out.append({"name": entry["name"], "description": description or "", "server": server})
+        return out
+
+
+def _shown(method: str, params: Mapping[str, Any]) -> str:
+    """The caller's own identifier, as FORBIDDEN quotes it."""
+    if method == "completion/complete":
+        ref = params.get("ref")
+        value = (ref.get("uri") or ref.get("name")) if isinstance(ref, Mapping) else None
+    else:
+        value = params.get("uri", params.get("name"))
+    return value if isinstance(value, str) else ""

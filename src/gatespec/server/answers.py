@@ -1,0 +1,109 @@
+"""How Streamable HTTP answers a POSTed request: one JSON body, or an SSE stream
+(AM-HTTP-ANSWER-FORM).
+
+A JSON body is the cheaper answer (the SSE framing cost 0.1-0.7 ms of server CPU per call,
+bench/execute.py), but it carries the response alone. A request gets an SSE stream only when
+something may reach its client before the response, over that request's stream:
+
+- its handling may reach an upstream that talks back (`GatewayServer.may_relay`: tool_execute
+  and the search profile's call; in the aggregate profile every routed or broadcast request),
+- and the client can be sent something related to it: the request carries a progress token,
+  or the session declared sampling, elicitation or roots when it initialized.
+
+Log messages an upstream sends during a request answered with JSON go to the session's
+standalone (GET) stream instead (server.relay); they are the session's own either way.
+
+2026-07-28 requests are the SDK's own affair: it answers JSON unless the handler sends
+something first. This module only changes the handshake-era session transport, whose choice the
+SDK makes once per session: a ContextVar carries the choice for the one POST being handled.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from contextvars import ContextVar
+from typing import Any, Final
+
+from mcp.server.streamable_http import StreamableHTTPServerTransport
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from starlette.requests import Request
+from starlette.types import Receive, Scope, Send
+
+from gatespec.core import CLIENT_CAPABILITIES
+
+__all__ = ["MayRelay", "answer_per_request"]
+
+MayRelay = Callable[[str, Mapping[str, Any]], bool]
+
+# What a client declares so that an upstream may ask it something mid-request.
+_ASKABLE: Final = frozenset(CLIENT_CAPABILITIES.values())
+# The answer form of the POST being handled (the SDK reads it through the property below).
+_JSON_ANSWER: ContextVar[bool] = ContextVar("gatespec_json_answer", default=False)
+
+
+class ChoosingTransport(StreamableHTTPServerTransport):
+    """A handshake-era session's transport that chooses each answer's form (module
+    docstring). Made from the SDK's own transport by `answer_per_request`."""
+
+    may_relay: MayRelay
+    declared: frozenset[str]  # what the session's client declared of _ASKABLE
+
+    @property
+    def is_json_response_enabled(self) -> bool:
+        # Read while a POST is handled (its accept check, its answer, its messages' metadata);
+        # elsewhere (the message router) False, so messages related to a streamed request
+        # reach its stream. A request answered with JSON has nothing related sent to it.
+        return _JSON_ANSWER.get()
+
+    @is_json_response_enabled.setter
+    def is_json_response_enabled(self, value: bool) -> None:
+        """The SDK's constructor sets it once per session; chosen per request instead."""
+
+    async def _handle_post_request(
+        self, scope: Scope, request: Request, receive: Receive, send: Send
+    ) -> None:
+        # The SDK reads the body again; Starlette keeps it on the request.
+        token = _JSON_ANSWER.set(not self.streams(await request.body()))
+        try:
+            await super()._handle_post_request(scope, request, receive, send)
+        finally:
+            _JSON_ANSWER.reset(token)
+
+    def streams(self, body: bytes) -> bool:
+        """Whether the POSTed message is a request to answer with an SSE stream."""
+        try:
+            message = json.loads(body)
+        except ValueError:
+            return False  # the SDK answers the parse error
+        if not isinstance(message, dict) or "id" not in message:
+            return False  # a notification, a response or a batch: 202 or an error
+        method = message.get("method")
+        params = message.get("params")
+        params = params if isinstance(params, dict) else {}
+        if method == "initialize":
+            caps = params.get("capabilities")
+            caps = caps if isinstance(caps, dict) else {}
+            self.declared = frozenset(c for c in _ASKABLE if caps.get(c) is not None)
+            return False
+        if not isinstance(method, str) or not self.may_relay(method, params):
+            return False
+        meta = params.get("_meta")
+        return bool(self.declared) or (isinstance(meta, dict) and "progressToken" in meta)
+
+
+def answer_per_request(manager: StreamableHTTPSessionManager, may_relay: MayRelay) -> None:
+    """Make every session `manager` opens from now on choose its answers per request."""
+    admit = manager._admit_session
+
+    def admit_choosing(requestor: Any) -> StreamableHTTPServerTransport | None:
+        transport = admit(requestor)
+        if transport is not None:
+            # The SDK builds (and registers) the transport; this only changes how it answers.
+            transport.__class__ = ChoosingTransport
+            assert isinstance(transport, ChoosingTransport)
+            transport.may_relay = may_relay
+            transport.declared = frozenset()
+        return transport
+
+    manager._admit_session = admit_choosing  # type: ignore[method-assign]

@@ -1,0 +1,35 @@
+"""Where per-caller state lives: in this process (the default) or in Redis/Valkey, shared by
+every replica (gatespec.state.base says what is shared and how)."""
+
+from __future__ import annotations
+
+from gatespec.state.base import (
+    ArtifactBackend,
+    ArtifactWriter,
+    SessionBackend,
+    StateBackend,
+    StateUnavailable,
+)
+from gatespec.state.config import StateConfig, parse_state
+from gatespec.state.memory import MemoryState
+
+__all__ = [
+    "ArtifactBackend",
+    "ArtifactWriter",
+    "MemoryState",
+    "SessionBackend",
+    "StateBackend",
+    "StateConfig",
+    "StateUnavailable",
+    "open_state",
+    "parse_state",
+]
+
+
+def open_state(config: StateConfig | None) -> StateBackend:
+    """The backend `config` names (memory when there is none)."""
+    if config is None or config.backend == "memory":
+        return MemoryState()
+    from gatespec.state.redis_backend import RedisState  # redis-py only when it is used
+
+    return RedisState(config)

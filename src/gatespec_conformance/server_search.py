@@ -1,0 +1,314 @@
+"""Layer-2 families of the search profile (seed 003, ADR-041): search's hits and their
+fields, its query and namespace filter, the operation types, schema, call (the upstream's own
+result, arguments checked before upstream) and batch (ordered, one failure failing only
+itself), proved against the fixture's call log.
+
+Every expected answer comes from the fixture (what each tool is, returns or fails with) and
+from the seed's wording as the spec's amendments decide it: operations "/namespace/name"
+(AM-SEARCH-OPERATION, AM-SEARCH-OPERATION-NAME), hits and their order (AM-SEARCH-HITS), types
+(AM-SEARCH-NO-SUBSCRIPTIONS), schema (AM-SEARCH-SCHEMA-ERRORS), call (AM-SEARCH-CALL-RESULT)
+and batch (AM-SEARCH-BATCH). Operation names are the spec's decision, so --level seed leaves
+these families out.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from gatespec_conformance.fixture_upstream import (
+    ECHO,
+    FAILS,
+    FAILURE_TEXT,
+    STRUCTURED,
+    STRUCTURED_CONTENT,
+    by_name,
+)
+from gatespec_conformance.functions import same_json
+from gatespec_conformance.payloads import QUOTED_MAX, judge_failed, judge_success
+from gatespec_conformance.rules import Finding, Rule
+from gatespec_conformance.server_checks import Emit, Family, expect_error
+from gatespec_conformance.server_facts import QUERIES, Live, admitted
+from gatespec_surface.errors import ErrorCode
+from gatespec_surface.grammars import is_search_operation
+from gatespec_surface.schemas import META_TOOL_INPUT_SCHEMAS, MODEL_SCHEMAS
+
+__all__ = ["FAMILIES"]
+
+_ARGS_INVALID: Final = ErrorCode.ARGS_INVALID.value
+_NOT_FOUND: Final = ErrorCode.TOOL_NOT_FOUND.value
+_HIT_FIELDS: Final = frozenset(MODEL_SCHEMAS["SearchHit"]["properties"])
+_TYPES: Final = frozenset(MODEL_SCHEMAS["SearchHit"]["properties"]["type"]["enum"])
+_SCHEMA_KEYS: Final = ("inputSchema", "input_schema", "outputSchema", "output_schema", "properties")
+# search's largest limit (profiles.yaml): every fixture tool fits one page
+_LISTING_LIMIT: Final[int] = META_TOOL_INPUT_SCHEMAS["search"]["properties"]["limit"]["maximum"]
+_SEED_ONLY: Final = "AM-SEARCH-OPERATION"  # operations "/namespace/name" are the spec's names
+_ABSENT: Final = "zz_no_such_operation"
+
+_FIELDS: Final = Rule(
+    "a hit lacks a field of SearchHit or carries others", ("SEARCH-RESULT-FIELDS",)
+)
+_SCHEMAS: Final = Rule("a hit carries a schema", ("SEARCH-NO-SCHEMAS-IN-RESULTS",))
+_MISSING: Final = Rule(
+    "a fixture tool is not listed under its operation", ("SEARCH-RESULT-FIELDS",)
+)
+_NAMESPACE: Final = Rule("a hit's namespace is not its operation's", ("SEARCH-RESULT-FIELDS",))
+_TYPE: Final = Rule("a hit's type is not query or mutation", ("SEARCH-SUBSCRIPTIONS-EXCLUDED",))
+_READ_ONLY: Final = Rule(
+    "a hit's type does not follow readOnlyHint", ("SEARCH-SUBSCRIPTIONS-EXCLUDED",)
+)
+_RANKED: Final = Rule("the best match is not among the first hits", ("SEARCH-QUERY-FILTER",))
+_ORDER: Final = Rule("hits are not best first", ("SEARCH-QUERY-FILTER",))
+_FILTER: Final = Rule("a filter did not narrow the hits", ("SEARCH-QUERY-FILTER",))
+_SCHEMA: Final = Rule("schema does not give the tool's schemas", ("SEARCH-SCHEMA-FULL-SPEC",))
+_RESULT: Final = Rule(
+    "call does not answer the upstream's own result", ("SEARCH-CALL-RESULT-MAPPING",)
+)
+_DISPATCH: Final = Rule("upstream did not receive exactly this call", ("SEARCH-CALL-DISPATCH",))
+_REACHED: Final = Rule("a call that must not reach upstream did", ("SEARCH-CALL-DISPATCH",))
+_ITEMS: Final = Rule("batch's results are not the calls' own, in order", ("SEARCH-BATCH",))
+
+
+def _objects(document: dict[str, Any], key: str) -> list[dict[str, Any]]:
+    """The objects of a list-valued field of an answer (the rest is judged elsewhere)."""
+    value = document.get(key)
+    return [x for x in value if isinstance(x, dict)] if isinstance(value, list) else []
+
+
+def _problems(hit: dict[str, Any]) -> list[Finding]:
+    found = []
+    if set(hit) - _HIT_FIELDS or not {"operation", "namespace", "type", "description"} <= set(hit):
+        found.append(Finding(_FIELDS, f"fields {sorted(hit)}", hit))
+    if any(key in hit for key in _SCHEMA_KEYS) or "properties" in str(hit.get("description")):
+        found.append(Finding(_SCHEMAS, "", hit))
+    if hit.get("type") not in _TYPES:
+        found.append(Finding(_TYPE, f"type {hit.get('type')!r}", hit))
+    operation = hit.get("operation")
+    if is_search_operation(operation) and str(operation).split("/")[1] != hit.get("namespace"):
+        found.append(Finding(_NAMESPACE, "", hit))
+    return found
+
+
+async def _fields(live: Live, emit: Emit) -> None:
+    """search with no query lists every fixture tool under its operation, each hit with
+    operation, namespace, type and a short description, never a schema."""
+    operations = await live.operations()
+    call = await live.call("search", {"limit": _LISTING_LIMIT})
+    document, findings = judge_success(call, "search")
+    hits = _objects(document, "hits")
+    for hit in hits:
+        findings += _problems(hit)
+    listed = {h.get("operation") for h in hits}
+    must = [operations[t.name] for t in live.fixture if admitted(t, live.level)]
+    missing = sorted(op for op in must if op not in listed)
+    if missing:
+        findings.append(Finding(_MISSING, f"{len(missing)} missing, e.g. {missing[:3]}", missing))
+    expected = sorted(must)[:10]
+    args = {"limit": _LISTING_LIMIT}
+    emit.judge("", findings, input=args, expected=expected, got=call.shown())
+
+
+async def _types(live: Live, emit: Emit) -> None:
+    """Only query and mutation operations exist (no subscription); readOnlyHint makes a
+    query (AM-SEARCH-NO-SUBSCRIPTIONS)."""
+    operations = await live.operations()
+    hits = {h.get("operation"): h for h in await live.search_hits({"limit": _LISTING_LIMIT})}
+    for name in ("read_only_tool", "destructive_tool", ECHO):
+        op = operations.get(name)
+        if op is None:
+            continue
+        want = (
+            "query" if (by_name(name).annotations or {}).get("readOnlyHint") is True else "mutation"
+        )
+        hit = hits.get(op, {})
+        problem = (
+            None if hit.get("type") == want else [Finding(_READ_ONLY, f"{hit.get('type')!r}", hit)]
+        )
+        emit.judge(name, problem, input={"operation": op}, expected={"type": want}, got=hit)
+    odd = [h for h in hits.values() if h.get("type") not in _TYPES]
+    emit.judge("all", [Finding(_TYPE, "", odd[:3])] if odd else None, got=sorted(_TYPES))
+
+
+async def _ranking(live: Live, emit: Emit) -> None:
+    """A query ranks best first (the fixture's known answers among the default number of
+    hits, as tool_browse's k); limit and namespace narrow the hits (seed 003 Consequences)."""
+    operations = await live.operations()
+    namespace = await live.namespace()
+    for query, name in QUERIES:
+        if name not in operations:
+            continue
+        call = await live.call("search", {"query": query})  # the default limit, as browse's k
+        document, findings = judge_success(call, "search")
+        hits = _objects(document, "hits")
+        if operations[name] not in [h.get("operation") for h in hits]:
+            findings.append(Finding(_RANKED, f"{operations[name]} not among the hits", hits))
+        scores = [h.get("score") for h in hits]
+        numbers = [float(s) for s in scores if isinstance(s, int | float)]
+        if len(numbers) == len(scores) and numbers != sorted(numbers, reverse=True):
+            findings.append(Finding(_ORDER, "", scores))
+        emit.judge(
+            query, findings, input={"query": query}, expected=operations[name], got=call.shown()
+        )
+    for case, args, most in (
+        ("limit", {"query": "file", "limit": 1}, 1),
+        ("namespace", {"query": "file", "namespace": "zz" + namespace[:30]}, 0),
+    ):
+        call = await live.call("search", args)
+        document, findings = judge_success(call, "search")
+        if len(_objects(document, "hits")) > most:
+            findings.append(Finding(_FILTER, f"more than {most} hit(s)", document))
+        emit.judge(case, findings, input=args, got=call.shown())
+
+
+async def _schema(live: Live, emit: Emit) -> None:
+    operations = await live.operations()
+    for name in (ECHO, STRUCTURED):
+        if name not in operations:
+            continue
+        tool = by_name(name)
+        call = await live.call("schema", {"operation": operations[name]})
+        document, findings = judge_success(call, "schema")
+        if document and not same_json(document.get("input_schema"), tool.input_schema):
+            findings.append(Finding(_SCHEMA, "input_schema", document.get("input_schema")))
+        if document and not same_json(document.get("output_schema"), tool.output_schema):
+            findings.append(Finding(_SCHEMA, "output_schema", document.get("output_schema")))
+        emit.judge(
+            name,
+            findings,
+            input={"operation": operations[name]},
+            expected=tool.input_schema,
+            got=call.shown(),
+        )
+    absent = "/" + await live.namespace() + "/" + _ABSENT
+    call = await live.call("schema", {"operation": absent})
+    emit.judge(
+        "unknown", expect_error(call, {_NOT_FOUND}), input={"operation": absent}, got=call.shown()
+    )
+
+
+async def _call(live: Live, emit: Emit) -> None:
+    operations = await live.operations()
+    log = live.require_log()
+    cases: list[tuple[str, str, dict[str, Any]]] = [
+        ("echo", ECHO, {"text": "from the kit", "times": 2}),
+        ("structured", STRUCTURED, {}),
+        ("upstream-failure", FAILS, {}),
+    ]
+    for case, name, args in cases:
+        mark = log.mark()
+        call = await live.call("call", {"operation": operations[name], "input": args})
+        new = log.since(mark)
+        findings: list[Finding] = []
+        result = call.result
+        if case == "upstream-failure":  # the operation's own failure passes through
+            if result is None or result.is_error is not True or FAILURE_TEXT not in call.text:
+                findings.append(Finding(_RESULT, "not the upstream's isError result", call.shown()))
+        else:
+            findings += judge_failed(call)
+            if case == "echo" and call.text.strip() != "from the kit from the kit":
+                findings.append(Finding(_RESULT, "text content", call.text[:QUOTED_MAX]))
+            if case == "structured" and not same_json(call.structured, STRUCTURED_CONTENT):
+                findings.append(Finding(_RESULT, "structuredContent", call.structured))
+        if [e.get("name") for e in new] != [name] or not same_json(new[0].get("arguments"), args):
+            findings.append(Finding(_DISPATCH, f"{len(new)} upstream call(s)", new[:2]))
+        emit.judge(
+            case, findings, input={"operation": operations[name], "input": args}, got=call.shown()
+        )
+    mark = log.mark()
+    bad = {"operation": operations[ECHO], "input": {"times": "many"}}
+    call = await live.call("call", bad)
+    findings = expect_error(call, {_ARGS_INVALID})
+    if log.since(mark):
+        findings.append(Finding(_REACHED, "", log.since(mark)))
+    emit.judge(
+        "args-invalid", findings, input=bad, expected={"error": _ARGS_INVALID}, got=call.shown()
+    )
+
+
+async def _batch(live: Live, emit: Emit) -> None:
+    operations = await live.operations()
+    absent = "/" + await live.namespace() + "/" + _ABSENT
+    log = live.require_log()
+    calls: list[dict[str, Any]] = [
+        {"operation": operations[ECHO], "input": {"text": "first"}},
+        {"operation": operations[FAILS]},
+        {"operation": absent},
+        {"operation": operations[ECHO], "input": {"times": 0}},
+        {"operation": operations[STRUCTURED]},
+    ]
+    mark = log.mark()
+    call = await live.call("batch", {"calls": calls})
+    new = sorted(str(e.get("name")) for e in log.since(mark))
+    document, findings = judge_success(call, "batch")
+    items = _objects(document, "results")
+    want_errors = [False, True, True, True, False]
+    got = [(i.get("operation"), i.get("is_error")) for i in items]
+    codes = [(i.get("error") or {}).get("error") for i in items[2:4]]
+    if got != [(c["operation"], e) for c, e in zip(calls, want_errors, strict=True)]:
+        findings.append(Finding(_ITEMS, "operations and is_error per item", got))
+    elif codes != [_NOT_FOUND, _ARGS_INVALID]:
+        findings.append(Finding(_ITEMS, "the failed items' codes", items[2:4]))
+    elif not same_json(items[4].get("structured_content"), STRUCTURED_CONTENT):
+        findings.append(Finding(_ITEMS, "structured_content of the last item", items[4]))
+    if new != sorted([ECHO, FAILS, STRUCTURED]):
+        findings.append(Finding(_REACHED, "what reached upstream", new))
+    emit.judge("", findings, input={"calls": calls}, got=call.shown())
+
+
+_PROFILE: Final = ("search",)
+
+FAMILIES: Final[list[Family]] = [
+    Family(
+        "search/fields",
+        "server.search.fields",
+        _fields,
+        _PROFILE,
+        summary="search lists every fixture tool as /namespace/name with its fields, no schema",
+        amended_by=("AM-SEARCH-OPERATION", "AM-SEARCH-HITS"),
+        seed=_SEED_ONLY,
+    ),
+    Family(
+        "search/types",
+        "server.search.types",
+        _types,
+        _PROFILE,
+        summary="every hit is a query or a mutation (readOnlyHint: query); no subscription",
+        amended_by=("AM-SEARCH-NO-SUBSCRIPTIONS",),
+        seed=_SEED_ONLY,
+    ),
+    Family(
+        "search/ranking",
+        "server.search.ranking",
+        _ranking,
+        _PROFILE,
+        summary="a query finds the fixture's known answers best first; limit and namespace narrow",
+        amended_by=("AM-SEARCH-HITS",),
+        seed=_SEED_ONLY,
+    ),
+    Family(
+        "search/schema",
+        "server.search.schema",
+        _schema,
+        _PROFILE,
+        summary="schema gives the tool's input and output schemas; unknown is TOOL_NOT_FOUND",
+        amended_by=("AM-SEARCH-SCHEMA-ERRORS",),
+        seed=_SEED_ONLY,
+    ),
+    Family(
+        "search/call",
+        "server.search.call",
+        _call,
+        _PROFILE,
+        summary="call answers the upstream's own result; invalid input never reaches upstream",
+        amended_by=("AM-SEARCH-CALL-RESULT",),
+        seed=_SEED_ONLY,
+    ),
+    Family(
+        "search/batch",
+        "server.search.batch",
+        _batch,
+        _PROFILE,
+        summary="batch answers each call in order; a failed call fails only its own item",
+        amended_by=("AM-SEARCH-BATCH",),
+        seed=_SEED_ONLY,
+    ),
+]
