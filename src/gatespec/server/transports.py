@@ -47,8 +47,8 @@ from starlette.applications import Starlette
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from gatespec.server.health import Health, health_routes
 from gatespec.server.answers import answer_per_request
+from gatespec.server.health import Health, health_routes
 from gatespec.server.stdio import pipe_stdio
 from gatespec.server.surface import GatewayServer
 from gatespec.serving import ServeError
