@@ -22,6 +22,7 @@ generate: install
 
 check-generated: install
 	$(PY) -m generator --check
+	$(PY) -m generator version-check
 
 report: install
 	$(PY) -m generator report

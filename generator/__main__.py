@@ -7,6 +7,8 @@ check     render into a temporary folder and fail with a diff when generated/ is
 report    print requirement coverage: each requirement, its level, and what covers it
 mutations apply the catalogue of seed-breaking spec edits (generator/mutations.py) to copies
           of spec/ and print how many generation caught
+diff, changelog, lock, version-check
+          spec evolution (generator/evolution.py): `diff OLD [NEW] [--format text|json]`
 
 --templates DIR: a folder of templates, each overriding the built-in template of the same name
 (generator/templates/); the others stay as built in.
@@ -21,6 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from . import evolution
 from .emit import Generator, replace_tree
 from .errors import SpecError, SpecErrors
 from .ir import load_spec
@@ -148,8 +151,12 @@ def main(argv: list[str] | None = None) -> int:
         "command",
         nargs="?",
         default="generate",
-        choices=["generate", "check", "report", "mutations"],
+        choices=["generate", "check", "report", "mutations", *evolution.COMMANDS],
     )
+    parser.add_argument(
+        "refs", nargs="*", help="diff/changelog: OLD [NEW], spec folders or git refs"
+    )
+    parser.add_argument("--format", choices=["text", "json"], default="text", help="diff output")
     parser.add_argument("--check", action="store_true", help="same as the `check` command")
     parser.add_argument("--spec", type=Path, default=ROOT / "spec")
     parser.add_argument("--out", type=Path, default=ROOT / "generated")
@@ -170,6 +177,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.templates is not None and not args.templates.is_dir():
         print(f"--templates {args.templates}: not a folder", file=sys.stderr)
         return 2
+    if command in evolution.COMMANDS:
+        repo = args.root or args.spec.resolve().parent
+        return evolution.run(command, args.refs, args.format, args.spec, repo)
+    if args.refs:
+        parser.error(f"{command} takes no positional arguments")
     try:
         if command == "check":
             return cmd_check(args.spec, args.out, args.root, args.templates)

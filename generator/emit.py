@@ -26,7 +26,7 @@ from datamodel_code_generator import (
     generate,
 )
 
-from . import checks, coverage
+from . import checks, coverage, spec_schema
 from .facts import FactChecker
 from .grammar import Analysis, GrammarCompiler
 from .ir import Spec
@@ -255,6 +255,7 @@ class Generator:
             _format(out)
         _copy_support(pkg / SUPPORT_PACKAGE)  # formatted already: copied verbatim
         self._write_vectors(out)
+        spec_schema.write(out / spec_schema.FOLDER)
 
     def _write_vectors(self, out: Path) -> None:
         """The spec's expected answers, checked against the package just rendered: any

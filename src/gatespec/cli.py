@@ -9,6 +9,7 @@
     gatespec install --client NAME --config FILE [--write]              (gatespec.install)
     gatespec conformance …, gatespec vectors export DIR, gatespec fixture-upstream …
                                           forwarded to the conformance kit (gatespec-conformance)
+    gatespec spec diff OLD [NEW] …        forwarded to the generator (gatespec.spec_tool)
 
 Progress and diagnostics go to stderr (stdout is the MCP channel under stdio). A user error
 (bad config, unknown profile, missing optional module) prints one line, never a traceback.
@@ -57,6 +58,7 @@ from gatespec.logs import OneLineFormatter
 from gatespec.rank_cli import add_subcommand as add_rank_subcommand
 from gatespec.rank_cli import ranking_status
 from gatespec.serving import SERVED_PROFILES, ServeError
+from gatespec.spec_tool import add_subcommand as add_spec_subcommand
 
 # The server layer, the upstream layer and the MCP SDK are imported only once the stdio
 # upstreams have been started (gatespec.spawn), so their start-up overlaps the SDK's import.
@@ -322,6 +324,7 @@ def _parser() -> argparse.ArgumentParser:
     demo_cmd.set_defaults(run=_demo)
     add_rank_subcommand(commands, _command)
     add_install_subcommand(commands, _command)
+    add_spec_subcommand(commands)
     for name, text in _KIT_COMMANDS.items():
         forward = commands.add_parser(name, help=text, description=text, add_help=False)
         forward.add_argument("rest", nargs=argparse.REMAINDER)

@@ -183,7 +183,9 @@ class OnePool:
         return {"up": [{"name": "report", "description": "A long report.",
                         "inputSchema": {"type": "object"}}]}  # fmt: skip
 
-    async def call(self, key: str, name: str, arguments: Any = None, timeout: Any = None) -> Any:
+    async def call(
+        self, key: str, name: str, arguments: Any = None, timeout: Any = None, relay: Any = None
+    ) -> Any:
         self.calls += 1
         return {"content": [{"type": "text", "text": "x" * 900}]}
 

@@ -13,12 +13,19 @@ def test_the_installed_surface_is_supported() -> None:
     assert gatespec.SPEC_VERSION == SPEC_VERSION and len(SPEC_HASH) == 64
 
 
-@pytest.mark.parametrize("version", ["0.1.0", "0.1.7", "0.1.0-rc.1"])
+MAJOR, MINOR = gatespec.SUPPORTED_SPEC
+
+
+@pytest.mark.parametrize(
+    "version", [f"{MAJOR}.{MINOR}.0", f"{MAJOR}.{MINOR}.7", f"{MAJOR}.{MINOR}.0-rc.1"]
+)
 def test_patch_releases_are_accepted(version: str) -> None:
     gatespec.check_spec_version(version)
 
 
-@pytest.mark.parametrize("version", ["0.2.0", "1.1.0", "1.0.0"])
+@pytest.mark.parametrize(
+    "version", [f"{MAJOR}.{MINOR + 1}.0", f"{MAJOR + 1}.0.0", f"{MAJOR + 1}.{MINOR}.0"]
+)
 def test_other_versions_are_refused(version: str) -> None:
     with pytest.raises(gatespec.SpecVersionMismatch, match=version):
         gatespec.check_spec_version(version)

@@ -92,6 +92,10 @@ class AggregateServer(GatewayServer):
 
     runtime: AggregateRuntime
 
+    @property
+    def served(self) -> Any:
+        return self.runtime
+
     def may_relay(self, method: str, params: Mapping[str, Any]) -> bool:
         return method in _RELAYING
 

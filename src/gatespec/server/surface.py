@@ -246,6 +246,11 @@ class GatewayServer(Server[Any]):
     # requires bearer tokens); a request without one is then refused, never served as local.
     requires_identity: bool = False
 
+    @property
+    def served(self) -> Any:
+        """The runtime this server serves (health and readiness read its state backend)."""
+        return self.surface.runtime
+
     def may_relay(self, method: str, params: Mapping[str, Any]) -> bool:
         """Whether handling this request may send its client something before the answer
         (AM-UPSTREAM-RELAY); Streamable HTTP answers the others with one JSON body."""

@@ -256,7 +256,7 @@ async def serve_http(
         ) from exc
     sock = sock if sock is not None else bind_http(host, port)
     resource_url = _url(host, sock.getsockname()[1]) + MCP_PATH
-    health = Health(server.surface.runtime)
+    health = Health(server.served)
     health.listed = True  # called once the runtime has started (see above)
     app = build_http_app(
         server,

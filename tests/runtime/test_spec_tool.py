@@ -1,0 +1,51 @@
+"""`gatespec spec …` forwards to the generator in a repository checkout, says what it needs
+anywhere else, and the runtime never imports the generator by itself."""
+
+from __future__ import annotations
+
+import ast
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gatespec import cli, spec_tool
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_spec_diff_runs_the_generator_in_a_checkout(
+    monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    monkeypatch.chdir(ROOT)
+    assert cli.main(["spec", "diff", "spec", "spec", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["changes"] == [] and doc["breaking"] == {"clients": False, "implementations": False}
+
+
+def test_outside_a_checkout_it_says_what_it_needs(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: Any
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(spec_tool, "checkouts", lambda: [tmp_path])
+    for name in [m for m in sys.modules if m == "generator" or m.startswith("generator.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "generator", None)  # not importable, as from a wheel
+    assert cli.main(["spec", "diff", "v0.1", "spec"]) == 2
+    err = capsys.readouterr().err
+    assert "spec tooling needs the gatespec repository" in err and "Traceback" not in err
+
+
+def test_the_runtime_never_imports_the_generator() -> None:
+    for path in sorted((ROOT / "src" / "gatespec").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom) and not node.level
+                else []
+            )
+            assert not [n for n in names if n.split(".")[0] == "generator"], path
