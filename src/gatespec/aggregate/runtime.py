@@ -161,15 +161,12 @@ class AggregateRuntime:
     async def start(
         self, progress: ProgressCallback | None = None, *, first_ready: bool = False
     ) -> list[UpstreamStatus]:
-        """Connect the upstreams; with `first_ready`, return once one is ready: the others
-        are announced to open sessions as they connect (AM-SERVE-FIRST-READY)."""
+        """Connect every upstream before answering: AM-SERVE-FIRST-READY is a rule of the
+        catalog profiles; the aggregate registry's first tools/list lists every server that
+        connects (`first_ready` is accepted and ignored)."""
         self.pool.on_tools_changed = self._tools_changed
         self.pool.on_notification = self._notified
-        return await self.pool.start(
-            progress=progress,
-            first_ready=first_ready,
-            on_settled=self._upstream_back if first_ready else None,
-        )
+        return await self.pool.start(progress=progress)
 
     async def _upstream_back(self, key: str) -> None:
         """An upstream connected (or failed) in the background: sessions hear every list."""

@@ -246,8 +246,12 @@ class UpstreamPool:
 
         async def settle(key: str) -> None:
             nonlocal done
-            async with self._limiter:
-                await self._settle(key, relist_only=key in relist_only)
+            self._settling.add(key)  # revive() leaves it alone meanwhile
+            try:
+                async with self._limiter:
+                    await self._settle(key, relist_only=key in relist_only)
+            finally:
+                self._settling.discard(key)
             done += 1
             if progress is not None:
                 await _maybe_await(progress(key, self.status(key).state, done, total))
