@@ -6,7 +6,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: install generate check-generated lint test test-slow bench run report dist clean
+.PHONY: install generate check-generated lint test test-slow bench bench-fuzz run report dist clean
 
 install: $(STAMP)
 
@@ -48,6 +48,12 @@ $(BENCH_STAMP): $(STAMP)
 
 bench: install $(BENCH_STAMP)
 	$(PY) bench/run.py
+
+# 100,000 generated invalid inputs per meta-tool (about an hour on 2 cores); `make bench`
+# reports the last run.
+bench-fuzz: install
+	$(PY) bench/fuzz.py --out bench/results/fuzz.json
+	$(PY) bench/run.py --only none
 
 # sdists and wheels of gatespec-surface and gatespec, built twice and compared, twine-checked,
 # and smoke-tested in fresh venvs (tools/dist.py). DIST_PYTHONS="/path/python3.12 …" smoke-tests

@@ -359,6 +359,7 @@ class Firewall(Strict):
     text_artifact_threshold_chars: int
     structured_content_handle_label: str
     view_max_chars: int
+    max_upstream_result_bytes: int
 
 
 class Browse(Strict):

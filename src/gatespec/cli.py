@@ -15,7 +15,8 @@ Progress and diagnostics go to stderr (stdout is the MCP channel under stdio). A
 (bad config, unknown profile, missing optional module) prints one line, never a traceback.
 Exit statuses (EXIT_STATUSES, also in `gatespec --help`): 0 done; 1 serving could not start;
 2 usage or configuration error; 3 every configured upstream is unavailable (`catalog`);
-130 interrupted; 141 stdout was closed early (`gatespec demo | head`: the rest is dropped
+78 the config already runs in a gatespec above this one (gatespec.chain); 130 interrupted;
+143 terminated (SIGTERM, or a stdio gateway's client is gone); 141 stdout was closed early (`gatespec demo | head`: the rest is dropped
 quietly, as a SIGPIPE would).
 
 The runtime is `gatespec.runtime.ProxyRuntime.from_config(config, profile=...)` (the aggregate
@@ -28,24 +29,28 @@ catalog); `demo` runs `gatespec.demo.run_demo()`, a scripted session against it.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import inspect
 import json
 import logging
 import os
+import signal
 import sys
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TextIO, cast
 
 import anyio
 
-from gatespec import demo, spawn
+from gatespec import chain, demo, spawn
 from gatespec.config import (
     DEFAULT_CONNECT_CONCURRENCY,
     DEFAULT_DRAIN_TIMEOUT,
     ConfigError,
     GatewayConfig,
     GatewayOptions,
+    SessionBounds,
     load_config,
 )
 from gatespec.install import add_subcommand as add_install_subcommand
@@ -67,7 +72,9 @@ if TYPE_CHECKING:
 
         pool: UpstreamPool
 
-        async def start(self, progress: ProgressCallback | None = None) -> list[UpstreamStatus]: ...
+        async def start(
+            self, progress: ProgressCallback | None = None, *, first_ready: bool = False
+        ) -> list[UpstreamStatus]: ...
 
         async def keep_upstreams(self) -> None: ...
 
@@ -98,7 +105,9 @@ EXIT_STATUSES = {
     1: "serving could not start (address in use, uvicorn missing)",
     2: "usage or configuration error",
     EXIT_UPSTREAMS_DOWN: "every configured upstream is unavailable (catalog)",
+    chain.LOOP_EXIT_STATUS: "the config is already served by a gatespec above this one",
     130: "interrupted",
+    128 + signal.SIGTERM: "terminated (SIGTERM, or a stdio gateway's client is gone)",
     EXIT_PIPE_CLOSED: "stdout was closed before the output ended (e.g. piped into head)",
 }
 
@@ -138,13 +147,17 @@ def _main(argv: Sequence[str] | None, runtime_factory: RuntimeFactory | None) ->
     forwarded = _kit_argv(sys.argv[1:] if argv is None else argv)
     if forwarded is not None:
         return _forward(forwarded)
+    _PARENT[0] = os.getppid()  # as early as can be: a client may die during start-up
     parser = _parser()
     args = parser.parse_args(argv)
     _configure_logging(args.verbose)
     try:
-        return int(args.run(args, runtime_factory))
+        with _terminable():
+            return int(args.run(args, runtime_factory))
     except KeyboardInterrupt:
         return 130
+    except _Terminated:
+        return 128 + signal.SIGTERM
     except Exception as exc:
         if _is_broken_pipe(exc):
             raise
@@ -154,6 +167,34 @@ def _main(argv: Sequence[str] | None, runtime_factory: RuntimeFactory | None) ->
         message, status = found
         _say(f"error: {message}")
         return status
+
+
+class _Terminated(BaseException):
+    """SIGTERM before the event loop took the signal over (see _until_stopped)."""
+
+
+@contextlib.contextmanager
+def _terminable() -> Iterator[None]:
+    """SIGTERM unwinds like Ctrl-C, so every `finally` (stopping the upstreams started early)
+    runs; while the event loop runs, _until_stopped handles it instead."""
+
+    def terminate(signum: int, frame: object) -> None:
+        raise _Terminated
+
+    if threading_is_main():
+        previous = signal.signal(signal.SIGTERM, terminate)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+    else:  # pragma: no cover - signal handlers belong to the main thread
+        yield
+
+
+def threading_is_main() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
 
 
 def _user_error(exc: BaseException) -> tuple[str, int] | None:
@@ -166,6 +207,8 @@ def _user_error(exc: BaseException) -> tuple[str, int] | None:
         return str(exc), exc.status
     if isinstance(exc, ServeError):
         return str(exc), 1
+    if isinstance(exc, chain.ChainLoop):
+        return str(exc), chain.LOOP_EXIT_STATUS
     return None
 
 
@@ -370,10 +413,9 @@ def _serve(args: argparse.Namespace, factory: RuntimeFactory | None) -> int:
     access = config.options.access
     if transport == "http":
         _check_http_access(access, host)
-    try:
+    with _link(args.config), _upstreams_stopped():
         runtime = _runtime(factory, config, profile)
-        anyio.run(
-            _serve_async,
+        main = _serve_async(
             runtime,
             len(config.servers),
             transport,
@@ -383,10 +425,60 @@ def _serve(args: argparse.Namespace, factory: RuntimeFactory | None) -> int:
             access,
             _stubs(config),
             options.drain_timeout,
+            options.sessions,
             config,
         )
+        # A stdio gateway without the client that started it has nobody to serve.
+        return anyio.run(_until_stopped, main, transport == "stdio")
+
+
+def _link(config: str | None) -> contextlib.AbstractContextManager[None]:
+    """This process as a link of the chain of gatespec configs (gatespec.chain)."""
+    return chain.entered(Path(config)) if config else contextlib.nullcontext()
+
+
+@contextlib.contextmanager
+def _upstreams_stopped() -> Iterator[None]:
+    """However the command ends, no stdio upstream it started is left running."""
+    try:
+        yield
     finally:
         spawn.discard_early()
+
+
+_PARENT_POLL = 0.5  # seconds between checks that the process that started us still exists
+_PARENT = [os.getppid()]  # the process that started us (main() records it again)
+
+
+async def _until_stopped(main: Awaitable[object], watch_parent: bool) -> int:
+    """Run `main`; on SIGTERM (or, with watch_parent, when the parent process is gone) cancel
+    it, so its clean-up closes every upstream, and exit 143 (128 + SIGTERM). SIGINT is
+    asyncio's: it cancels the same way and ends as KeyboardInterrupt (exit 130)."""
+    stopped: list[str] = []
+    parent = _PARENT[0]
+
+    async def on_signal(scope: anyio.CancelScope) -> None:
+        with anyio.open_signal_receiver(signal.SIGTERM) as signals:
+            async for _ in signals:
+                stopped.append("SIGTERM")
+                scope.cancel()
+                return
+
+    async def on_orphaned(scope: anyio.CancelScope) -> None:
+        while os.getppid() == parent:
+            await anyio.sleep(_PARENT_POLL)
+        stopped.append("the parent process is gone")
+        scope.cancel()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(on_signal, tg.cancel_scope)
+        if watch_parent:
+            tg.start_soon(on_orphaned, tg.cancel_scope)
+        await main
+        tg.cancel_scope.cancel()
+    if stopped:
+        _say(f"stopped ({stopped[0]}); upstreams closed")
+        return 128 + signal.SIGTERM
     return 0
 
 
@@ -420,6 +512,7 @@ async def _serve_async(
     access: AccessConfig | None = None,
     stubs: frozenset[str] = frozenset(),
     drain_timeout: float = DEFAULT_DRAIN_TIMEOUT,
+    sessions: SessionBounds | None = None,
     config: GatewayConfig | None = None,
 ) -> None:
     from gatespec.access import LOCAL
@@ -428,7 +521,7 @@ async def _serve_async(
     # Bind first: a taken port should fail before minutes of upstream start-up.
     sock = bind_http(host, port) if transport == "http" else None
     try:
-        await _start(runtime, total, stubs)
+        await _start(runtime, total, stubs, first_ready=True)
         identity = access.stdio_identity if access is not None else LOCAL
         server = build_server(runtime, fallback_session=transport, fallback_identity=identity)
         async with anyio.create_task_group() as tg:
@@ -454,6 +547,7 @@ async def _serve_async(
                     log_level=web_log,
                     access=access,
                     drain_timeout=drain_timeout,
+                    sessions=sessions,
                 )
             tg.cancel_scope.cancel()
     finally:
@@ -501,8 +595,12 @@ class _Progress:
         if self.tty and self.total:
             self.stream.write("\r\033[K")
         connected = sum(1 for s in statuses if s.state == "connected")
-        failed = len(statuses) - connected
-        tail = f" ({failed} failed; they are retried on refresh)" if failed else ""
+        failed = sum(1 for s in statuses if s.state == "failed")
+        pending = len(statuses) - connected - failed
+        notes = [f"{failed} failed; they are retried on refresh" if failed else ""]
+        notes.append(f"{pending} still connecting, served as they connect" if pending else "")
+        tail = "; ".join(n for n in notes if n)
+        tail = f" ({tail})" if tail else ""
         _say(f"{connected} of {len(statuses)} upstreams connected{tail}", self.stream)
         if self.stubs:
             _say(
@@ -513,12 +611,18 @@ class _Progress:
 
 
 async def _start(
-    runtime: ServedRuntime, total: int, stubs: frozenset[str] = frozenset()
+    runtime: ServedRuntime,
+    total: int,
+    stubs: frozenset[str] = frozenset(),
+    *,
+    first_ready: bool = False,
 ) -> list[UpstreamStatus]:
+    """Start the upstreams: all of them (catalog), or, to serve, until the first is ready
+    (AM-SERVE-FIRST-READY: the others join as they connect)."""
     if total == 0:
         _say("no upstream servers configured (the catalog is empty)")
     progress = _Progress(runtime.pool, total, stubs=stubs)
-    statuses = await runtime.start(progress=progress)
+    statuses = await runtime.start(progress=progress, first_ready=first_ready)
     if total:
         progress.finish(statuses)
     if runtime.profile != "aggregate":  # the aggregate profile ranks nothing
@@ -534,13 +638,19 @@ def _catalog(args: argparse.Namespace, factory: RuntimeFactory | None) -> int:
     profile = config.options.profile if config.options.profile in SERVED_PROFILES else "gateway"
     if args.compact:  # seed 001's listTools(compact=true) is the aggregate registry's
         profile = "aggregate"
-    try:
+    with _link(args.config), _upstreams_stopped():
         runtime = _runtime(factory, config, profile)
-        listing, statuses = anyio.run(
-            _catalog_async, runtime, len(config.servers), _stubs(config), args.compact
-        )
-    finally:
-        spawn.discard_early()
+        found: list[tuple[Any, list[UpstreamStatus]]] = []
+
+        async def listed() -> None:
+            found.append(
+                await _catalog_async(runtime, len(config.servers), _stubs(config), args.compact)
+            )
+
+        status = anyio.run(_until_stopped, listed(), False)
+    if not found:
+        return status
+    listing, statuses = found[0]
     if args.compact:
         print(json.dumps(listing, indent=2, ensure_ascii=False))
         return 0

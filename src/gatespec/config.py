@@ -56,6 +56,8 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 import yaml
 
+from gatespec import secrets
+from gatespec.secrets import Written
 from gatespec_surface import PROFILE_NAMES
 
 if TYPE_CHECKING:
@@ -139,6 +141,9 @@ _GATEWAY_KEYS: Final = frozenset(
         "watch",
         "plugins",
         "access",  # identities, tokens and the access policy (gatespec.access.config)
+        "max_sessions",  # Streamable HTTP session table bounds (SessionBounds)
+        "max_sessions_per_client",
+        "session_idle_timeout",
         "state",  # where per-caller state lives, shared by replicas (gatespec.state.config)
     }
 )
@@ -156,14 +161,18 @@ class ConfigError(ValueError):
     def __init__(self, source: Path | str | None, path: str, problem: str) -> None:
         self.source = source
         self.path = path
+        problem = secrets.redact(problem)  # it may quote an expanded value
         self.problem = problem
         where = str(source) if source is not None else "<config>"
         super().__init__(f"{where}: {path}: {problem}" if path else f"{where}: {problem}")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class ServerConfig:
-    """One upstream MCP server, as configured (env-expanded, paths resolved)."""
+    """One upstream MCP server, as configured (env-expanded, paths resolved).
+
+    The expanded fields are for running the server only; a message quotes `written` (the
+    config as written, ``${VAR}`` references unexpanded: gatespec.secrets)."""
 
     key: str
     transport: Transport
@@ -177,6 +186,28 @@ class ServerConfig:
     timeout: float | None = None
     # stub only: keep catalog items whose "server" field equals this (catalogs of many servers).
     catalog_server: str | None = None
+    # The command, args and URL as written (None: built in code, nothing was expanded).
+    written_as: Written | None = field(default=None, compare=False)
+
+    @property
+    def written(self) -> Written:
+        """What a message may quote of this server."""
+        if self.written_as is not None:
+            return self.written_as
+        return Written(self.command, self.args, self.url)
+
+    def __repr__(self) -> str:  # never the expanded values (gatespec.secrets)
+        return f"ServerConfig(key={self.key!r}, transport={self.transport!r}, {self.written!r})"
+
+
+@dataclass(frozen=True)
+class SessionBounds:
+    """Bounds of the Streamable HTTP session table (gatespec.server.session_limits):
+    gateway.max_sessions, max_sessions_per_client and session_idle_timeout (seconds)."""
+
+    max_sessions: int = 1000
+    per_client: int = 100
+    idle_timeout: float = 600.0
 
 
 @dataclass(frozen=True)
@@ -201,7 +232,8 @@ class GatewayOptions:
     call_timeout: float = DEFAULT_CALL_TIMEOUT
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
     cache_stable: bool = False
-    # While serving: how often to retry upstreams that failed or died (seconds; 0 = never).
+    # While serving: the longest wait between retries of an upstream that failed or died
+    # (seconds; the first retry comes within a second; 0 = never retry).
     refresh_interval: float = DEFAULT_REFRESH_INTERVAL
     # On SIGTERM (HTTP): how long calls in flight may take to finish before they are cut.
     drain_timeout: float = DEFAULT_DRAIN_TIMEOUT
@@ -210,6 +242,7 @@ class GatewayOptions:
     plugins: tuple[PluginConfig, ...] = ()
     # Identities and the access policy; None: no access control (every caller unrestricted).
     access: AccessConfig | None = None
+    sessions: SessionBounds = field(default_factory=SessionBounds)
     # Artifacts and cache-stable sessions: None is this process's memory (gatespec.state).
     state: StateConfig | None = None
 
@@ -279,6 +312,7 @@ def expand_env(
         name, default = match.group(1), match.group(2)
         current = environ.get(name)
         if current:
+            secrets.remember(current, name)  # never quoted again (gatespec.secrets)
             return current
         if default is not None:
             return default
@@ -443,7 +477,14 @@ class _Reader:
         if not re.match(r"^https?://[^/\s]+", url):
             raise self.error(f"{at}.url", f"expected an http:// or https:// URL, got {url!r}")
         headers = self.string_map(raw["headers"], f"{at}.headers") if "headers" in raw else {}
-        return ServerConfig(key=key, transport=transport, url=url, headers=headers, timeout=timeout)
+        return ServerConfig(
+            key=key,
+            transport=transport,
+            url=url,
+            headers=headers,
+            timeout=timeout,
+            written_as=Written(url=raw["url"]),
+        )
 
     def transport(self, raw: dict[str, Any], at: str, type_key: str) -> Transport:
         if "command" in raw and "url" in raw:
@@ -488,6 +529,7 @@ class _Reader:
             env=env,
             cwd=cwd,
             timeout=timeout,
+            written_as=Written(raw["command"], tuple(args_raw)),
         )
 
     def options(self, raw: Any) -> GatewayOptions:
@@ -542,6 +584,7 @@ class _Reader:
             state = parse_state(raw["state"], self)
         return GatewayOptions(
             access=access,
+            sessions=self.session_bounds(raw),
             state=state,
             profile=profile,
             transport=transport,  # type: ignore[arg-type]  # checked against SERVE_TRANSPORTS
@@ -557,6 +600,20 @@ class _Reader:
             else None,
             watch=self.boolean(raw["watch"], f"{at}.watch") if "watch" in raw else defaults.watch,
             plugins=self.plugins(raw["plugins"], f"{at}.plugins") if "plugins" in raw else (),
+        )
+
+    def session_bounds(self, raw: dict[str, Any]) -> SessionBounds:
+        defaults = SessionBounds()
+        return SessionBounds(
+            max_sessions=self.count(raw["max_sessions"], "gateway.max_sessions")
+            if "max_sessions" in raw
+            else defaults.max_sessions,
+            per_client=self.count(raw["max_sessions_per_client"], "gateway.max_sessions_per_client")
+            if "max_sessions_per_client" in raw
+            else defaults.per_client,
+            idle_timeout=self.number(raw["session_idle_timeout"], "gateway.session_idle_timeout")
+            if "session_idle_timeout" in raw
+            else defaults.idle_timeout,
         )
 
     def count(self, value: Any, path: str) -> int:

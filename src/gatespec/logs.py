@@ -3,6 +3,8 @@
 Upstreams' output, client-chosen session ids and tool names end up in log messages; a line
 break or another control character in them could fake log lines (or terminal escapes). The
 formatter escapes them in the message; tracebacks, which are the gateway's own, stay as they are.
+Every value a config's ``${VAR}`` expanded to is replaced by its reference in the whole record,
+traceback included (gatespec.secrets).
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ from __future__ import annotations
 import logging
 import re
 from typing import Final
+
+from gatespec.secrets import redact
 
 __all__ = ["OneLineFormatter", "escape_controls"]
 
@@ -28,3 +32,6 @@ class OneLineFormatter(logging.Formatter):
     def formatMessage(self, record: logging.LogRecord) -> str:  # noqa: N802 - logging's name
         record.message = escape_controls(record.message)
         return super().formatMessage(record)
+
+    def format(self, record: logging.LogRecord) -> str:
+        return redact(super().format(record))

@@ -195,12 +195,27 @@ class ProxyRuntime(SearchOperations):
 
     # ------------------------------------------------------------ lifecycle
 
-    async def start(self, progress: ProgressCallback | None = None) -> list[UpstreamStatus]:
-        """Connect every upstream (failures are isolated and reported) and build the catalog."""
+    async def start(
+        self, progress: ProgressCallback | None = None, *, first_ready: bool = False
+    ) -> list[UpstreamStatus]:
+        """Connect every upstream (failures are isolated and reported) and build the catalog;
+        with `first_ready`, return once one upstream is ready: each of the others joins the
+        catalog (and list_changed goes out) when it connects (AM-SERVE-FIRST-READY)."""
         self.pool.on_tools_changed = self._upstream_changed
-        statuses = await self.pool.start(progress=progress)
+        statuses = await self.pool.start(
+            progress=progress,
+            first_ready=first_ready,
+            on_settled=self._upstream_settled if first_ready else None,
+        )
         await self.rebuild()
         return statuses
+
+    async def _upstream_settled(self, key: str) -> None:
+        """An upstream connected (or failed) after start returned: rebuild the catalog."""
+        try:
+            await self.rebuild()
+        except GatewayError:
+            pass  # logged in rebuild; the previous catalog stays
 
     async def refresh(self, progress: ProgressCallback | None = None) -> list[UpstreamStatus]:
         """Reconnect failed upstreams, re-list every tool, rebuild the catalog."""
@@ -209,10 +224,10 @@ class ProxyRuntime(SearchOperations):
         return statuses
 
     async def keep_upstreams(self) -> None:
-        """While serving: every refresh_interval seconds, reconnect upstreams that failed to
-        start or died since (a crashed server comes back without restarting the gateway).
-        Returns at once when the interval is 0."""
-        await keep_connected(self.pool, self.refresh_interval, self.refresh)
+        """While serving: retry each upstream that failed to start or died since, on its own
+        (gatespec.upstream.revive), rebuilding the catalog as each comes back. Returns at once
+        when refresh_interval is 0."""
+        await keep_connected(self.pool, self.refresh_interval, self._upstream_settled)
 
     async def aclose(self) -> None:
         try:

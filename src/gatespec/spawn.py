@@ -9,18 +9,28 @@ SDK: that is the point of the module.
 
 A stdio server's stderr goes to a `StderrTail`, an unlinked temporary file in append mode, so a
 start failure or crash can be reported with the server's last words.
+
+Every stdio upstream is started here (`start`), later reconnects included, so that each runs
+the same way: in a session (process group) of its own, which the gateway stops as a whole; with
+the chain of gatespec configs above it in its environment (gatespec.chain), so a config that
+lists gatespec itself is refused instead of spawning a chain; and, when the gateway has no other
+threads yet, with PR_SET_PDEATHSIG, so it gets SIGTERM should the gateway be killed outright.
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
+import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterable
+import threading
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Final, TextIO, cast
 
+from gatespec import chain
 from gatespec.config import ServerConfig
 
 # What the SDK's stdio client passes on from the environment (mcp.client.stdio
@@ -78,7 +88,31 @@ def spawn_environment(config: ServerConfig) -> dict[str, str]:
         for key in INHERITED_ENV
         if (value := os.environ.get(key)) is not None and not value.startswith("()")
     }
-    return env | dict(config.env)
+    return env | dict(config.env) | chain.child_environment()
+
+
+_PR_SET_PDEATHSIG: Final = 1  # <linux/prctl.h>
+
+
+def _death_signal() -> Callable[[], None] | None:
+    """A preexec_fn that asks the kernel to SIGTERM the child when the gateway dies, or None.
+
+    Only while the gateway has a single thread: code run between fork and exec can deadlock on
+    a lock another thread held at the fork (the subprocess documentation's warning). The
+    libc function is looked up here, before the fork. One syscall through ctypes: the PyPI
+    wrappers for prctl are unmaintained, and this is all of it the gateway needs.
+    """
+    if not sys.platform.startswith("linux") or threading.active_count() != 1:
+        return None
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+    def set_death_signal() -> None:
+        prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+
+    return set_death_signal
 
 
 @dataclass
@@ -112,6 +146,26 @@ class EarlyProcess:
 _EARLY: dict[str, EarlyProcess] = {}
 
 
+def start(config: ServerConfig) -> EarlyProcess:
+    """Start one stdio upstream (see the module docstring); OSError/ValueError when it cannot."""
+    tail = StderrTail()
+    try:
+        process = subprocess.Popen(
+            [cast(str, config.command), *config.args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=tail.file,
+            env=spawn_environment(config),
+            cwd=config.cwd,
+            start_new_session=True,
+            preexec_fn=_death_signal(),  # noqa: PLW1509 - only while single-threaded
+        )
+    except BaseException:
+        tail.close()
+        raise
+    return EarlyProcess(config, process, tail)
+
+
 def spawn_early(servers: Iterable[ServerConfig], limit: int) -> dict[str, EarlyProcess]:
     """Start up to `limit` stdio upstreams now (the pool connects that many at a time) and
     return them by key. A spawn that fails is left to the connection, which reports it the
@@ -120,21 +174,11 @@ def spawn_early(servers: Iterable[ServerConfig], limit: int) -> dict[str, EarlyP
     if sys.platform == "win32":  # the SDK makes Job Objects there; keep to its own path
         return started
     for config in [c for c in servers if c.transport == "stdio" and c.command][:limit]:
-        tail = StderrTail()
         try:
-            process = subprocess.Popen(
-                [cast(str, config.command), *config.args],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=tail.file,
-                env=spawn_environment(config),
-                cwd=config.cwd,
-                start_new_session=True,
-            )
+            early = start(config)
         except (OSError, ValueError):
-            tail.close()
             continue
-        started[config.key] = _EARLY[config.key] = EarlyProcess(config, process, tail)
+        started[config.key] = _EARLY[config.key] = early
     return started
 
 

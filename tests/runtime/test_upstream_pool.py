@@ -97,7 +97,11 @@ async def test_kill_mid_call_then_refresh_reconnects(servers: Any) -> None:
         assert "process exited" in info.value.reason
         victim = pool.status("victim")
         assert victim.state == "failed" and "process exited" in (victim.reason or "")
-        assert list(pool.tools()) == ["bystander"]
+        # its tools stay, answered "unavailable" (AM-UNAVAILABLE-NOT-MISSING)
+        assert list(pool.tools()) == ["victim", "bystander"]
+        with pytest.raises(UpstreamError) as down:
+            await pool.call("victim", "echo", {"text": "x"})
+        assert down.value.kind == "unavailable"
         assert (await pool.call("bystander", "echo", {"text": "fine"}))["isError"] is False
 
         statuses = await pool.refresh()

@@ -158,10 +158,19 @@ class AggregateRuntime:
 
     # ------------------------------------------------------------ lifecycle
 
-    async def start(self, progress: ProgressCallback | None = None) -> list[UpstreamStatus]:
+    async def start(
+        self, progress: ProgressCallback | None = None, *, first_ready: bool = False
+    ) -> list[UpstreamStatus]:
+        """Connect every upstream before answering: AM-SERVE-FIRST-READY is a rule of the
+        catalog profiles; the aggregate registry's first tools/list lists every server that
+        connects (`first_ready` is accepted and ignored)."""
         self.pool.on_tools_changed = self._tools_changed
         self.pool.on_notification = self._notified
         return await self.pool.start(progress=progress)
+
+    async def _upstream_back(self, key: str) -> None:
+        """An upstream connected (or failed) in the background: sessions hear every list."""
+        await self._announce(ALL_LISTS)
 
     async def refresh(self, progress: ProgressCallback | None = None) -> list[UpstreamStatus]:
         statuses = await self.pool.refresh(progress=progress)
@@ -169,8 +178,8 @@ class AggregateRuntime:
         return statuses
 
     async def keep_upstreams(self) -> None:
-        """While serving: every refresh_interval seconds, reconnect upstreams that are down."""
-        await keep_connected(self.pool, self.refresh_interval, self.refresh)
+        """While serving: retry each upstream that is down on its own (upstream.revive)."""
+        await keep_connected(self.pool, self.refresh_interval, self._upstream_back)
 
     async def aclose(self) -> None:
         await self.pool.aclose()

@@ -47,8 +47,10 @@ from starlette.applications import Starlette
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from gatespec.config import SessionBounds
 from gatespec.server.answers import answer_per_request
 from gatespec.server.health import Health, health_routes
+from gatespec.server.session_limits import SessionLimits
 from gatespec.server.stdio import pipe_stdio
 from gatespec.server.surface import GatewayServer
 from gatespec.serving import ServeError
@@ -153,11 +155,14 @@ def build_http_app(
     security: TransportSecuritySettings | None = None,
     access: AccessConfig | None = None,
     resource_url: str | None = None,
+    sessions: SessionBounds | None = None,
     health: Health | None = None,
 ) -> Starlette:
     """One Starlette app: Streamable HTTP at /mcp, legacy SSE at /sse + /messages; with an
     access config that names tokens, every MCP route requires one (module docstring).
-    resource_url: this gateway's /mcp URL, for the protected-resource metadata."""
+    resource_url: this gateway's /mcp URL, for the protected-resource metadata; sessions:
+    the bounds of the /mcp session table (gatespec.server.session_limits)."""
+    sessions = sessions or SessionBounds()
     if security is None:
         http = access.http if access is not None else None
         security = loopback_security(
@@ -187,9 +192,27 @@ def build_http_app(
         auth=auth,
         token_verifier=access.verifier() if auth is not None and access is not None else None,
         custom_starlette_routes=routes,
+        session_idle_timeout=sessions.idle_timeout,
+        max_sessions=sessions.max_sessions,
     )
+    _bound_sessions(app, server, sessions, requires_identity=auth is not None)
     answer_per_request(server.session_manager, server.may_relay)
     return app
+
+
+def _bound_sessions(
+    app: Starlette, server: GatewayServer, bounds: SessionBounds, *, requires_identity: bool
+) -> None:
+    """Put SessionLimits in front of the /mcp endpoint (inside the app's authentication
+    middleware, so it knows who is calling; outside the SDK's token requirement, which it
+    lets answer callers without a valid token)."""
+    for route in app.routes:
+        if isinstance(route, Route) and route.path == MCP_PATH:
+            route.app = SessionLimits(
+                route.app, server.session_manager, bounds, requires_identity=requires_identity
+            )
+            return
+    raise RuntimeError(f"the SDK's app has no {MCP_PATH} route")  # pragma: no cover
 
 
 async def serve_stdio(server: GatewayServer) -> None:
@@ -211,6 +234,7 @@ async def serve_http(
     on_ready: Callable[[str], Awaitable[None] | None] | None = None,
     log_level: str = "warning",
     access: AccessConfig | None = None,
+    sessions: SessionBounds | None = None,
     drain_timeout: float = SHUTDOWN_GRACE,
 ) -> None:
     """Serve the HTTP app with uvicorn until interrupted; on_ready gets the base URL.
@@ -234,10 +258,20 @@ async def serve_http(
     resource_url = _url(host, sock.getsockname()[1]) + MCP_PATH
     health = Health(server.served)
     health.listed = True  # called once the runtime has started (see above)
-    app = build_http_app(server, host=host, access=access, resource_url=resource_url, health=health)
+    app = build_http_app(
+        server,
+        host=host,
+        access=access,
+        resource_url=resource_url,
+        sessions=sessions,
+        health=health,
+    )
     config = uvicorn.Config(
         app,
         log_level=log_level,
+        # uvicorn's records go through the gateway's own handler (one line each, no expanded
+        # secret: gatespec.logs) instead of handlers uvicorn would install for itself.
+        log_config=None,
         lifespan="on",
         timeout_graceful_shutdown=math.ceil(drain_timeout),  # uvicorn takes whole seconds
     )

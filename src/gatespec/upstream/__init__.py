@@ -27,8 +27,8 @@ from gatespec.upstream.pool import (
     Reconfigured,
     UpstreamPool,
     UpstreamStatus,
-    keep_connected,
 )
+from gatespec.upstream.revive import keep_connected
 from gatespec.upstream.stub import StubUpstream, echo_result, load_catalog
 from gatespec.upstream.wire import call_result, plain_result, strip_envelope_meta, tool_problem
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import logging
+import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
@@ -43,7 +44,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
-from gatespec import spawn
+from gatespec import chain, spawn
 from gatespec.config import DEFAULT_CONNECT_TIMEOUT, ServerConfig
 from gatespec.upstream import _sdk
 from gatespec.upstream._host import TaskHost
@@ -57,7 +58,7 @@ from gatespec.upstream.base import (
 )
 from gatespec.upstream.errors import ErrorKind, UpstreamError
 from gatespec.upstream.relay import InFlight
-from gatespec.upstream.transports import StderrTail, open_transport
+from gatespec.upstream.transports import OVERSIZED_CODE, StderrTail, open_transport
 from gatespec.upstream.wire import call_result, plain_result
 
 if TYPE_CHECKING:
@@ -82,6 +83,7 @@ class _Connection:
     changed: anyio.Event = field(default_factory=anyio.Event)  # tool list changed, not yet handled
     client: Client | None = None
     stderr: StderrTail | None = None
+    process: subprocess.Popen[bytes] | None = None  # a stdio server's process
     error: UpstreamError | None = None
     closing: bool = False
     list_changed: ListChangedSupport = None
@@ -213,12 +215,16 @@ class McpUpstream(Upstream):
                 try:
                     await self._serve(conn, conn.mode)
                 except _HandshakeClosed:
+                    if _refused_as_loop(conn):
+                        raise
                     # Auto mode's probe may have killed a handshake-era server: retry plainly.
                     logger.info("upstream %r closed during the probe; retrying legacy", self.key)
                     await self._serve(conn, "legacy")
         except Exception as exc:  # every failure is recorded; nothing escapes into the group
             if conn.error is None and not conn.closing:
                 kind, reason = self._classify(exc, handshake=not conn.ready.is_set())
+                if _refused_as_loop(conn):
+                    kind, reason = "loop", _LOOP_REASON
                 conn.error = self._error(kind, reason, conn)
         finally:
             conn.client = None
@@ -235,8 +241,13 @@ class McpUpstream(Upstream):
         """One connection attempt: handshake, then wait for stop or end of transport."""
         if conn.stderr is not None:
             conn.stderr.close()
-        # The first connection adopts a process started before the SDK was imported, if any.
-        early = spawn.take(self.config) if _on_asyncio() else None
+            conn.stderr = None
+        # The first connection adopts a process started before the SDK was imported, if any;
+        # later ones start theirs the same way (gatespec.spawn), the SDK only off asyncio.
+        early = None
+        if self.config.transport == "stdio" and _on_asyncio():
+            early = spawn.take(self.config) or spawn.start(self.config)
+            conn.process = early.process
         if early is not None:
             conn.stderr = early.stderr
         else:
@@ -388,6 +399,8 @@ class McpUpstream(Upstream):
                 ) from exc
             if exc.code == types.REQUEST_TIMEOUT:
                 raise UpstreamError(self.key, "timeout", f"{what}: {exc.message}") from exc
+            if exc.code == OVERSIZED_CODE:  # made up by our transport; the server is fine
+                raise UpstreamError(self.key, "too_large", f"{what}: {exc.message}") from exc
             raise UpstreamError(
                 self.key, "call_failed", f"{what}: server error {exc.code}: {exc.message}"
             ) from exc
@@ -488,24 +501,25 @@ class McpUpstream(Upstream):
         """Turn a connection failure (often an exception group) into a kind and a reason."""
         leaf = _root_cause(exc)
         cfg = self.config
-        target = cfg.url if cfg.url else " ".join([cfg.command or "", *cfg.args]).strip()
+        shown = cfg.written  # never the expanded values (gatespec.secrets)
+        target = shown.target()
         start: ErrorKind = "start_failed" if handshake else "unavailable"
         if isinstance(leaf, FileNotFoundError):
             # POSIX spawn reports a bad cwd with the executable as filename: look ourselves.
             if cfg.cwd is not None and not cfg.cwd.is_dir():
                 return "start_failed", f"working directory not found: {cfg.cwd}"
-            return "start_failed", f"command not found: {cfg.command}"
+            return "start_failed", f"command not found: {shown.command}"
         if isinstance(leaf, PermissionError):
-            return "start_failed", f"cannot execute {cfg.command}: permission denied"
+            return "start_failed", f"cannot execute {shown.command}: permission denied"
         if isinstance(leaf, httpx2.HTTPStatusError):
             status = leaf.response.status_code
-            return start, f"{cfg.url} answered HTTP {status} {leaf.response.reason_phrase}"
+            return start, f"{shown.url} answered HTTP {status} {leaf.response.reason_phrase}"
         if isinstance(leaf, httpx2.TimeoutException):
-            return "timeout", f"{cfg.url}: HTTP timeout ({_describe(leaf)})"
+            return "timeout", f"{shown.url}: HTTP timeout ({_describe(leaf)})"
         if isinstance(leaf, httpx2.ConnectError):
-            return start, f"cannot connect to {cfg.url}: {_describe(leaf)} (connection refused?)"
+            return start, f"cannot connect to {shown.url}: {_describe(leaf)} (connection refused?)"
         if isinstance(leaf, httpx2.HTTPError):
-            return start, f"{cfg.url}: {_describe(leaf)}"
+            return start, f"{shown.url}: {_describe(leaf)}"
         if isinstance(leaf, MCPError):
             if leaf.code == types.CONNECTION_CLOSED:
                 what = "server exited" if cfg.transport == "stdio" else "connection closed"
@@ -525,6 +539,17 @@ class McpUpstream(Upstream):
         if isinstance(leaf, RuntimeError) and "protocol version" in str(leaf):
             return "protocol", str(leaf)
         return start, f"{type(leaf).__name__}: {leaf}"
+
+
+_LOOP_REASON: Final = (
+    "refused: this upstream is gatespec serving a config that a gatespec above it already "
+    "serves (it would start itself again); remove it from the config"
+)
+
+
+def _refused_as_loop(conn: _Connection) -> bool:
+    """Whether the connection's process is a gatespec that refused to join a loop."""
+    return conn.process is not None and conn.process.poll() == chain.LOOP_EXIT_STATUS
 
 
 _SUBSCRIBING: Final = ("resources/subscribe", "resources/unsubscribe")

@@ -4,10 +4,18 @@ from __future__ import annotations
 
 from typing import Final, Literal, get_args
 
+from gatespec.secrets import redact
 from gatespec_surface.errors import ErrorCode
 
 ErrorKind = Literal[
-    "unknown_server", "start_failed", "unavailable", "timeout", "call_failed", "protocol"
+    "unknown_server",
+    "start_failed",
+    "unavailable",
+    "timeout",
+    "call_failed",
+    "protocol",
+    "loop",
+    "too_large",
 ]
 ERROR_KINDS: Final[tuple[str, ...]] = get_args(ErrorKind)
 # How an upstream failure surfaces to the client (seed 002 UPSTREAM_ERROR for the rest; seed
@@ -17,6 +25,7 @@ _CODES: Final[dict[str, ErrorCode]] = {
     "timeout": ErrorCode.TIMEOUT,
     "unavailable": ErrorCode.SERVER_UNAVAILABLE,
     "start_failed": ErrorCode.SERVER_UNAVAILABLE,
+    "loop": ErrorCode.SERVER_UNAVAILABLE,
 }
 
 
@@ -31,6 +40,9 @@ class UpstreamError(Exception):
       timeout       no answer in time (handshake or call); the request was cancelled
       call_failed   the server answered the request with a JSON-RPC error
       protocol      the server answered with something that is not valid MCP
+      loop          the server is gatespec on a config already up this chain (gatespec.chain)
+      too_large     the server's answer is over the spec's size cap (budgets
+                    MAX_UPSTREAM_RESULT_BYTES); the connection stays usable
     """
 
     def __init__(self, key: str, kind: ErrorKind, reason: str) -> None:
@@ -38,6 +50,8 @@ class UpstreamError(Exception):
             raise ValueError(f"unknown UpstreamError kind {kind!r}")
         self.key = key
         self.kind: ErrorKind = kind
+        # A reason may quote stderr, a command line or an HTTP error: never a secret's value.
+        reason = redact(reason)
         self.reason = reason
         super().__init__(f"upstream {key!r}: {reason}")
 

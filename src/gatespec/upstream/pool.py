@@ -1,10 +1,14 @@
 """Many upstreams: concurrent start with per-server isolation, status, refresh and calls.
 
 One failing, crashing or hanging server never takes the others down: each connects under its
-own timeout, its failure is recorded with a reason, and `refresh()` retries it later. An
-upstream counts as connected once its handshake AND its first complete tool listing succeed.
-`reconfigure()` adds, removes and replaces servers while serving (AM-REGISTRY-RELOAD); a call
-in flight to a server that goes away ends with an "unavailable" UpstreamError saying so.
+own timeout, its failure is recorded with a reason, and `refresh()` or `revive()` retries it
+later. An upstream counts as connected once its handshake AND its first complete tool listing
+succeed. The tools an upstream last listed stay while it is down, so a call to one is answered
+"unavailable", not "no such tool" (AM-UNAVAILABLE-NOT-MISSING). `start(first_ready=True)`
+returns as soon as one upstream is connected and settles the others in the background
+(AM-SERVE-FIRST-READY). `reconfigure()` adds, removes and replaces servers while serving
+(AM-REGISTRY-RELOAD); a call in flight to a server that goes away ends with an "unavailable"
+UpstreamError saying so.
 
 Task ownership: connections live in a task group hosted by its own task (see `_host`), opened
 by `__aenter__` or `start()` and closed by `aclose()`; on asyncio these may be called from any
@@ -44,6 +48,8 @@ logger = logging.getLogger(__name__)
 StatusState = Literal["pending", "connected", "failed"]
 ProgressCallback = Callable[[str, str, int, int], Awaitable[None] | None]
 """progress(key, state, done, total): called as each upstream settles during start/refresh."""
+SettledCallback = Callable[[str], Awaitable[None] | None]
+"""on_settled(key): an upstream settled in the background (connected or failed)."""
 
 
 class UpstreamStatus(NamedTuple):
@@ -95,6 +101,7 @@ class UpstreamPool:
         # Cancel scopes of the calls in flight, per key: a server that goes away ends them.
         self._calls: dict[str, set[anyio.CancelScope]] = {}
         self._cycle_lock = anyio.Lock()  # one start/refresh at a time
+        self._settling: set[str] = set()  # keys being settled in the background
         self._limiter = anyio.CapacityLimiter(max(1, max_concurrency))
         self._host = TaskHost()  # the task group every upstream connection runs in
 
@@ -139,12 +146,72 @@ class UpstreamPool:
     async def _open(self) -> TaskGroup:
         return await self._host.open()
 
-    async def start(self, progress: ProgressCallback | None = None) -> list[UpstreamStatus]:
-        """Connect every upstream concurrently; returns when each is connected or failed."""
+    async def start(
+        self,
+        progress: ProgressCallback | None = None,
+        *,
+        first_ready: bool = False,
+        on_settled: SettledCallback | None = None,
+    ) -> list[UpstreamStatus]:
+        """Connect every upstream concurrently; returns when each is connected or failed, or,
+        with `first_ready`, as soon as one is connected (or all failed): the others go on in
+        the background, each passed to `on_settled` when it settles."""
         await self._open()
-        async with self._cycle_lock:
-            await self._settle_all(list(self._upstreams), progress, relist_only=set())
+        if not first_ready:
+            async with self._cycle_lock:
+                await self._settle_all(list(self._upstreams), progress, relist_only=set())
+            return self.statuses()
+        keys = [key for key in self._upstreams if key not in self._settling]
+        ready = anyio.Event()
+        done = 0
+
+        async def settled(key: str) -> None:
+            nonlocal done
+            done += 1
+            if progress is not None:
+                await _maybe_await(progress(key, self.status(key).state, done, len(keys)))
+            if self.status(key).state == "connected" or done == len(keys):
+                ready.set()
+            if on_settled is not None:
+                await _maybe_await(on_settled(key))
+
+        for key in keys:
+            self._settle_soon(key, settled)
+        if keys:
+            await ready.wait()
         return self.statuses()
+
+    def revive(self, key: str, on_settled: SettledCallback | None = None) -> bool:
+        """Start reconnecting an upstream that is down, in the background; False when it is
+        connected, already being settled, refused as a loop (gatespec.chain), or the pool is
+        not open."""
+        if self._upstreams[key].connected or key in self._settling:
+            return False
+        error = self.error(key)
+        if error is not None and error.kind == "loop":
+            return False  # gatespec on a config up this chain: it would refuse again
+        return self._settle_soon(key, on_settled)
+
+    def _settle_soon(self, key: str, after: SettledCallback | None) -> bool:
+        group = self._host.task_group
+        if group is None:
+            return False
+        self._settling.add(key)
+
+        async def settle() -> None:
+            try:
+                async with self._limiter:
+                    await self._settle(key, relist_only=False)
+            finally:
+                self._settling.discard(key)
+            if after is not None:
+                try:
+                    await _maybe_await(after(key))
+                except Exception:
+                    logger.exception("after settling %r", key)
+
+        group.start_soon(settle, name=f"settle {key}")
+        return True
 
     async def refresh(self, progress: ProgressCallback | None = None) -> list[UpstreamStatus]:
         """Reconnect failed or dead upstreams and re-list the tools of every upstream."""
@@ -174,12 +241,17 @@ class UpstreamPool:
     async def _settle_all(
         self, keys: list[str], progress: ProgressCallback | None, relist_only: set[str]
     ) -> None:
+        keys = [key for key in keys if key not in self._settling]  # settling in the background
         total, done = len(keys), 0
 
         async def settle(key: str) -> None:
             nonlocal done
-            async with self._limiter:
-                await self._settle(key, relist_only=key in relist_only)
+            self._settling.add(key)  # revive() leaves it alone meanwhile
+            try:
+                async with self._limiter:
+                    await self._settle(key, relist_only=key in relist_only)
+            finally:
+                self._settling.discard(key)
             done += 1
             if progress is not None:
                 await _maybe_await(progress(key, self.status(key).state, done, total))
@@ -200,8 +272,7 @@ class UpstreamPool:
                 if upstream.connected:  # alive but the listing failed: that is the failure
                     await self._fail(key, upstream, exc)
                     return
-                # it died under us: fall through to a reconnect
-        self._tools.pop(key, None)
+                # it died under us: fall through to a reconnect (its last listing stays)
         try:
             await upstream.connect(await self._open())
             await self._relist(key)
@@ -215,8 +286,7 @@ class UpstreamPool:
         self._failures.pop(key, None)
 
     async def _fail(self, key: str, upstream: Upstream, error: UpstreamError) -> None:
-        self._failures[key] = error
-        self._tools.pop(key, None)
+        self._failures[key] = error  # its last listing stays (AM-UNAVAILABLE-NOT-MISSING)
         logger.warning("%s", error)
         if upstream.connected:  # connected but unusable (listing failed): free it
             await self._close_quietly(upstream)
@@ -272,12 +342,9 @@ class UpstreamPool:
         return self._failures.get(key)
 
     def tools(self) -> dict[str, list[dict[str, Any]]]:
-        """{key: tool dicts as listed} for connected upstreams, in config order."""
-        return {
-            key: list(self._tools[key])
-            for key, upstream in self._upstreams.items()
-            if upstream.connected and key in self._tools
-        }
+        """{key: tool dicts as last listed}, in config order: those of the connected upstreams
+        and the last listing of any that is down (its calls are answered "unavailable")."""
+        return {key: list(self._tools[key]) for key in self._upstreams if key in self._tools}
 
     def _live(self, key: str) -> Upstream:
         upstream = self._upstreams.get(key)
@@ -399,24 +466,6 @@ class UpstreamPool:
             self._upstreams = {key: fresh[key] for key in configs}
             await self._settle_all([*replaced, *added], progress, relist_only=set())
         return Reconfigured(added, removed, replaced)
-
-
-async def keep_connected(
-    pool: UpstreamPool, interval: float, refresh: Callable[[], Awaitable[Any]]
-) -> None:
-    """While serving: every `interval` seconds, call `refresh` when an upstream failed to
-    start or died since (a crashed server comes back without restarting the gateway). Returns
-    at once when the interval is 0; a failed refresh is logged and the loop goes on."""
-    if interval <= 0:
-        return
-    while True:
-        await anyio.sleep(interval)
-        if all(s.state == "connected" for s in pool.statuses()):
-            continue
-        try:
-            await refresh()
-        except Exception:  # the gateway keeps serving
-            logger.exception("refreshing upstreams failed")
 
 
 async def _maybe_await(value: Awaitable[None] | None) -> None:

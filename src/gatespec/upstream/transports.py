@@ -9,13 +9,18 @@ two small additions the gateway needs from them:
 - adopting a process started early (`adopted_stdio`, see gatespec.spawn): the SDK's stdio client
   only talks to processes it spawns itself, so a process spawned before the SDK was imported is
   driven here the same way (JSON lines on stdin/stdout; on close stdin is closed, then after
-  the SDK's grace periods its session gets SIGTERM, then SIGKILL).
+  the SDK's grace periods its session gets SIGTERM, then SIGKILL);
+- a size cap on what a stdio server says (AM-RESULT-SIZE-CAP): a line longer than
+  MAX_UPSTREAM_RESULT_BYTES is skipped unparsed, in bounded chunks, and the request it answered
+  gets an error naming the limit (`Oversized`); the connection stays up.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import re
 import signal
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, suppress
@@ -38,10 +43,21 @@ from mcp.shared.message import SessionMessage
 
 from gatespec.config import ServerConfig
 from gatespec.spawn import EarlyProcess, StderrTail
+from gatespec.upstream.capped_http import OVERSIZED_CODE, CappedHttp, oversized_error
+from gatespec_surface.budgets import MAX_UPSTREAM_RESULT_BYTES
 
-__all__ = ["EofWatch", "StderrTail", "adopted_stdio", "open_transport", "stdio_parameters"]
+__all__ = [
+    "OVERSIZED_CODE",
+    "EofWatch",
+    "Oversized",
+    "StderrTail",
+    "adopted_stdio",
+    "open_transport",
+    "stdio_parameters",
+]
 
-_LINE_LIMIT: Final = 64 * 1024 * 1024  # one JSON-RPC message per line; big results happen
+_EDGE: Final = 1024  # bytes kept of each end of an oversized line, to find its id
+_ID: Final = re.compile(rb'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.){0,256}")')
 
 
 class EofWatch:
@@ -51,9 +67,15 @@ class EofWatch:
     consumes it exactly like the stream it wraps.
     """
 
-    def __init__(self, inner: Any, on_eof: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        inner: Any,
+        on_eof: Callable[[], None],
+        rewrite: Callable[[SessionMessage | Exception], SessionMessage | Exception] | None = None,
+    ) -> None:
         self._inner = inner
         self._on_eof = on_eof
+        self._rewrite = rewrite
         self._fired = False
 
     @property
@@ -68,7 +90,7 @@ class EofWatch:
     async def receive(self) -> SessionMessage | Exception:
         try:
             item: SessionMessage | Exception = await self._inner.receive()
-            return item
+            return self._rewrite(item) if self._rewrite is not None else item
         except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
             self._eof()
             raise
@@ -137,13 +159,86 @@ async def _stop(process: Any) -> None:
     await _wait_exit(process, 2.0)
 
 
+class Oversized:
+    """Which request an oversized line answered, without parsing it.
+
+    The outbound side records the id of every request the session sends (`sent`) and the
+    inbound side forgets it when its answer passes (`answered`), so the requests awaiting an
+    answer are known. An oversized line answers one of them: with one outstanding, that one;
+    otherwise the outstanding id that appears as an "id" member in the line's first or last
+    1 KiB (a JSON-RPC response's members are its id, jsonrpc and result or error). When no
+    single request qualifies, None: the caller ends the connection rather than guess.
+    """
+
+    def __init__(self) -> None:
+        self.outstanding: set[types.RequestId] = set()
+
+    def sent(self, message: Any) -> None:
+        if isinstance(message, types.JSONRPCRequest):
+            self.outstanding.add(message.id)
+        elif isinstance(message, types.JSONRPCNotification) and message.method == (
+            "notifications/cancelled"
+        ):
+            self.outstanding.discard((message.params or {}).get("requestId"))
+
+    def answered(self, message: Any) -> None:
+        if isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
+            self.outstanding.discard(message.id)
+
+    def request_of(self, head: bytes, tail: bytes) -> types.RequestId | None:
+        if len(self.outstanding) == 1:
+            return next(iter(self.outstanding))
+        found = set()
+        for edge in (head, tail):
+            for match in _ID.finditer(edge):
+                with suppress(ValueError):
+                    value = json.loads(match.group(1))
+                    if value in self.outstanding:
+                        found.add(value)
+        return found.pop() if len(found) == 1 else None
+
+    def answer(self, request: types.RequestId, size: int) -> SessionMessage:
+        self.outstanding.discard(request)
+        return oversized_error(request, size)
+
+
+async def _skip_line(reader: asyncio.StreamReader, first: bytes) -> tuple[bytes, bytes, int]:
+    """Consume the rest of a line that began with `first` (too long to buffer): its first and
+    last `_EDGE` bytes and its size. Reads in chunks; nothing is kept or parsed."""
+    head, tail, size = first[:_EDGE], first[-_EDGE:], len(first)
+    while True:
+        try:
+            chunk = await reader.readuntil(b"\n")
+        except asyncio.LimitOverrunError as exc:
+            chunk = await reader.readexactly(exc.consumed)
+        except asyncio.IncompleteReadError as exc:
+            chunk = exc.partial
+            if not chunk:
+                return head, tail, size
+        size += len(chunk)
+        tail = (tail + chunk)[-_EDGE:]
+        if chunk.endswith(b"\n"):
+            return head, tail, size
+
+
+async def _next_line(reader: asyncio.StreamReader) -> bytes | tuple[bytes, bytes, int]:
+    """The next line (b"" at the end), or (head, tail, size) of one over the cap."""
+    try:
+        return await reader.readuntil(b"\n")
+    except asyncio.IncompleteReadError as exc:
+        return exc.partial
+    except asyncio.LimitOverrunError as exc:
+        first = await reader.readexactly(exc.consumed)
+        return await _skip_line(reader, first)
+
+
 @asynccontextmanager
 async def adopted_stdio(early: EarlyProcess) -> AsyncIterator[TransportStreams]:
     """MCP over the pipes of a stdio server spawned before this connection (asyncio only)."""
     process = early.process
     assert process.stdin is not None and process.stdout is not None
     loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=_LINE_LIMIT)
+    reader = asyncio.StreamReader(limit=MAX_UPSTREAM_RESULT_BYTES)
     read_pipe, _ = await loop.connect_read_pipe(
         lambda: asyncio.StreamReaderProtocol(reader), process.stdout
     )
@@ -154,17 +249,28 @@ async def adopted_stdio(early: EarlyProcess) -> AsyncIterator[TransportStreams]:
     inbound_send, inbound = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     outbound, outbound_receive = anyio.create_memory_object_stream[SessionMessage](0)
 
+    pending = Oversized()
+
     async def read_lines() -> None:
         async with inbound_send:
             with suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
-                while line := await reader.readline():
-                    if line.strip():
-                        await inbound_send.send(_parse(line))
+                while line := await _next_line(reader):
+                    if isinstance(line, tuple):
+                        request = pending.request_of(line[0], line[1])
+                        if request is None:  # an answer to no one we can name: end it
+                            return
+                        await inbound_send.send(pending.answer(request, line[2]))
+                    elif line.strip():
+                        parsed = _parse(line)
+                        if isinstance(parsed, SessionMessage):
+                            pending.answered(parsed.message)
+                        await inbound_send.send(parsed)
 
     async def write_lines() -> None:
         async with outbound_receive:
             try:
                 async for message in outbound_receive:
+                    pending.sent(message.message)
                     text = message.message.model_dump_json(by_alias=True, exclude_unset=True)
                     writer.write(text.encode("utf-8") + b"\n")
                     await writer.drain()
@@ -209,10 +315,17 @@ async def open_transport(
         assert config.url is not None
         # The transport only manages an http client it created itself; ours carries the headers.
         # Same timeouts as the SDK's default client: 30 s, but 300 s between stream events.
+        # The transport stops reading an answer at the size cap (capped_http); SSE-framed
+        # answers get the same cap instead of the SDK's 1 MiB default per event.
         timeout = httpx2.Timeout(30.0, read=300.0)
-        async with httpx2.AsyncClient(headers=dict(config.headers), timeout=timeout) as http:
-            async with streamable_http_client(config.url, http_client=http) as (read, write):
-                yield EofWatch(read, on_eof), write
+        capped = CappedHttp()
+        async with httpx2.AsyncClient(
+            headers=dict(config.headers), timeout=timeout, transport=capped
+        ) as http:
+            async with streamable_http_client(
+                config.url, http_client=http, max_sse_event_size=MAX_UPSTREAM_RESULT_BYTES
+            ) as (read, write):
+                yield EofWatch(read, on_eof, capped.rewrite), write
     elif config.transport == "sse":
         assert config.url is not None
         async with sse_client(config.url, headers=dict(config.headers) or None) as (read, write):

@@ -1,0 +1,126 @@
+"""AM-RESULT-SIZE-CAP: an upstream answer over MAX_UPSTREAM_RESULT_BYTES is skipped unparsed
+and answers its request with a typed error naming the limit; the upstream stays usable and
+other upstreams are served while the oversized answer is still arriving. Stdio upstreams, and
+Streamable HTTP ones with JSON and SSE-framed answers."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import mcp_types as types
+import pytest
+
+from gatespec.runtime import ProxyRuntime
+from gatespec.upstream import UpstreamError, UpstreamPool
+from gatespec.upstream.transports import Oversized
+from gatespec_surface.budgets import MAX_UPSTREAM_RESULT_BYTES
+from gatespec_surface.errors import ErrorCode, GatewayError
+from tests.faults.support import config, upstream
+
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
+
+
+async def test_oversized_answer_is_capped_while_another_upstream_keeps_answering(
+    tmp_path: Path,
+) -> None:
+    hold, started = tmp_path / "hold", tmp_path / "started"
+    cfg = config({"big": upstream(), "fast": upstream()}, call_timeout=60)
+    events: list[str] = []
+    async with UpstreamPool.from_config(cfg) as pool:
+        await pool.start()
+        assert [s.state for s in pool.statuses()] == ["connected", "connected"]
+
+        async def oversized() -> None:
+            args = {
+                "bytes": MAX_UPSTREAM_RESULT_BYTES + 1024,
+                "hold_file": str(hold),
+                "started_file": str(started),
+            }
+            with pytest.raises(UpstreamError) as caught:
+                await pool.call("big", "big", args)
+            events.append("big:" + caught.value.kind)
+            assert f"{MAX_UPSTREAM_RESULT_BYTES:,}" in caught.value.reason
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(oversized)
+            while not started.exists():  # half of the answer (8 MiB) is on its way
+                await anyio.sleep(0.01)
+            for i in range(20):
+                result = await pool.call("fast", "echo", {"text": f"t{i}"})
+                events.append(result["content"][0]["text"])
+            hold.write_text("go")  # only now does the rest of the oversized answer come
+        # Every call to the other upstream was answered before the oversized one ended.
+        assert events == [f"t{i}" for i in range(20)] + ["big:too_large"]
+        # The oversized upstream is still connected and answers its next call.
+        assert pool.status("big").state == "connected"
+        again = await pool.call("big", "echo", {"text": "still here"})
+        assert again["content"][0]["text"] == "still here"
+
+
+async def test_the_agent_sees_a_typed_error_naming_the_limit(tmp_path: Path) -> None:
+    runtime = ProxyRuntime.from_config(config({"big": upstream()}, call_timeout=60))
+    try:
+        await runtime.start()
+        tool_id = next(i.id for i in runtime.catalog.items() if i.name == "big")
+        hold = tmp_path / "hold"
+        hold.write_text("go")
+        with pytest.raises(GatewayError) as caught:
+            await runtime.execute(
+                "s", tool_id, {"bytes": MAX_UPSTREAM_RESULT_BYTES + 1, "hold_file": str(hold)}
+            )
+        assert caught.value.code is ErrorCode.UPSTREAM_ERROR
+        assert caught.value.details == {"server": "big", "kind": "too_large"}
+        assert "MAX_UPSTREAM_RESULT_BYTES" in caught.value.message
+    finally:
+        await runtime.aclose()
+
+
+HTTP_UPSTREAM = str(Path(__file__).with_name("http_upstream.py"))
+
+
+@pytest.mark.parametrize("framing", ["json", "sse"])
+async def test_an_http_upstreams_oversized_answer_is_capped_too(framing: str) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    argv = [sys.executable, HTTP_UPSTREAM, str(port), *(["--json"] if framing == "json" else [])]
+    server = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        cfg = config({"web": {"type": "http", "url": f"http://127.0.0.1:{port}/mcp"}})
+        async with UpstreamPool.from_config(cfg) as pool:
+            for _ in range(100):  # until the server listens
+                await pool.start()
+                if pool.status("web").state == "connected":
+                    break
+                await anyio.sleep(0.1)
+            with pytest.raises(UpstreamError) as caught:
+                await pool.call("web", "big", {"bytes": MAX_UPSTREAM_RESULT_BYTES + 1})
+            assert caught.value.kind == "too_large"
+            assert f"{MAX_UPSTREAM_RESULT_BYTES:,}" in caught.value.reason
+            assert pool.status("web").state == "connected"
+            # an answer under the cap but over the SDK's 1 MiB SSE event default gets through
+            fine = await pool.call("web", "big", {"bytes": 2 * 1024 * 1024})
+            assert len(fine["content"][0]["text"]) == 2 * 1024 * 1024
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+def test_an_oversized_line_is_matched_to_its_request_by_id_or_not_at_all() -> None:
+    pending = Oversized()
+    for request_id in (1, 2, "seven"):
+        pending.sent(types.JSONRPCRequest(jsonrpc="2.0", id=request_id, method="tools/call"))
+    sdk_style = b'{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"xx'
+    node_style = b'xx"}],"isError":false},"jsonrpc":"2.0","id":"seven"}\n'
+    nested = b'{"result":{"content":[{"id":1,"id":2'  # two outstanding ids: no guess
+    assert pending.request_of(sdk_style, b"xx") == 2
+    assert pending.request_of(b"xx", node_style) == "seven"
+    assert pending.request_of(nested, b"xx") is None
+    assert pending.request_of(b'{"id":99', b"") is None  # answers nothing outstanding
+    pending.answered(types.JSONRPCResponse(jsonrpc="2.0", id=1, result={}))
+    pending.answered(types.JSONRPCResponse(jsonrpc="2.0", id=2, result={}))
+    assert pending.request_of(b"", b"") == "seven"  # the only one left

@@ -1,0 +1,129 @@
+"""Issue 12 #2: a value a config's ${VAR} expanded to never surfaces, in any output channel.
+
+A canary secret sits in an upstream's arguments (which its stderr then quotes), in another's
+env (which it prints on stderr), and in an HTTP upstream's URL query string and headers. Every
+channel is searched: `gatespec catalog` (stdout and stderr), a served gateway's tool results
+and errors through a real MCP client, and its log at -vv. The redacted reference ${CANARY}
+must show up where the failure is reported, so the search cannot pass by reporting nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from gatespec import secrets as redaction
+from gatespec.config import parse_config
+from gatespec.logs import OneLineFormatter
+from gatespec.upstream import UpstreamError
+from tests.faults.support import GATESPEC, upstream
+
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
+
+
+@pytest.fixture
+def canary() -> str:
+    return "canary-" + secrets.token_hex(12)
+
+
+def secret_config(tmp_path: Path) -> Path:
+    path = tmp_path / "gateway.json"
+    servers = {
+        "good": upstream("--env-on-stderr", "API_KEY", env={"API_KEY": "${CANARY}"}),
+        "bad": upstream("--say-argv", "--exit-after-stderr", "1", "--token=${CANARY}"),
+        "web": {
+            "type": "http",
+            "url": "http://127.0.0.1:9/mcp?key=${CANARY}",
+            "headers": {"Authorization": "Bearer ${CANARY}"},
+        },
+    }
+    gateway = {"connect_timeout": 10, "refresh_interval": 0}
+    path.write_text(json.dumps({"mcpServers": servers, "gateway": gateway}))
+    return path
+
+
+def environment(canary: str) -> dict[str, str]:
+    return {**os.environ, "CANARY": canary}
+
+
+def test_catalog_output_quotes_references_never_values(tmp_path: Path, canary: str) -> None:
+    path = secret_config(tmp_path)
+    for extra in ([], ["--json"]):
+        done = subprocess.run(
+            [GATESPEC, "-vv", "catalog", "--config", str(path), *extra],
+            env=environment(canary),
+            capture_output=True,
+            text=True,
+            timeout=90,
+        )
+        assert done.returncode == 0, done.stderr
+        output = done.stdout + done.stderr
+        assert canary not in output
+        # the failures are reported, with the secret as it is written in the config
+        assert "--token=${CANARY}" in done.stdout  # bad's argv, from its stderr tail
+        assert "key=${CANARY}" in done.stdout  # web's URL
+
+
+async def test_served_gateway_results_errors_and_log_never_hold_a_value(
+    tmp_path: Path, canary: str
+) -> None:
+    path = secret_config(tmp_path)
+    log = tmp_path / "stderr.log"
+    params = StdioServerParameters(
+        command=GATESPEC,
+        args=["-vv", "serve", "--config", str(path)],
+        env=environment(canary),
+    )
+    answers: list[Any] = []
+    with log.open("w") as errlog:
+        async with Client(stdio_client(params, errlog=errlog), mode="legacy") as client:
+
+            async def call(name: str, args: dict[str, Any]) -> Any:
+                result = await client.call_tool(name, args)
+                answers.append(result.model_dump(mode="json"))
+                return result
+
+            ids: list[str] = []
+            for query in ("echo the text back", "exit mid-call crash"):
+                browse = await call("tool_browse", {"query": query})
+                ids += [c["id"] for c in browse.structured_content["cards"]]
+            echo = next(i for i in ids if i.startswith("good:echo"))
+            crash = next(i for i in ids if i.startswith("good:crash"))
+            assert not (
+                await call("tool_execute", {"tool_id": echo, "args": {"text": "hi"}})
+            ).is_error
+            assert (await call("tool_execute", {"tool_id": crash, "args": {}})).is_error
+            down = await call("tool_execute", {"tool_id": echo, "args": {"text": "hi"}})
+            assert down.is_error
+    channels = json.dumps(answers) + log.read_text()
+    assert canary not in channels
+    # the crash is reported with good's stderr tail, its env value as written in the config
+    assert "API_KEY=${CANARY}" in json.dumps(answers)
+
+
+def test_errors_and_log_records_replace_every_expanded_value(canary: str) -> None:
+    """The unit under the channels: UpstreamError, ConfigError and the log formatter."""
+    config = parse_config(
+        {"mcpServers": {"a": {"command": "run", "args": ["--key=${K}"]}}}, environ={"K": canary}
+    )
+    assert config.servers["a"].args == (f"--key={canary}",)  # the real value runs the server
+    assert canary not in repr(config.servers["a"])
+    assert config.servers["a"].written.target() == "run --key=${K}"
+    error = UpstreamError("a", "start_failed", f"stderr: key is {canary}")
+    assert error.reason == "stderr: key is ${K}" and canary not in str(error)
+    import logging
+
+    record = logging.LogRecord("x", logging.WARNING, __file__, 1, "saw %s", (canary,), None)
+    assert OneLineFormatter("%(message)s").format(record) == "saw ${K}"
+    with pytest.raises(ValueError) as caught:
+        parse_config({"mcpServers": {"u": {"url": "ftp://${K}"}}}, environ={"K": canary})
+    assert canary not in str(caught.value) and "${K}" in str(caught.value)
+    assert redaction.redact("abc") == "abc"  # values shorter than MIN_SECRET_CHARS are kept
