@@ -459,7 +459,15 @@ async def _until_stopped(main: Awaitable[object], watch_parent: bool) -> int:
 
     async def on_signal(scope: anyio.CancelScope) -> None:
         with anyio.open_signal_receiver(signal.SIGTERM) as signals:
+            draining = False
             async for _ in signals:
+                # Serving HTTP: the server drains (calls in flight finish, bounded by
+                # gateway.drain_timeout) and `main` returns by itself, closing the upstreams;
+                # the SIGTERM uvicorn raises again once drained is part of the same stop.
+                transports = sys.modules.get("gatespec.server.transports")
+                if draining or (transports is not None and transports.drain_serving()):
+                    draining = True
+                    continue
                 stopped.append("SIGTERM")
                 scope.cancel()
                 return

@@ -317,10 +317,24 @@ def _drained_sigterm(web: Any) -> Iterator[None]:
         web.should_exit = True
 
     previous = signal.signal(signal.SIGTERM, stop)
+    _SERVING.add(web)
     try:
         yield
     finally:
+        _SERVING.discard(web)
         signal.signal(signal.SIGTERM, previous)
+
+
+# The uvicorn servers this process is serving with: the CLI's SIGTERM handler drains them
+# (calls in flight finish) instead of cancelling everything as it does during start-up.
+_SERVING: set[Any] = set()
+
+
+def drain_serving() -> bool:
+    """Ask every HTTP server serving in this process to drain; whether there was one."""
+    for web in _SERVING:
+        web.should_exit = True
+    return bool(_SERVING)
 
 
 def bind_http(host: str, port: int) -> socket.socket:

@@ -326,7 +326,8 @@ def cancel_shielded() -> None:
 
 
 def reload_silent() -> None:
-    """A registry change is served but announced to nobody."""
+    """A registry change is served but announced to nobody: neither by the reload itself nor
+    by the upstream it added joining (upstream.revive announces a server that comes up)."""
     from gatespec.aggregate import runtime
 
     async def reconfigure(self: Any, config: Any) -> Any:
@@ -334,7 +335,11 @@ def reload_silent() -> None:
         self._configure(config)
         return changed
 
+    async def upstream_back(self: Any, key: str) -> None:
+        return None
+
     runtime.AggregateRuntime.reconfigure = reconfigure
+    runtime.AggregateRuntime._upstream_back = upstream_back
 
 
 def unknown_server_unavailable() -> None:
