@@ -11,17 +11,8 @@ from pathlib import Path
 import pytest
 
 from gatespec.server.stdio import _is_pipe_or_socket
+from gatespec_conformance.server_access import INITIALIZE as INIT
 
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "test", "version": "0"},
-    },
-}
 LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 

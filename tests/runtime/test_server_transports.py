@@ -25,6 +25,7 @@ from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters
 from mcp.server.subscriptions import ToolsListChanged
 
+from gatespec_conformance.server_access import INITIALIZE as INIT
 from gatespec_surface.descriptors import tools_for_profile
 from gatespec_surface.schemas import MODEL_SCHEMAS
 
@@ -33,16 +34,6 @@ pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 ROOT = Path(__file__).resolve().parents[2]
 FAKE = ROOT / "tests" / "fixtures" / "fake_gateway.py"
 INSPECTOR = ROOT / "node_modules" / ".bin" / "mcp-inspector"
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "raw-test", "version": "0"},
-    },
-}
 ACCEPT = {"Accept": "application/json, text/event-stream"}
 
 
