@@ -385,12 +385,22 @@ def replicas_section(r: dict[str, Any]) -> list[str]:
             f"| {op} | {backend['memory'][op]['p50_us']} | {row['p50_us']} | {row['p99_us']} |"
         )
     added = e2e["added_paired_median_ms"]
+    floor = e2e.get("floor_round_trip_p50_ms")
+    floor_text = (
+        " The floor in the same run, one bare RESP PING to the same Valkey after it sat idle "
+        "as long as between two of the op's calls: "
+        f"{floor['tool_execute']} ms (execute's gap), {floor['tool_view']} ms (view's gap); "
+        "any store in another process costs a call at least that here."
+        if floor
+        else ""
+    )
     lines += [
         "",
         "One replica over HTTP, official client, memory and redis interleaved: added per call "
         f"(median of paired differences) tool_execute {added['tool_execute']} ms, tool_view "
         f"{added['tool_view']} ms (goal ≤ 0.3 ms p50; the in-process figures above are the "
-        "backend's own share, the end-to-end ones include scheduling on a loaded machine). "
+        "backend's own share in a tight loop, the end-to-end ones include waking Valkey and the "
+        f"replica).{floor_text} "
         f"Redis commands per call: {json.dumps(e2e['redis_commands_per_call'])}.",
         "",
         f"Throughput, {tp['workers']} concurrent senders for {tp['seconds']} s: 1 replica "

@@ -244,12 +244,20 @@ class RedisSessions:
         return await self._run(scope, args) == 0
 
     async def record_seen(self, scope: str, tool_id: str) -> None:
-        await self._run(scope, [tool_id, ""])
+        pipe = self.client.pipeline(transaction=False)
+        self.queue_seen(pipe, scope, tool_id)
+        try:
+            await pipe.execute()
+        except RedisError as exc:
+            raise StateUnavailable(f"saving the cache-stable session failed: {exc}") from exc
 
     def queue_seen(self, pipe: Any, scope: str, tool_id: str) -> None:
-        # EVAL, not the Script object: in a pipeline redis-py asks SCRIPT EXISTS first, a
-        # round trip of its own on every call.
-        pipe.eval(_SAVE_LUA, 1, self._key(scope), tool_id, "", self.ttl_ms)
+        # "" marks a tool seen and never overwrites a frozen card: HSETNX does exactly that,
+        # without a script (in a pipeline redis-py would ask SCRIPT EXISTS first, and EVAL
+        # would send the script's text every call).
+        key = self._key(scope)
+        pipe.hsetnx(key, tool_id, "")
+        pipe.pexpire(key, self.ttl_ms)
 
     async def _run(self, scope: str, args: list[str | int]) -> int:
         try:
