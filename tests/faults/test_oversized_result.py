@@ -1,14 +1,17 @@
 """AM-RESULT-SIZE-CAP: an upstream answer over MAX_UPSTREAM_RESULT_BYTES is skipped unparsed
 and answers its request with a typed error naming the limit; the upstream stays usable and
-other upstreams are served while the oversized answer is still arriving. Stdio upstreams, and
-Streamable HTTP ones with JSON and SSE-framed answers."""
+other upstreams are served while the oversized answer is still arriving. Stdio upstreams,
+Streamable HTTP ones with JSON and SSE-framed answers, and legacy SSE ones (where the limit
+is the SDK's per-event one, capped_sse.EVENT_LIMIT)."""
 
 from __future__ import annotations
 
 import socket
 import subprocess
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import anyio
 import mcp_types as types
@@ -16,7 +19,8 @@ import pytest
 
 from gatespec.runtime import ProxyRuntime
 from gatespec.upstream import UpstreamError, UpstreamPool
-from gatespec.upstream.transports import Oversized
+from gatespec.upstream.capped_sse import EVENT_LIMIT, Skipped, split_events
+from gatespec.upstream.oversized import Oversized
 from gatespec_surface.budgets import MAX_UPSTREAM_RESULT_BYTES
 from gatespec_surface.errors import ErrorCode, GatewayError
 from tests.faults.support import config, upstream
@@ -108,6 +112,65 @@ async def test_an_http_upstreams_oversized_answer_is_capped_too(framing: str) ->
     finally:
         server.terminate()
         server.wait(10)
+
+
+async def test_a_legacy_sse_upstreams_oversized_event_is_capped_and_the_stream_goes_on() -> None:
+    # Without the cap the SDK fails the whole stream at its event limit: every call in flight
+    # on the upstream would be lost with it.
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    argv = [sys.executable, HTTP_UPSTREAM, str(port), "--legacy-sse"]
+    server = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        cfg = config({"old": {"type": "sse", "url": f"http://127.0.0.1:{port}/sse"}})
+        async with UpstreamPool.from_config(cfg) as pool:
+            for _ in range(100):  # until the server listens
+                await pool.start()
+                if pool.status("old").state == "connected":
+                    break
+                await anyio.sleep(0.1)
+            results: dict[str, Any] = {}
+
+            async def call(key: str, args: dict[str, Any]) -> None:
+                try:
+                    results[key] = await pool.call("old", args.pop("tool"), args)
+                except UpstreamError as exc:
+                    results[key] = exc
+
+            async with anyio.create_task_group() as tg:  # both in flight on one stream
+                tg.start_soon(call, "big", {"tool": "big", "bytes": EVENT_LIMIT + 1})
+                tg.start_soon(call, "echo", {"tool": "echo", "text": "still here"})
+            big = results["big"]
+            assert isinstance(big, UpstreamError) and big.kind == "too_large"
+            assert f"{EVENT_LIMIT:,}" in big.reason
+            assert results["echo"]["content"][0]["text"] == "still here"
+            assert pool.status("old").state == "connected"
+            fine = await pool.call("old", "big", {"bytes": EVENT_LIMIT // 2})
+            assert len(fine["content"][0]["text"]) == EVENT_LIMIT // 2
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+async def _chunks(*parts: bytes) -> AsyncIterator[bytes]:
+    for part in parts:
+        yield part
+
+
+async def test_sse_events_are_split_at_blank_lines_across_chunks_and_long_ones_skipped() -> None:
+    stream = _chunks(
+        b"event: endpoint\r\ndata: /m\r", b"\n\r\n",  # CRLF, split inside a line end
+        b'data: {"id":7,"result":"' + b"y" * 50, b"y" * 50 + b'"}\n', b"\n",
+        b"data: short\n\ndata: unterminated",
+    )  # fmt: skip
+    out = [e async for e in split_events(stream, 64)]
+    assert out[0] == b"event: endpoint\r\ndata: /m\r\n\r\n"
+    skipped = out[1]  # its size counts every byte up to the blank line that ends it
+    assert isinstance(skipped, Skipped)
+    assert skipped.size == len(b'data: {"id":7,"result":"') + 100 + len(b'"}\n\n')
+    assert skipped.head.startswith(b'data: {"id":7') and skipped.tail.endswith(b'"}\n\n')
+    assert out[2:] == [b"data: short\n\n", b"data: unterminated"]
 
 
 def test_an_oversized_line_is_matched_to_its_request_by_id_or_not_at_all() -> None:

@@ -12,31 +12,20 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from typing import Any, Final
+from typing import Any
 
 import httpx2
 import mcp_types as types
 from mcp.shared.message import SessionMessage
 
+from gatespec.upstream.oversized import oversized_error
 from gatespec_surface.budgets import MAX_UPSTREAM_RESULT_BYTES
 
-__all__ = ["CappedHttp", "ResultTooLarge", "oversized_error"]
-
-OVERSIZED_CODE: Final = -32090  # never leaves the gateway: the upstream layer types it
+__all__ = ["CappedHttp", "ResultTooLarge"]
 
 
 class ResultTooLarge(httpx2.StreamError):
     """An answer's body passed MAX_UPSTREAM_RESULT_BYTES (the SDK treats it as unreadable)."""
-
-
-def oversized_error(request: types.RequestId, size: int) -> SessionMessage:
-    """The answer a request over the cap gets instead of its own."""
-    error = types.ErrorData(
-        code=OVERSIZED_CODE,
-        message=f"the answer is over {size:,} bytes; the gateway reads at most "
-        f"{MAX_UPSTREAM_RESULT_BYTES:,} bytes (MAX_UPSTREAM_RESULT_BYTES)",
-    )
-    return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=request, error=error))
 
 
 class _CappedBody(httpx2.AsyncByteStream):

@@ -57,8 +57,9 @@ from gatespec.upstream.base import (
     UpstreamState,
 )
 from gatespec.upstream.errors import ErrorKind, UpstreamError
+from gatespec.upstream.oversized import OVERSIZED_CODE
 from gatespec.upstream.relay import InFlight
-from gatespec.upstream.transports import OVERSIZED_CODE, StderrTail, open_transport
+from gatespec.upstream.transports import StderrTail, open_transport
 from gatespec.upstream.wire import call_result, plain_result
 
 if TYPE_CHECKING:

@@ -10,28 +10,26 @@ two small additions the gateway needs from them:
   only talks to processes it spawns itself, so a process spawned before the SDK was imported is
   driven here the same way (JSON lines on stdin/stdout; on close stdin is closed, then after
   the SDK's grace periods its session gets SIGTERM, then SIGKILL);
-- a size cap on what a stdio server says (AM-RESULT-SIZE-CAP): a line longer than
+- a size cap on what a server says (AM-RESULT-SIZE-CAP): a stdio line longer than
   MAX_UPSTREAM_RESULT_BYTES is skipped unparsed, in bounded chunks, and the request it answered
-  gets an error naming the limit (`Oversized`); the connection stays up.
+  gets an error naming the limit (gatespec.upstream.oversized); the connection stays up. HTTP
+  answers are capped by capped_http, legacy SSE events by capped_sse.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import os
-import re
 import signal
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, suppress
 from types import TracebackType
-from typing import Any, Final, Self
+from typing import Any, Self
 
 import anyio
 import httpx2
 import mcp_types as types
 from mcp.client._transport import TransportStreams
-from mcp.client.sse import sse_client
 from mcp.client.stdio import (
     FORCE_KILL_TIMEOUT,
     PROCESS_TERMINATION_TIMEOUT,
@@ -43,21 +41,18 @@ from mcp.shared.message import SessionMessage
 
 from gatespec.config import ServerConfig
 from gatespec.spawn import EarlyProcess, StderrTail
-from gatespec.upstream.capped_http import OVERSIZED_CODE, CappedHttp, oversized_error
+from gatespec.upstream.capped_http import CappedHttp
+from gatespec.upstream.capped_sse import capped_sse_client
+from gatespec.upstream.oversized import EDGE, Oversized
 from gatespec_surface.budgets import MAX_UPSTREAM_RESULT_BYTES
 
 __all__ = [
-    "OVERSIZED_CODE",
     "EofWatch",
-    "Oversized",
     "StderrTail",
     "adopted_stdio",
     "open_transport",
     "stdio_parameters",
 ]
-
-_EDGE: Final = 1024  # bytes kept of each end of an oversized line, to find its id
-_ID: Final = re.compile(rb'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.){0,256}")')
 
 
 class EofWatch:
@@ -159,53 +154,10 @@ async def _stop(process: Any) -> None:
     await _wait_exit(process, 2.0)
 
 
-class Oversized:
-    """Which request an oversized line answered, without parsing it.
-
-    The outbound side records the id of every request the session sends (`sent`) and the
-    inbound side forgets it when its answer passes (`answered`), so the requests awaiting an
-    answer are known. An oversized line answers one of them: with one outstanding, that one;
-    otherwise the outstanding id that appears as an "id" member in the line's first or last
-    1 KiB (a JSON-RPC response's members are its id, jsonrpc and result or error). When no
-    single request qualifies, None: the caller ends the connection rather than guess.
-    """
-
-    def __init__(self) -> None:
-        self.outstanding: set[types.RequestId] = set()
-
-    def sent(self, message: Any) -> None:
-        if isinstance(message, types.JSONRPCRequest):
-            self.outstanding.add(message.id)
-        elif isinstance(message, types.JSONRPCNotification) and message.method == (
-            "notifications/cancelled"
-        ):
-            self.outstanding.discard((message.params or {}).get("requestId"))
-
-    def answered(self, message: Any) -> None:
-        if isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
-            self.outstanding.discard(message.id)
-
-    def request_of(self, head: bytes, tail: bytes) -> types.RequestId | None:
-        if len(self.outstanding) == 1:
-            return next(iter(self.outstanding))
-        found = set()
-        for edge in (head, tail):
-            for match in _ID.finditer(edge):
-                with suppress(ValueError):
-                    value = json.loads(match.group(1))
-                    if value in self.outstanding:
-                        found.add(value)
-        return found.pop() if len(found) == 1 else None
-
-    def answer(self, request: types.RequestId, size: int) -> SessionMessage:
-        self.outstanding.discard(request)
-        return oversized_error(request, size)
-
-
 async def _skip_line(reader: asyncio.StreamReader, first: bytes) -> tuple[bytes, bytes, int]:
     """Consume the rest of a line that began with `first` (too long to buffer): its first and
-    last `_EDGE` bytes and its size. Reads in chunks; nothing is kept or parsed."""
-    head, tail, size = first[:_EDGE], first[-_EDGE:], len(first)
+    last `EDGE` bytes and its size. Reads in chunks; nothing is kept or parsed."""
+    head, tail, size = first[:EDGE], first[-EDGE:], len(first)
     while True:
         try:
             chunk = await reader.readuntil(b"\n")
@@ -216,7 +168,7 @@ async def _skip_line(reader: asyncio.StreamReader, first: bytes) -> tuple[bytes,
             if not chunk:
                 return head, tail, size
         size += len(chunk)
-        tail = (tail + chunk)[-_EDGE:]
+        tail = (tail + chunk)[-EDGE:]
         if chunk.endswith(b"\n"):
             return head, tail, size
 
@@ -328,7 +280,12 @@ async def open_transport(
                 yield EofWatch(read, on_eof, capped.rewrite), write
     elif config.transport == "sse":
         assert config.url is not None
-        async with sse_client(config.url, headers=dict(config.headers) or None) as (read, write):
-            yield EofWatch(read, on_eof), write
+        # Its events are capped the same way, one at a time (capped_sse).
+        async with capped_sse_client(config.url, dict(config.headers) or None) as (
+            read,
+            write,
+            answered,
+        ):
+            yield EofWatch(read, on_eof, answered), write
     else:  # pragma: no cover - stub servers never reach the MCP client
         raise ValueError(f"no MCP transport for a {config.transport} server")
