@@ -10,6 +10,7 @@ import socket
 import subprocess
 import sys
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -86,71 +87,66 @@ async def test_the_agent_sees_a_typed_error_naming_the_limit(tmp_path: Path) -> 
 HTTP_UPSTREAM = str(Path(__file__).with_name("http_upstream.py"))
 
 
-@pytest.mark.parametrize("framing", ["json", "sse"])
-async def test_an_http_upstreams_oversized_answer_is_capped_too(framing: str) -> None:
+@asynccontextmanager
+async def http_upstream_pool(flag: str | None) -> AsyncIterator[UpstreamPool]:
+    """A pool connected to http_upstream.py started with `flag`, as upstream "web"."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    argv = [sys.executable, HTTP_UPSTREAM, str(port), *(["--json"] if framing == "json" else [])]
+    argv = [sys.executable, HTTP_UPSTREAM, str(port), *([flag] if flag else [])]
     server = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        cfg = config({"web": {"type": "http", "url": f"http://127.0.0.1:{port}/mcp"}})
-        async with UpstreamPool.from_config(cfg) as pool:
+        if flag == "--legacy-sse":
+            web = {"type": "sse", "url": f"http://127.0.0.1:{port}/sse"}
+        else:
+            web = {"type": "http", "url": f"http://127.0.0.1:{port}/mcp"}
+        async with UpstreamPool.from_config(config({"web": web})) as pool:
             for _ in range(100):  # until the server listens
                 await pool.start()
                 if pool.status("web").state == "connected":
                     break
                 await anyio.sleep(0.1)
-            with pytest.raises(UpstreamError) as caught:
-                await pool.call("web", "big", {"bytes": MAX_UPSTREAM_RESULT_BYTES + 1})
-            assert caught.value.kind == "too_large"
-            assert f"{MAX_UPSTREAM_RESULT_BYTES:,}" in caught.value.reason
-            assert pool.status("web").state == "connected"
-            # an answer under the cap but over the SDK's 1 MiB SSE event default gets through
-            fine = await pool.call("web", "big", {"bytes": 2 * 1024 * 1024})
-            assert len(fine["content"][0]["text"]) == 2 * 1024 * 1024
+            yield pool
     finally:
         server.terminate()
         server.wait(10)
+
+
+@pytest.mark.parametrize("framing", ["json", "sse"])
+async def test_an_http_upstreams_oversized_answer_is_capped_too(framing: str) -> None:
+    async with http_upstream_pool("--json" if framing == "json" else None) as pool:
+        with pytest.raises(UpstreamError) as caught:
+            await pool.call("web", "big", {"bytes": MAX_UPSTREAM_RESULT_BYTES + 1})
+        assert caught.value.kind == "too_large"
+        assert f"{MAX_UPSTREAM_RESULT_BYTES:,}" in caught.value.reason
+        assert pool.status("web").state == "connected"
+        # an answer under the cap but over the SDK's 1 MiB SSE event default gets through
+        fine = await pool.call("web", "big", {"bytes": 2 * 1024 * 1024})
+        assert len(fine["content"][0]["text"]) == 2 * 1024 * 1024
 
 
 async def test_a_legacy_sse_upstreams_oversized_event_is_capped_and_the_stream_goes_on() -> None:
     # Without the cap the SDK fails the whole stream at its event limit: every call in flight
     # on the upstream would be lost with it.
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    argv = [sys.executable, HTTP_UPSTREAM, str(port), "--legacy-sse"]
-    server = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        cfg = config({"old": {"type": "sse", "url": f"http://127.0.0.1:{port}/sse"}})
-        async with UpstreamPool.from_config(cfg) as pool:
-            for _ in range(100):  # until the server listens
-                await pool.start()
-                if pool.status("old").state == "connected":
-                    break
-                await anyio.sleep(0.1)
-            results: dict[str, Any] = {}
+    async with http_upstream_pool("--legacy-sse") as pool:
+        results: dict[str, Any] = {}
 
-            async def call(key: str, args: dict[str, Any]) -> None:
-                try:
-                    results[key] = await pool.call("old", args.pop("tool"), args)
-                except UpstreamError as exc:
-                    results[key] = exc
+        async def call(key: str, args: dict[str, Any]) -> None:
+            try:
+                results[key] = await pool.call("web", args.pop("tool"), args)
+            except UpstreamError as exc:
+                results[key] = exc
 
-            async with anyio.create_task_group() as tg:  # both in flight on one stream
-                tg.start_soon(call, "big", {"tool": "big", "bytes": EVENT_LIMIT + 1})
-                tg.start_soon(call, "echo", {"tool": "echo", "text": "still here"})
-            big = results["big"]
-            assert isinstance(big, UpstreamError) and big.kind == "too_large"
-            assert f"{EVENT_LIMIT:,}" in big.reason
-            assert results["echo"]["content"][0]["text"] == "still here"
-            assert pool.status("old").state == "connected"
-            fine = await pool.call("old", "big", {"bytes": EVENT_LIMIT // 2})
-            assert len(fine["content"][0]["text"]) == EVENT_LIMIT // 2
-    finally:
-        server.terminate()
-        server.wait(10)
+        async with anyio.create_task_group() as tg:  # both in flight on one stream
+            tg.start_soon(call, "big", {"tool": "big", "bytes": EVENT_LIMIT + 1})
+            tg.start_soon(call, "echo", {"tool": "echo", "text": "still here"})
+        big = results["big"]
+        assert isinstance(big, UpstreamError) and big.kind == "too_large"
+        assert f"{EVENT_LIMIT:,}" in big.reason
+        assert results["echo"]["content"][0]["text"] == "still here"
+        assert pool.status("web").state == "connected"
+        fine = await pool.call("web", "big", {"bytes": EVENT_LIMIT // 2})
+        assert len(fine["content"][0]["text"]) == EVENT_LIMIT // 2
 
 
 async def _chunks(*parts: bytes) -> AsyncIterator[bytes]:
