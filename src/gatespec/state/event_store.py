@@ -65,7 +65,7 @@ class SessionEvents(EventStore):
         data = "" if message is None else message.model_dump_json(by_alias=True, exclude_unset=True)
         key = self._key(stream_id)
         pipe = self.client.pipeline(transaction=False)
-        pipe.xadd(key, {"m": data}, maxlen=MAX_EVENTS, approximate=True)
+        pipe.xadd(key, {"m": data}, maxlen=MAX_EVENTS, approximate=False)
         pipe.pexpire(key, self.ttl_ms)
         try:
             entry, _ = await pipe.execute()
