@@ -34,6 +34,7 @@ from mcp_types import InitializeRequestParams
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 from starlette.applications import Starlette
+from starlette.status import HTTP_200_OK
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gatespec.server.session_table import (
@@ -123,7 +124,7 @@ class SharedSessions:
             await self.app(scope, receive, send)
             return
         status = await _status_of(self.app, scope, receive, send)
-        if status == 200:
+        if status == HTTP_200_OK:
             self._touched.pop(session_id, None)
             try:
                 await self.registry.remove(session_id, announce=True)

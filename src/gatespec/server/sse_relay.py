@@ -23,6 +23,7 @@ from uuid import UUID
 import anyio
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 from starlette.responses import Response
+from starlette.status import HTTP_202_ACCEPTED, HTTP_404_NOT_FOUND
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gatespec.server.shared_sessions import requestor_of
@@ -93,7 +94,7 @@ class SseRelay:
         missing: list[Message] = []
 
         async def unless_missing(message: Message) -> None:
-            if missing or (message["type"] == "http.response.start" and message["status"] == 404):
+            if missing or (message["type"] == "http.response.start" and message["status"] == HTTP_404_NOT_FOUND):
                 missing.append(message)  # not here: relayed below instead
                 return
             await send(message)
@@ -105,9 +106,9 @@ class SseRelay:
         session_id = UUID(hex=query["session_id"]).hex  # the SDK found it well-formed
         received = await self._publish(session_id, scope, body)
         if received > 0:
-            await Response("Accepted", status_code=202)(scope, receive, send)
+            await Response("Accepted", status_code=HTTP_202_ACCEPTED)(scope, receive, send)
         else:
-            await Response("Could not find session", status_code=404)(scope, receive, send)
+            await Response("Could not find session", status_code=HTTP_404_NOT_FOUND)(scope, receive, send)
 
     async def _publish(self, session_id: str, scope: Scope, body: bytes) -> int:
         payload = {
@@ -155,7 +156,7 @@ class SseRelay:
                 status.append(message["status"])
 
         await self.app(scope, receive, send)
-        if status and status[0] >= 300:
+        if status and status[0] != HTTP_202_ACCEPTED:
             logger.info("a relayed message for SSE session %s: %s", session_id[:16], status[0])
 
 
