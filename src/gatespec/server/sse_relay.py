@@ -94,7 +94,9 @@ class SseRelay:
         missing: list[Message] = []
 
         async def unless_missing(message: Message) -> None:
-            if missing or (message["type"] == "http.response.start" and message["status"] == HTTP_404_NOT_FOUND):
+            if missing or (
+                message["type"] == "http.response.start" and message["status"] == HTTP_404_NOT_FOUND
+            ):
                 missing.append(message)  # not here: relayed below instead
                 return
             await send(message)
@@ -108,7 +110,9 @@ class SseRelay:
         if received > 0:
             await Response("Accepted", status_code=HTTP_202_ACCEPTED)(scope, receive, send)
         else:
-            await Response("Could not find session", status_code=HTTP_404_NOT_FOUND)(scope, receive, send)
+            await Response("Could not find session", status_code=HTTP_404_NOT_FOUND)(
+                scope, receive, send
+            )
 
     async def _publish(self, session_id: str, scope: Scope, body: bytes) -> int:
         payload = {
