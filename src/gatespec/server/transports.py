@@ -21,6 +21,9 @@ the MCP SDK's server auth: its AuthenticationMiddleware runs the token verifier
 is served at /.well-known/oauth-protected-resource/mcp. The SDK wraps /mcp; the SSE routes are
 wrapped here the same way. Sessions are bound to the identity that opened them by the SDK: a
 request for another identity's session is answered as for a session that does not exist.
+
+With a shared state backend (redis), handshake-era sessions are served by every replica
+(AM-SHARED-SESSIONS): server.shared_sessions for /mcp, server.sse_relay for /sse + /messages.
 """
 
 from __future__ import annotations
