@@ -22,7 +22,6 @@ import argparse
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 from gatespec.state import StateConfig  # noqa: E402
 from gatespec.state.event_store import SessionEvents  # noqa: E402
 from gatespec.state.redis_backend import RedisState  # noqa: E402
-from tests.fixtures.replica_cluster import Cluster  # noqa: E402
+from tests.fixtures.replica_cluster import Cluster, sse_events  # noqa: E402
 
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 VERSION = "2025-11-25"
@@ -153,18 +152,6 @@ async def streamable(cluster: Cluster, memory: Cluster, store: Any, n: int) -> d
         out["request_adopted"].update(ms(timed["adopted"]))
         out["memory_request"] = ms(timed["memory"])
     return out
-
-
-async def sse_events(response: httpx2.Response) -> AsyncIterator[dict[str, str]]:
-    event: dict[str, str] = {}
-    async for line in response.aiter_lines():
-        if not line:
-            if event:
-                yield event
-            event = {}
-            continue
-        field, _, value = line.partition(":")
-        event[field] = value.removeprefix(" ")
 
 
 async def legacy(cluster: Cluster, store: Any, n: int) -> dict[str, Any]:

@@ -28,7 +28,7 @@ from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 
 from gatespec_surface.budgets import CACHE_MARKER_ID
-from tests.fixtures.replica_cluster import UPSTREAM, Cluster, Replica, Router
+from tests.fixtures.replica_cluster import UPSTREAM, Cluster, Replica, Router, sse_events
 from tests.fixtures.replica_upstream import big_text
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.timeout(180)]
@@ -152,19 +152,6 @@ async def test_a_session_goes_on_with_the_same_id_after_its_replica_is_killed(
     assert [c for c in cluster.calls() if c["name"] == "big"] == [
         {"name": "big", "args": {"lines": 800}}
     ]
-
-
-async def sse_events(response: httpx2.Response) -> AsyncIterator[dict[str, str]]:
-    """The events of an SSE response, as {field: value}."""
-    event: dict[str, str] = {}
-    async for line in response.aiter_lines():
-        if not line:
-            if event:
-                yield event
-            event = {}
-            continue
-        field, _, value = line.partition(":")
-        event[field] = value.removeprefix(" ")
 
 
 def stream_headers(session: str, version: str, **extra: str) -> dict[str, str]:

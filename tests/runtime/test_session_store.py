@@ -7,7 +7,7 @@ EventStore contract (events after Last-Event-ID, in order, of that stream only).
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import anyio
@@ -31,15 +31,6 @@ pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 
 ALICE = owner_key({"client_id": "alice", "issuer": None, "subject": None})
 BOB = owner_key({"client_id": "bob", "issuer": None, "subject": None})
-
-
-@pytest.fixture
-def valkey(tmp_path: Path) -> Iterator[Valkey]:
-    server = Valkey(free_port(), tmp_path).start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture
