@@ -182,6 +182,7 @@ class SessionChannels:
                 pass  # the subscription ends with the connection anyway
 
     async def run(self) -> None:
+        lost = False
         while True:
             try:
                 async with self.registry.client.pubsub() as pubsub:
@@ -189,10 +190,13 @@ class SessionChannels:
                     channels = [self.registry.sse_channel(s) for s in self._held]
                     await pubsub.subscribe(self.registry.ended_channel, *channels)
                     self._up.set()
+                    lost = False
                     async for message in pubsub.listen():
                         await self._dispatch(message)
             except RedisError as exc:
-                log.warning("session channels lost (%s); subscribing again", exc)
+                if not lost:  # once per outage, not on every attempt
+                    log.warning("session channels lost (%s); subscribing again", exc)
+                lost = True
             finally:
                 self._up = anyio.Event()
                 self._pubsub = None
