@@ -25,6 +25,7 @@ SCRIPTS = [
     "execute",
     "startup",
     "replicas",
+    "replica_sessions",
     "aggregate",
     "faults",
 ]
@@ -181,6 +182,8 @@ def report(res: dict[str, Any]) -> str:
         lines += fuzz_section(res["fuzz"])
     if res.get("replicas"):
         lines += replicas_section(res["replicas"])
+    if res.get("replica_sessions"):
+        lines += replica_sessions_section(res["replica_sessions"])
     if res.get("aggregate"):
         lines += aggregate_section(res["aggregate"])
     return "\n".join(lines)
@@ -409,6 +412,33 @@ def replicas_section(r: dict[str, Any]) -> list[str]:
         f"({tp['2_replicas']['replica_cpu_ms_per_call']} ms). On 2 shared cores a second "
         "replica has no core of its own; docs/scaling.md turns the CPU per call into a "
         "per-core estimate.",
+        "",
+    ]
+    return lines
+
+
+def replica_sessions_section(r: dict[str, Any]) -> list[str]:
+    rows = {**r["streamable_http"], **r["legacy_sse"]}
+    lines = [
+        "## Handshake-era sessions shared by replicas (`bench/replica_sessions.py`)",
+        "",
+        f"Two replicas and Valkey on loopback, raw HTTP client, {r['n']} samples per figure "
+        f"(held, adopted and memory requests interleaved), load average "
+        f"{r['load_average_before']} → {r['load_average_after']}. Store commands counted with "
+        "INFO commandstats; every row is one round trip or none.",
+        "",
+        "| request | p50 ms | p99 ms | store commands per request |",
+        "|---|---|---|---|",
+    ]
+    for name, row in rows.items():
+        shown = json.dumps(row.get("commands_per_op", {})).replace("|", "\\|")
+        commands = shown if "commands_per_op" in row else ""
+        lines.append(f"| {name} | {row['p50_ms']} | {row['p99_ms']} | {commands} |")
+    events = r["event_store"]
+    lines += [
+        "",
+        f"Storing one event of a resumable stream: p50 {events['p50_us']} µs, p99 "
+        f"{events['p99_us']} µs, {json.dumps(events['commands_per_op'])} (one pipeline).",
         "",
     ]
     return lines

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from gatespec.config import ServerConfig, parse_config
+from tests.fixtures.valkey_server import valkey  # noqa: F401  (a fixture of the Valkey tests)
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"

@@ -11,6 +11,7 @@ from starlette.applications import Starlette
 
 from gatespec.server.health import Health, health_routes
 from gatespec.state import MemoryState, StateUnavailable
+from gatespec.upstream.pool import UpstreamStatus
 
 pytestmark = pytest.mark.anyio
 
@@ -29,18 +30,47 @@ async def probe(health: Health, path: str) -> tuple[int, Any]:
     return response.status_code, response.json()
 
 
-async def test_ready_only_once_listed_and_until_draining() -> None:
-    health = Health(SimpleNamespace(state=MemoryState()))
+class Pool:
+    """The upstream pool's statuses as a test sets them (a stub: the slow replica test
+    checks the same against real upstreams)."""
+
+    def __init__(self, **states: str) -> None:
+        self.states = states
+
+    def statuses(self) -> list[UpstreamStatus]:
+        return [UpstreamStatus(k, s, None) for k, s in self.states.items()]  # type: ignore[arg-type]
+
+
+async def test_ready_once_every_upstream_settled_and_until_draining() -> None:
+    pool = Pool(alpha="connected", beta="pending", gamma="pending")
+    health = Health(SimpleNamespace(state=MemoryState(), pool=pool))
     assert await probe(health, "/readyz") == (
         503,
-        {"ready": False, "reasons": ["upstreams not listed yet"], "state": "memory: ok"},
+        {
+            "ready": False,
+            "reasons": ["upstreams not listed yet: 2 of 3 still connecting"],
+            "upstreams": {"connected": 1, "failed": 0, "reconnecting": 0, "pending": 2},
+            "state": "memory: ok",
+        },
     )
     assert await probe(health, "/healthz") == (200, {"status": "ok"})
-    health.listed = True
+    # one dead upstream (failed its first attempt) does not keep the replica out
+    pool.states.update(beta="failed")
+    assert (await probe(health, "/readyz"))[0] == 503
+    pool.states.update(gamma="connected")
     assert await probe(health, "/readyz") == (
         200,
-        {"ready": True, "reasons": [], "state": "memory: ok"},
+        {
+            "ready": True,
+            "reasons": [],
+            "upstreams": {"connected": 2, "failed": 1, "reconnecting": 0, "pending": 0},
+            "state": "memory: ok",
+        },
     )
+    # a latch: retrying the dead one (pending again) does not take the replica out
+    pool.states.update(beta="pending")
+    status, body = await probe(health, "/readyz")
+    assert status == 200 and body["upstreams"]["reconnecting"] == 1
     health.drain()
     assert (await probe(health, "/readyz"))[0] == 503
     assert (await probe(health, "/readyz"))[1]["reasons"] == ["draining"]
@@ -48,8 +78,7 @@ async def test_ready_only_once_listed_and_until_draining() -> None:
 
 
 async def test_a_store_outage_is_reported_but_keeps_the_replica_ready() -> None:
-    health = Health(SimpleNamespace(state=DownState()))
-    health.listed = True
+    health = Health(SimpleNamespace(state=DownState(), pool=Pool(alpha="connected")))
     status, body = await probe(health, "/readyz")
     assert status == 200 and body["ready"] is True
     assert body["state"] == "redis: unreachable: redis://valkey:6379/0: Connection refused"

@@ -6,8 +6,7 @@ answers)."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
+from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
@@ -18,18 +17,9 @@ from gatespec.state import StateConfig, StateUnavailable
 from gatespec.state.effects import stable_browse
 from gatespec.state.redis_backend import RedisState
 from gatespec_surface.errors import ErrorCode, GatewayError
-from tests.fixtures.valkey_server import Valkey, free_port
+from tests.fixtures.valkey_server import Valkey
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
-
-
-@pytest.fixture
-def valkey(tmp_path: Path) -> Iterator[Valkey]:
-    server = Valkey(free_port(), tmp_path).start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture

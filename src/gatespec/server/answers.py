@@ -27,10 +27,12 @@ from typing import Any, Final
 
 from mcp.server.streamable_http import StreamableHTTPServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp_types import InitializeRequestParams
 from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
 
 from gatespec.core import CLIENT_CAPABILITIES
+from gatespec.server.session_table import on_admit
 
 __all__ = ["MayRelay", "answer_per_request"]
 
@@ -48,6 +50,9 @@ class ChoosingTransport(StreamableHTTPServerTransport):
 
     may_relay: MayRelay
     declared: frozenset[str]  # what the session's client declared of _ASKABLE
+    # ids of requests being answered with one JSON body, kept only for a session whose events
+    # are stored for resumption (server.shared_sessions): None otherwise
+    json_answered: set[str] | None
 
     @property
     def is_json_response_enabled(self) -> bool:
@@ -64,18 +69,35 @@ class ChoosingTransport(StreamableHTTPServerTransport):
         self, scope: Scope, request: Request, receive: Receive, send: Send
     ) -> None:
         # The SDK reads the body again; Starlette keeps it on the request.
-        token = _JSON_ANSWER.set(not self.streams(await request.body()))
+        try:
+            message = json.loads(await request.body())
+        except ValueError:
+            message = None  # the SDK answers the parse error
+        as_json = not self.streams(message)
+        if (
+            as_json
+            and self.json_answered is not None
+            and isinstance(message, dict)
+            and "id" in message
+        ):
+            # Its answer has no event id on the wire: nothing to store for resumption.
+            self.json_answered.add(str(message["id"]))
+        token = _JSON_ANSWER.set(as_json)
         try:
             await super()._handle_post_request(scope, request, receive, send)
         finally:
             _JSON_ANSWER.reset(token)
 
-    def streams(self, body: bytes) -> bool:
+    def unreplayable(self, stream_id: str) -> bool:
+        """Whether `stream_id` is a request answered with JSON (the event store's skip); its
+        answer is the last message on it, so it is forgotten once asked about."""
+        if self.json_answered is not None and stream_id in self.json_answered:
+            self.json_answered.discard(stream_id)
+            return True
+        return False
+
+    def streams(self, message: object) -> bool:
         """Whether the POSTed message is a request to answer with an SSE stream."""
-        try:
-            message = json.loads(body)
-        except ValueError:
-            return False  # the SDK answers the parse error
         if not isinstance(message, dict) or "id" not in message:
             return False  # a notification, a response or a batch: 202 or an error
         method = message.get("method")
@@ -93,17 +115,20 @@ class ChoosingTransport(StreamableHTTPServerTransport):
 
 
 def answer_per_request(manager: StreamableHTTPSessionManager, may_relay: MayRelay) -> None:
-    """Make every session `manager` opens from now on choose its answers per request."""
-    admit = manager._admit_session
+    """Make every session `manager` opens (or adopts) from now on choose its answers per
+    request."""
 
-    def admit_choosing(requestor: Any) -> StreamableHTTPServerTransport | None:
-        transport = admit(requestor)
-        if transport is not None:
-            # The SDK builds (and registers) the transport; this only changes how it answers.
-            transport.__class__ = ChoosingTransport
-            assert isinstance(transport, ChoosingTransport)
-            transport.may_relay = may_relay
-            transport.declared = frozenset()
-        return transport
+    def choosing(
+        transport: StreamableHTTPServerTransport, client_params: InitializeRequestParams | None
+    ) -> None:
+        # The SDK builds (and registers) the transport; this only changes how it answers.
+        transport.__class__ = ChoosingTransport
+        assert isinstance(transport, ChoosingTransport)
+        transport.may_relay = may_relay
+        transport.declared = frozenset()
+        transport.json_answered = None
+        if client_params is not None:  # adopted: initialized on another replica
+            caps = client_params.capabilities.model_dump(exclude_none=True)
+            transport.declared = frozenset(c for c in _ASKABLE if c in caps)
 
-    manager._admit_session = admit_choosing  # type: ignore[method-assign]
+    on_admit(manager, choosing)

@@ -1,11 +1,23 @@
 """Health and readiness for a load balancer, and the drain state of a shutting-down replica.
 
 GET /healthz  200 while the process serves (liveness), draining or not.
-GET /readyz   200 when this replica should get traffic: its upstreams have been listed and it
-              is not draining; 503 otherwise. The body says why, and what the state backend
-              answers, but a shared-store outage does not make a replica unready: every
-              replica shares the store, so taking them all out of rotation would turn a
-              degraded service (gatespec.state.effects) into none.
+GET /readyz   200 when this replica should get traffic: every configured upstream has
+              settled once (listed, or failed its first attempt) and it is not draining; 503
+              otherwise. The body says why, counts the upstreams by state, and says what the
+              state backend answers.
+
+Why "settled once": the gateway answers as soon as its first upstream is ready
+(AM-SERVE-FIRST-READY), but a load balancer that sends traffic then would route callers to a
+replica missing most of the catalog while its peers have all of it. Waiting for every upstream
+to be *connected* instead would let one dead upstream keep every replica out forever; one that
+failed its first attempt is retried in the background and joins when it comes back (a tools
+change then reaches clients as list_changed). Readiness is a latch: an upstream that later
+goes down, or one a config reload adds, does not take a ready replica out of rotation, since
+every replica would see the same.
+
+A shared-store outage does not make a replica unready either: every replica shares the store,
+so taking them all out of rotation would turn a degraded service (gatespec.state.effects) into
+none.
 
 Neither route needs a bearer token: they say nothing about tools or callers.
 """
@@ -30,8 +42,26 @@ class Health:
 
     def __init__(self, runtime: Any) -> None:
         self.runtime = runtime
-        self.listed = False  # the upstreams have been listed once (start-up finished)
+        self.listed = False  # every upstream has settled once (latched)
         self.draining = False
+        self._settled: set[str] = set()  # upstreams seen listed or failed at least once
+
+    def upstreams(self) -> dict[str, int]:
+        """How many configured upstreams are connected, failed, or have not settled yet (a
+        retry after a failure does not count as unsettled); latches `listed` once none is."""
+        pool = getattr(self.runtime, "pool", None)
+        counts = {"connected": 0, "failed": 0, "reconnecting": 0, "pending": 0}
+        for status in pool.statuses() if pool is not None else ():
+            if status.state != "pending":
+                self._settled.add(status.key)
+                counts[status.state] += 1
+            elif status.key in self._settled:
+                counts["reconnecting"] += 1  # failed once, being retried
+            else:
+                counts["pending"] += 1
+        if counts["pending"] == 0:
+            self.listed = True
+        return counts
 
     def drain(self) -> None:
         if not self.draining:
@@ -53,11 +83,20 @@ class Health:
 
     async def readyz(self, request: Request) -> JSONResponse:
         reasons = []
+        upstreams = self.upstreams()
         if not self.listed:
-            reasons.append("upstreams not listed yet")
+            reasons.append(
+                f"upstreams not listed yet: {upstreams['pending']} of {sum(upstreams.values())} "
+                "still connecting"
+            )
         if self.draining:
             reasons.append("draining")
-        body = {"ready": not reasons, "reasons": reasons, "state": await self.state_status()}
+        body = {
+            "ready": not reasons,
+            "reasons": reasons,
+            "upstreams": upstreams,
+            "state": await self.state_status(),
+        }
         status = HTTP_503_SERVICE_UNAVAILABLE if reasons else HTTP_200_OK
         return JSONResponse(body, status_code=status)
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Final
 
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
@@ -31,6 +31,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gatespec.access.tokens import IdentityToken
 from gatespec.config import SessionBounds
+from gatespec.server.session_table import close_session, open_sessions
 
 logger = logging.getLogger(__name__)
 
@@ -135,7 +136,7 @@ class SessionLimits:
             self.sessions[opened[0]] = _Session(client)
 
     async def _make_room(self, client: str) -> None:
-        live = _open_sessions(self.manager)
+        live = open_sessions(self.manager)
         for sid in [sid for sid in self.sessions if sid not in live]:
             del self.sessions[sid]  # ended meanwhile (DELETE, idle timeout)
         own = [sid for sid, s in self.sessions.items() if s.client == client]
@@ -151,19 +152,4 @@ class SessionLimits:
         victim = min(idle, key=lambda sid: self.sessions[sid].worth())
         del self.sessions[victim]
         logger.info("closing session %s to make room (%s)", victim[:16], why)
-        await _close_session(self.manager, victim)
-
-
-# The SDK keeps its session table private; these two functions are the only places that reach
-# into it (tests/faults/test_http_sessions.py fails loudly should an upgrade move it).
-
-
-def _open_sessions(manager: StreamableHTTPSessionManager) -> dict[str, Any]:
-    table: dict[str, Any] = manager._server_instances  # noqa: SLF001
-    return table
-
-
-async def _close_session(manager: StreamableHTTPSessionManager, sid: str) -> None:
-    transport = manager._server_instances.get(sid)  # noqa: SLF001
-    if transport is not None:
-        await manager._discard_session(sid, transport)  # noqa: SLF001
+        await close_session(self.manager, victim)

@@ -21,6 +21,9 @@ the MCP SDK's server auth: its AuthenticationMiddleware runs the token verifier
 is served at /.well-known/oauth-protected-resource/mcp. The SDK wraps /mcp; the SSE routes are
 wrapped here the same way. Sessions are bound to the identity that opened them by the SDK: a
 request for another identity's session is answered as for a session that does not exist.
+
+With a shared state backend (redis), handshake-era sessions are served by every replica
+(AM-SHARED-SESSIONS): server.shared_sessions for /mcp, server.sse_relay for /sse + /messages.
 """
 
 from __future__ import annotations
@@ -51,9 +54,12 @@ from gatespec.config import SessionBounds
 from gatespec.server.answers import answer_per_request
 from gatespec.server.health import Health, health_routes
 from gatespec.server.session_limits import SessionLimits
+from gatespec.server.shared_sessions import SharedSessions, run_channels
+from gatespec.server.sse_relay import SseRelay
 from gatespec.server.stdio import pipe_stdio
 from gatespec.server.surface import GatewayServer
 from gatespec.serving import ServeError
+from gatespec.state.session_registry import SessionChannels, SessionRegistry, open_registry
 
 if TYPE_CHECKING:
     from gatespec.access.config import AccessConfig
@@ -120,24 +126,34 @@ def _guarded(app: ASGIApp, auth: AuthSettings | None) -> ASGIApp:
 class _SseConnect:
     """GET /sse: one legacy SSE connection, served until the client goes away."""
 
-    def __init__(self, server: GatewayServer, transport: SseServerTransport) -> None:
+    def __init__(
+        self, server: GatewayServer, transport: SseServerTransport, relay: SseRelay | None
+    ) -> None:
         self.server = server
         self.transport = transport
+        self.relay = relay  # replicas: POSTs for this stream may arrive at another one
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        held: list[str] = []
+        if self.relay is not None:
+            send = self.relay.watch_connect(scope, send, held)
         try:
             async with self.transport.connect_sse(scope, receive, send) as (read, write):
                 await self.server.run(read, write, self.server.create_initialization_options())
         except ValueError as exc:
             # connect_sse raises this after it has already answered a rejected request (403).
             logger.debug("SSE connection refused: %s", exc)
+        finally:
+            if self.relay is not None and held:
+                await self.relay.close(held[0])
 
 
 class _SseMessages:
     """POST /messages: a client message for an open SSE connection."""
 
-    def __init__(self, transport: SseServerTransport) -> None:
+    def __init__(self, transport: SseServerTransport, relay: SseRelay | None) -> None:
         self.transport = transport
+        self.relay = relay
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         query = parse_qsl(scope.get("query_string", b"").decode("latin-1"))
@@ -145,7 +161,10 @@ class _SseMessages:
         if "session_id" not in keys and "sessionId" in keys:
             query.append(("session_id", next(v for k, v in query if k == "sessionId")))
             scope = {**scope, "query_string": urlencode(query).encode("latin-1")}
-        await self.transport.handle_post_message(scope, receive, send)
+        if self.relay is None:
+            await self.transport.handle_post_message(scope, receive, send)
+        else:
+            await self.relay.post(scope, receive, send, self.transport.handle_post_message)
 
 
 def build_http_app(
@@ -173,8 +192,14 @@ def build_http_app(
         auth = _auth_settings(access, resource_url or f"http://{host}{MCP_PATH}")
         server.requires_identity = True
     sse = SseServerTransport(MESSAGES_PATH, security_settings=security)
-    connect = _guarded(_SseConnect(server, sse), auth)
-    messages = _guarded(_SseMessages(sse), auth)
+    # Replicas sharing a store share handshake-era sessions too (AM-SHARED-SESSIONS).
+    registry = open_registry(getattr(server.served, "state", None))
+    channels = SessionChannels(registry) if registry is not None else None
+    relay = None
+    if registry is not None and channels is not None:
+        relay = SseRelay(registry, channels, MESSAGES_PATH)
+    connect = _guarded(_SseConnect(server, sse, relay), auth)
+    messages = _guarded(_SseMessages(sse, relay), auth)
     routes = [
         Route(SSE_PATH, endpoint=connect, methods=["GET"]),
         Route(MESSAGES_PATH, endpoint=messages, methods=["POST"]),
@@ -195,22 +220,35 @@ def build_http_app(
         session_idle_timeout=sessions.idle_timeout,
         max_sessions=sessions.max_sessions,
     )
-    _bound_sessions(app, server, sessions, requires_identity=auth is not None)
     answer_per_request(server.session_manager, server.may_relay)
+    shared = None
+    if registry is not None and channels is not None and relay is not None:
+        shared = (registry, channels)
+        relay.app = app
+        run_channels(app, channels)
+    _bound_sessions(app, server, sessions, requires_identity=auth is not None, shared=shared)
     return app
 
 
 def _bound_sessions(
-    app: Starlette, server: GatewayServer, bounds: SessionBounds, *, requires_identity: bool
+    app: Starlette,
+    server: GatewayServer,
+    bounds: SessionBounds,
+    *,
+    requires_identity: bool,
+    shared: tuple[SessionRegistry, SessionChannels] | None,
 ) -> None:
     """Put SessionLimits in front of the /mcp endpoint (inside the app's authentication
     middleware, so it knows who is calling; outside the SDK's token requirement, which it
-    lets answer callers without a valid token)."""
+    lets answer callers without a valid token), and behind it, with a shared store,
+    SharedSessions (sessions other replicas opened)."""
+    manager = server.session_manager
     for route in app.routes:
         if isinstance(route, Route) and route.path == MCP_PATH:
-            route.app = SessionLimits(
-                route.app, server.session_manager, bounds, requires_identity=requires_identity
-            )
+            inner = route.app
+            if shared is not None:
+                inner = SharedSessions(inner, manager, *shared)
+            route.app = SessionLimits(inner, manager, bounds, requires_identity=requires_identity)
             return
     raise RuntimeError(f"the SDK's app has no {MCP_PATH} route")  # pragma: no cover
 
@@ -243,10 +281,10 @@ async def serve_http(
     by uvicorn, so that a taken port is a ServeError rather than uvicorn's sys.exit from
     inside the event loop.
 
-    Serving starts once the runtime has listed its upstreams, so /readyz is ready from the
-    first answer until SIGTERM (or SIGINT) starts the drain: uvicorn closes the listening
-    socket, lets the calls in flight finish for up to `drain_timeout` seconds, then cancels
-    what is left.
+    Serving starts once the first upstream is ready (AM-SERVE-FIRST-READY); /readyz says
+    ready once every upstream has settled (server.health) and until SIGTERM (or SIGINT)
+    starts the drain: uvicorn closes the listening socket, lets the calls in flight finish
+    for up to `drain_timeout` seconds, then cancels what is left.
     """
     try:
         import uvicorn
@@ -257,7 +295,6 @@ async def serve_http(
     sock = sock if sock is not None else bind_http(host, port)
     resource_url = _url(host, sock.getsockname()[1]) + MCP_PATH
     health = Health(server.served)
-    health.listed = True  # called once the runtime has started (see above)
     app = build_http_app(
         server,
         host=host,

@@ -1,0 +1,142 @@
+"""The one place that reaches into the SDK's Streamable HTTP session manager.
+
+mcp 2.3's StreamableHTTPSessionManager keeps its session table, the credential each session
+belongs to, its task group and its lifespan state private, and has no hook for a session it
+did not open itself. gatespec needs four things the public API does not give:
+- see which sessions are open and close one (the session bounds, server.session_limits),
+- adjust each transport the manager opens (the per-request answer form, server.answers, and a
+  per-session event store, server.shared_sessions),
+- adopt a session another replica opened: a transport with that session id, registered with
+  its owner, its server run already initialized with the client's stored initialize params
+  (server.shared_sessions).
+Every private name is used here and nowhere else; tests/faults/test_http_sessions.py and the
+replica tests fail loudly should an SDK upgrade move them.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+from anyio.abc import TaskStatus
+from mcp.server.auth.middleware.bearer_auth import AuthorizationContext
+from mcp.server.connection import Connection
+from mcp.server.runner import serve_connection
+from mcp.server.streamable_http import EventStore, StreamableHTTPServerTransport
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
+from mcp.shared.transport_context import TransportContext
+from mcp_types import InitializeRequestParams
+
+__all__ = ["adopt_session", "close_session", "on_admit", "open_sessions", "use_event_store"]
+
+logger = logging.getLogger(__name__)
+
+# admit(transport, client params or None): called for every transport a manager opens or adopts
+Admit = Callable[[StreamableHTTPServerTransport, InitializeRequestParams | None], None]
+
+
+def open_sessions(manager: StreamableHTTPSessionManager) -> dict[str, Any]:
+    """The manager's live sessions by id (its own table: do not modify)."""
+    table: dict[str, Any] = manager._server_instances  # noqa: SLF001
+    return table
+
+
+async def close_session(manager: StreamableHTTPSessionManager, session_id: str) -> None:
+    transport = manager._server_instances.get(session_id)  # noqa: SLF001
+    if transport is not None:
+        await manager._discard_session(session_id, transport)  # noqa: SLF001
+
+
+def use_event_store(transport: StreamableHTTPServerTransport, store: EventStore) -> None:
+    """Give one session its own event store: the SDK takes one store for every session and
+    hands it stream ids that do not name the session (server.shared_sessions)."""
+    transport._event_store = store  # noqa: SLF001
+
+
+def on_admit(manager: StreamableHTTPSessionManager, admit: Admit) -> None:
+    """Call `admit` on each transport `manager` opens from now on (and each adopted one)."""
+    hooks: list[Admit] | None = getattr(manager, "_gatespec_admit", None)
+    if hooks is None:
+        hooks = []
+        manager._gatespec_admit = hooks  # type: ignore[attr-defined]
+        opening = manager._admit_session
+
+        def admitted(requestor: Any) -> StreamableHTTPServerTransport | None:
+            transport = opening(requestor)
+            if transport is not None:
+                for hook in hooks:
+                    hook(transport, None)
+            return transport
+
+        manager._admit_session = admitted  # type: ignore[method-assign]
+    hooks.append(admit)
+
+
+async def adopt_session(
+    manager: StreamableHTTPSessionManager,
+    session_id: str,
+    owner: AuthorizationContext | None,
+    protocol_version: str,
+    client_params: InitializeRequestParams,
+) -> StreamableHTTPServerTransport | None:
+    """Serve `session_id` here from now on, as if it had been initialized here with
+    `client_params`; None when the manager is at its session limit (it then answers 503)."""
+    table = manager._server_instances  # noqa: SLF001
+    if session_id in table:
+        return table[session_id]
+    if manager.max_sessions is not None and len(table) >= manager.max_sessions:
+        return None
+    transport = StreamableHTTPServerTransport(
+        mcp_session_id=session_id,
+        is_json_response_enabled=manager.json_response,
+        event_store=manager.event_store,
+        security_settings=manager.security_settings,
+        retry_interval=manager.retry_interval,
+        idle_timeout=manager.session_idle_timeout,
+    )
+    for hook in getattr(manager, "_gatespec_admit", ()):
+        hook(transport, client_params)
+    if owner is not None:
+        manager._session_owners[session_id] = owner  # noqa: SLF001
+    table[session_id] = transport
+    lifespan_state = manager._lifespan_state  # noqa: SLF001
+
+    async def run_server(*, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        # What the manager's own run_server does for a session it opened, except that the
+        # connection starts initialized (the handshake happened on another replica).
+        async with transport.connect() as (read_stream, write_stream):
+            task_status.started()
+            dispatcher: JSONRPCDispatcher[TransportContext] = JSONRPCDispatcher(
+                read_stream, write_stream, inline_methods=frozenset({"initialize"})
+            )
+            connection = Connection.for_loop(
+                dispatcher, session_id=session_id, protocol_version_hint=protocol_version
+            )
+            connection.client_params = client_params
+            connection.initialized.set()
+            idle_scope = transport.idle_scope or anyio.CancelScope()
+            try:
+                with idle_scope:
+                    await serve_connection(
+                        manager.app,
+                        dispatcher,
+                        connection=connection,
+                        lifespan_state=lifespan_state,
+                    )
+            except Exception:
+                logger.exception("adopted session %s crashed", session_id[:16])
+            finally:
+                await manager._discard_session(session_id, transport)  # noqa: SLF001
+
+    group = manager._task_group  # noqa: SLF001
+    assert group is not None, "the session manager is not running"
+    try:
+        await group.start(run_server)
+    except BaseException:
+        await manager._discard_session(session_id, transport)  # noqa: SLF001
+        raise
+    logger.info("adopted session %s opened on another replica", session_id[:16])
+    return transport
