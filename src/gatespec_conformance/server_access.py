@@ -26,7 +26,7 @@ import httpx2
 from gatespec_conformance.fixture_upstream import ADD_TOOL, BIG_TEXT, ECHO, FAILS, STRUCTURED
 from gatespec_conformance.live_client import CallResult
 from gatespec_conformance.payloads import QUOTED_MAX, payload_of
-from gatespec_conformance.rules import SPEC, Finding, Rule
+from gatespec_conformance.rules import SEED_META_TOOL_CODES, SPEC, Finding, Rule, seed_value
 from gatespec_conformance.server_checks import Emit, Family, expect_error
 from gatespec_conformance.server_facts import Live, NoFact, NotGiven
 from gatespec_surface import parsers
@@ -41,6 +41,8 @@ RESTRICTED_VISIBLE: Final = (ECHO, STRUCTURED, FAILS, BIG_TEXT, "read_file")
 HIDDEN_PROBES: Final = ("destructive_tool", "read-file")
 _ABSENT: Final = "zz_no_such_tool"
 _FORBIDDEN: Final = ErrorCode.FORBIDDEN.value
+# Seed 003 names FORBIDDEN (S003-FORBIDDEN) beside seed 002's six codes.
+_SEED_CODES: Final = SEED_META_TOOL_CODES | frozenset(seed_value(("S003-FORBIDDEN",), [_FORBIDDEN]))
 _LIMIT: Final[int] = META_TOOL_INPUT_SCHEMAS["search"]["properties"]["limit"]["maximum"]
 _QUIET: Final = 2.0  # seconds the restricted identity is watched for a notification
 # An initialize request (handshake era), sent raw where the client would hide the answer.
@@ -193,7 +195,7 @@ async def _targets(live: Live) -> dict[str, str]:
     if live.profile == "search":
         known = await live.operations()
         out = {name: known[name] for name in HIDDEN_PROBES}
-        out[_ABSENT] = parsers.format_search_operation(namespace, _ABSENT)
+        out[_ABSENT] = await live.absent_operation(_ABSENT)
         return out
     ids = await live.fixture_ids()
     out = {name: ids[name] for name in HIDDEN_PROBES}
@@ -223,7 +225,7 @@ async def _forbidden(live: Live, emit: Emit) -> None:
             for label, tool, args in _attempts(live.profile, targets[name]):
                 mark = log.mark()
                 call = await restricted.call(tool, args)
-                findings = expect_error(call, {_FORBIDDEN})
+                findings = expect_error(call, {_FORBIDDEN}, _SEED_CODES)
                 reached = [e for e in log.since(mark) if e.get("name") == name]
                 if reached:
                     findings.append(Finding(_REACHED, "", reached[:2]))
@@ -231,7 +233,8 @@ async def _forbidden(live: Live, emit: Emit) -> None:
         if live.profile == "search":
             calls = [{"operation": targets[n]} for n in HIDDEN_PROBES]
             mark = log.mark()
-            call = await restricted.call("batch", {"calls": [*calls, {"operation": "/x/y"}]})
+            key = await live.batch_key()
+            call = await restricted.call("batch", {key: [*calls, {"operation": "/x/y"}]})
             document, _ = call.document()
             items = document.get("results") if isinstance(document, dict) else None
             findings = []

@@ -156,6 +156,7 @@ class Upstream:
     tools: list[dict[str, Any]] = field(default_factory=list)
     client: Client | None = None
     failure: str | None = None
+    server_name: str | None = None  # what the upstream calls itself (serverInfo.name)
 
     async def serve(self, ready: anyio.Event, stop: anyio.Event) -> None:
         # The client context is entered and left in this one task, as anyio requires.
@@ -168,6 +169,7 @@ class Upstream:
                 read_timeout_seconds=CALL_TIMEOUT_S,
             ) as client:
                 self.tools = await self._list_tools(client, watch)
+                self.server_name = client.server_info.name if client.server_info else None
                 self.client = client
                 ready.set()
                 await stop.wait()
