@@ -1,5 +1,5 @@
 """python -m tests.independent_gateway --config FILE [--profile P] [--cache-stable]
-    [--transport stdio|http --port N --access FILE]"""
+[--transport stdio|http --port N --access FILE]"""
 
 from __future__ import annotations
 

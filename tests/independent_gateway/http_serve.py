@@ -49,7 +49,9 @@ async def _refuse(send: Send) -> None:
 
 async def serve_http(servers: dict[str, Server[Any]], port: int) -> None:
     """Serve every identity's server at http://127.0.0.1:port/mcp until cancelled."""
-    apps = {token: server.streamable_http_app(host="127.0.0.1") for token, server in servers.items()}
+    apps = {
+        token: server.streamable_http_app(host="127.0.0.1") for token, server in servers.items()
+    }
 
     async def switch(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -63,5 +65,7 @@ async def serve_http(servers: dict[str, Server[Any]], port: int) -> None:
     async with AsyncExitStack() as stack:
         for server in servers.values():
             await stack.enter_async_context(server.session_manager.run())
-        config = uvicorn.Config(switch, host="127.0.0.1", port=port, lifespan="off", log_level="warning")
+        config = uvicorn.Config(
+            switch, host="127.0.0.1", port=port, lifespan="off", log_level="warning"
+        )
         await uvicorn.Server(config).serve()

@@ -138,7 +138,9 @@ def search(table: dict[str, Op], visible: Visible, arguments: dict[str, Any]) ->
     if query is None:
         return {"hits": [_hit(op, None) for op in ops[:limit]]}
     terms = _words(query)
-    scored = sorted(((_score(op, terms), op) for op in ops), key=lambda p: (-p[0], p[1]["operation"]))
+    scored = sorted(
+        ((_score(op, terms), op) for op in ops), key=lambda p: (-p[0], p[1]["operation"])
+    )
     return {"hits": [_hit(op, s) for s, op in scored[:limit] if s > 0]}
 
 

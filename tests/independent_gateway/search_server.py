@@ -68,7 +68,9 @@ def allow_rule(rules: list[str] | None) -> ops.Visible:
 
 def _json(document: Any, is_error: bool = False) -> types.CallToolResult:
     text = json.dumps(document, ensure_ascii=False)
-    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=is_error)
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=text)], is_error=is_error
+    )
 
 
 def make_server(
@@ -95,7 +97,9 @@ def make_server(
         if name == "search":
             return _json(ops.search(table, visible, arguments))
         if name == "schema":
-            return _json(ops.schema(ops.resolve(table, visible, arguments.get("operation"), restricted)))
+            return _json(
+                ops.schema(ops.resolve(table, visible, arguments.get("operation"), restricted))
+            )
         if name == "call":
             op = ops.resolve(table, visible, arguments.get("operation"), restricted)
             return ops.as_result(await ops.call(op, arguments.get("input"), dispatch))

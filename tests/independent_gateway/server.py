@@ -11,6 +11,7 @@ import mcp.types as types
 from mcp.server import Server
 from mcp.server.stdio import stdio_server
 
+from .aggregate import serve_aggregate
 from .browse import SessionOrder, browse_args, browse_path, browse_query
 from .cards import browse_payload, rank_order
 from .catalog import Catalog
@@ -213,6 +214,9 @@ class Gateway:
 
 async def serve(targets: dict[str, Any], options: Any) -> None:
     """Connect every upstream, then serve `options.profile` until the client leaves."""
+    if options.profile == "aggregate":  # its own registry of upstream connections
+        await serve_aggregate(targets, STARTUP_TIMEOUT_S)
+        return
     upstreams = {name: Upstream(name, target) for name, target in targets.items()}
     stop = anyio.Event()
     async with anyio.create_task_group() as group:
