@@ -31,7 +31,6 @@ from gatespec_conformance.server_checks import Emit, Family, expect_error
 from gatespec_conformance.server_facts import Live, NoFact, NotGiven
 from gatespec_surface import parsers
 from gatespec_surface.errors import ErrorCode, GatewayError
-from gatespec_surface.schemas import META_TOOL_INPUT_SCHEMAS
 
 __all__ = ["FAMILIES", "HIDDEN_PROBES", "INITIALIZE", "RESTRICTED_VISIBLE"]
 
@@ -43,7 +42,6 @@ _ABSENT: Final = "zz_no_such_tool"
 _FORBIDDEN: Final = ErrorCode.FORBIDDEN.value
 # Seed 003 names FORBIDDEN (S003-FORBIDDEN) beside seed 002's six codes.
 _SEED_CODES: Final = SEED_META_TOOL_CODES | frozenset(seed_value(("S003-FORBIDDEN",), [_FORBIDDEN]))
-_LIMIT: Final[int] = META_TOOL_INPUT_SCHEMAS["search"]["properties"]["limit"]["maximum"]
 _QUIET: Final = 2.0  # seconds the restricted identity is watched for a notification
 # An initialize request (handshake era), sent raw where the client would hide the answer.
 INITIALIZE: Final = {
@@ -155,7 +153,7 @@ async def _shown(live: Live) -> tuple[set[str], list[str]]:
     """(the fixture tool names `live`'s identity is shown, every text it was shown them in)."""
     texts: list[str] = []
     if live.profile == "search":
-        hits = await live.search_hits({"limit": _LIMIT})
+        hits = await live.search_hits(await live.listing())
         texts += [_unscored(h) for h in hits]
         for query in ("read a file", "delete something"):
             texts += [_unscored(h) for h in await live.search_hits({"query": query})]

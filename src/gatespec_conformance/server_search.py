@@ -34,7 +34,7 @@ from gatespec_conformance.server_checks import Emit, Family, expect_error
 from gatespec_conformance.server_facts import QUERIES, Live, admitted
 from gatespec_surface.errors import ErrorCode
 from gatespec_surface.grammars import is_search_operation
-from gatespec_surface.schemas import META_TOOL_INPUT_SCHEMAS, MODEL_SCHEMAS
+from gatespec_surface.schemas import MODEL_SCHEMAS
 
 __all__ = ["FAMILIES"]
 
@@ -43,8 +43,6 @@ _NOT_FOUND: Final = ErrorCode.TOOL_NOT_FOUND.value
 _HIT_FIELDS: Final = frozenset(MODEL_SCHEMAS["SearchHit"]["properties"])
 _TYPES: Final = frozenset(MODEL_SCHEMAS["SearchHit"]["properties"]["type"]["enum"])
 _SCHEMA_KEYS: Final = ("inputSchema", "input_schema", "outputSchema", "output_schema", "properties")
-# search's largest limit (profiles.yaml): every fixture tool fits one page
-_LISTING_LIMIT: Final[int] = META_TOOL_INPUT_SCHEMAS["search"]["properties"]["limit"]["maximum"]
 _ABSENT: Final = "zz_no_such_operation"
 # What the seed names a hit's parts (S003-SEARCH-FIELDS): required at both levels.
 _SEED_FIELDS: Final = frozenset(seed_value(("S003-SEARCH-FIELDS",), sorted(_HIT_FIELDS)))
@@ -120,6 +118,15 @@ def _code_by_amendment(findings: list[Finding], *amendments: str) -> list[Findin
     return [Finding(rule, f.detail, f.example) if f.rule is WRONG_CODE else f for f in findings]
 
 
+def _by_amendment(finding: Finding, amendment: str) -> Finding:
+    """`finding` charged to `amendment` at --level spec (what it checks, only that states)."""
+    rule = finding.rule
+    amended = tuple(dict.fromkeys([*rule.amended_by, amendment]))
+    return Finding(
+        Rule(rule.cause, rule.requirements, SPEC, amended), finding.detail, finding.example
+    )
+
+
 def _field(item: dict[str, Any], *keys: str) -> Any:
     """The first of `keys` an object has (the spec's snake_case, MCP's camelCase)."""
     return next((item[k] for k in keys if k in item), None)
@@ -153,7 +160,8 @@ async def _fields(live: Live, emit: Emit) -> None:
     """search with no query lists every fixture tool under its operation, each hit with
     operation, namespace, type and a short description, never a schema."""
     operations = await live.operations()
-    call = await live.call("search", {"limit": _LISTING_LIMIT})
+    args = await live.listing()
+    call = await live.call("search", args)
     document, findings = judge_success(call, "search")
     hits = _objects(document, "hits")
     for hit in hits:
@@ -164,7 +172,6 @@ async def _fields(live: Live, emit: Emit) -> None:
     if missing:
         findings.append(Finding(_MISSING, f"{len(missing)} missing, e.g. {missing[:3]}", missing))
     expected = sorted(must)[:10]
-    args = {"limit": _LISTING_LIMIT}
     emit.judge("", findings, input=args, expected=expected, got=call.shown())
 
 
@@ -172,7 +179,7 @@ async def _types(live: Live, emit: Emit) -> None:
     """Only query and mutation operations exist (no subscription); readOnlyHint makes a
     query (AM-SEARCH-NO-SUBSCRIPTIONS)."""
     operations = await live.operations()
-    hits = {h.get("operation"): h for h in await live.search_hits({"limit": _LISTING_LIMIT})}
+    hits = {h.get("operation"): h for h in await live.search_hits(await live.listing())}
     for name in ("read_only_tool", "destructive_tool", ECHO):
         op = operations.get(name)
         if op is None:
@@ -213,13 +220,16 @@ async def _ranking(live: Live, emit: Emit) -> None:
         ("limit", {"query": "file", "limit": 1}, 1),
         ("namespace", {"query": "file", "namespace": "zz" + namespace[:30]}, 0),
     ):
-        if live.level == "seed" and not await live.declares("search", case):
+        declared = await live.declares("search", case)
+        if live.level == "seed" and not declared:
             emit.skip(case, f"the seed names no {case} argument, and the IUT declares none")
             continue
         call = await live.call("search", args)
         document, findings = judge_success(call, "search")
         if len(_objects(document, "hits")) > most:
             findings.append(Finding(_FILTER, f"more than {most} hit(s)", document))
+        if not declared:  # only the spec names the argument (AM-SEARCH-HITS)
+            findings = [_by_amendment(f, "AM-SEARCH-HITS") for f in findings]
         emit.judge(case, findings, input=args, got=call.shown())
 
 

@@ -21,8 +21,7 @@ from .upstream import Upstream, log
 Visible = Callable[[str], bool]  # operation name -> whether the caller may see it
 Op = dict[str, Any]
 
-DEFAULT_LIMIT = 20
-MAX_LIMIT = 200
+QUERY_HITS = 10  # a query answers its best ten; a listing answers everything visible
 MAX_BATCH = 32
 SHORT_DESCRIPTION = 120  # characters of a hit's description (seed 003 §3: "short")
 # One fixed message for everything a restricted caller may not reach (AM-ACCESS-NO-LEAK).
@@ -122,11 +121,9 @@ def _args(arguments: dict[str, Any], allowed: set[str]) -> None:
 
 
 def search(table: dict[str, Op], visible: Visible, arguments: dict[str, Any]) -> dict[str, Any]:
-    _args(arguments, {"query", "namespace", "limit"})
+    """ADR-041's search "can accept a query/filter (namespace, keyword)": nothing else."""
+    _args(arguments, {"query", "namespace"})
     query, namespace = arguments.get("query"), arguments.get("namespace")
-    limit = arguments.get("limit", DEFAULT_LIMIT)
-    if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
-        raise GatewayError("ARGS_INVALID", f"limit must be an integer 1-{MAX_LIMIT}", "limit")
     for name, value in (("query", query), ("namespace", namespace)):
         if value is not None and (not isinstance(value, str) or not value.strip()):
             raise GatewayError("ARGS_INVALID", f"{name} must be non-blank text", name)
@@ -136,12 +133,12 @@ def search(table: dict[str, Op], visible: Visible, arguments: dict[str, Any]) ->
         if visible(name) and (namespace is None or op["namespace"] == namespace)
     ]
     if query is None:
-        return {"hits": [_hit(op, None) for op in ops[:limit]]}
+        return {"hits": [_hit(op, None) for op in ops]}
     terms = _words(query)
     scored = sorted(
         ((_score(op, terms), op) for op in ops), key=lambda p: (-p[0], p[1]["operation"])
     )
-    return {"hits": [_hit(op, s) for s, op in scored[:limit] if s > 0]}
+    return {"hits": [_hit(op, s) for s, op in scored[:QUERY_HITS] if s > 0]}
 
 
 def resolve(table: dict[str, Op], visible: Visible, operation: Any, restricted: bool) -> Op:

@@ -31,12 +31,8 @@ TOOLS = (
     _tool(
         "search",
         "Find operations you may call: names, namespaces, types and a short description. "
-        "Give a query to rank them, a namespace to narrow them, a limit to bound them.",
-        {
-            "query": {"type": "string"},
-            "namespace": {"type": "string"},
-            "limit": {"type": "integer", "minimum": 1, "maximum": ops.MAX_LIMIT},
-        },
+        "Without a query, every one; with a query, the best ten. A namespace narrows them.",
+        {"query": {"type": "string"}, "namespace": {"type": "string"}},
     ),
     _tool(
         "schema",
