@@ -30,7 +30,7 @@ from gatespec_conformance.fixture_rich import (
 )
 from gatespec_conformance.fixture_upstream import fixture_tools
 from gatespec_conformance.payloads import payload_of
-from gatespec_conformance.rules import SPEC, Finding, Rule
+from gatespec_conformance.rules import SPEC, Finding, Rule, charged_to
 from gatespec_conformance.server_checks import Emit, Family
 from gatespec_surface.errors import ErrorCode
 from gatespec_surface.grammars import is_aggregate_name, is_resource_uri
@@ -487,20 +487,10 @@ async def _list_changed(live: Live, emit: Emit) -> None:
                 Finding(_REGISTRY, f"tools after the change: {sorted(names)[:10]}", names[:10])
             )
         findings += _refused(gone, ErrorCode.UNKNOWN_SERVER.value)
-        findings = [_on_reload(f) for f in findings]
+        findings = [charged_to(f, "AM-REGISTRY-RELOAD") for f in findings]
         emit.judge("registry", findings, input=f"beta removed, {_EXTRA} added", got=names[:20])
     finally:
         await live.session.expect_list_changed(_rewrite(live, path, json.loads(original)), timeout)
-
-
-def _on_reload(finding: Finding) -> Finding:
-    """A finding of the registry case: it rests on AM-REGISTRY-RELOAD whatever its rule (no
-    seed says a config edit adds or removes a server while serving)."""
-    rule = finding.rule
-    amended = tuple(dict.fromkeys([*rule.amended_by, "AM-REGISTRY-RELOAD"]))
-    return Finding(
-        Rule(rule.cause, rule.requirements, SPEC, amended), finding.detail, finding.example
-    )
 
 
 def _rewrite(live: Live, path: Any, doc: dict[str, Any]) -> Callable[[], Awaitable[CallResult]]:

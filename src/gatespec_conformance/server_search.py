@@ -29,7 +29,7 @@ from gatespec_conformance.fixture_upstream import (
 )
 from gatespec_conformance.functions import same_json
 from gatespec_conformance.payloads import QUOTED_MAX, WRONG_CODE, judge_failed, judge_success
-from gatespec_conformance.rules import SPEC, Finding, Rule, seed_value
+from gatespec_conformance.rules import SPEC, Finding, Rule, charged_to, seed_value
 from gatespec_conformance.server_checks import Emit, Family, expect_error
 from gatespec_conformance.server_facts import QUERIES, Live, admitted
 from gatespec_surface.errors import ErrorCode
@@ -114,17 +114,7 @@ _BATCH_REACHED: Final = Rule(
 def _code_by_amendment(findings: list[Finding], *amendments: str) -> list[Finding]:
     """The findings, with a wrong error code charged to the amendment that decides the code
     (seed 003 names FORBIDDEN only): --level seed accepts any error payload."""
-    rule = Rule(WRONG_CODE.cause, levels=SPEC, amended_by=amendments)
-    return [Finding(rule, f.detail, f.example) if f.rule is WRONG_CODE else f for f in findings]
-
-
-def _by_amendment(finding: Finding, amendment: str) -> Finding:
-    """`finding` charged to `amendment` at --level spec (what it checks, only that states)."""
-    rule = finding.rule
-    amended = tuple(dict.fromkeys([*rule.amended_by, amendment]))
-    return Finding(
-        Rule(rule.cause, rule.requirements, SPEC, amended), finding.detail, finding.example
-    )
+    return [charged_to(f, *amendments) if f.rule is WRONG_CODE else f for f in findings]
 
 
 def _field(item: dict[str, Any], *keys: str) -> Any:
@@ -229,7 +219,7 @@ async def _ranking(live: Live, emit: Emit) -> None:
         if len(_objects(document, "hits")) > most:
             findings.append(Finding(_FILTER, f"more than {most} hit(s)", document))
         if not declared:  # only the spec names the argument (AM-SEARCH-HITS)
-            findings = [_by_amendment(f, "AM-SEARCH-HITS") for f in findings]
+            findings = [charged_to(f, "AM-SEARCH-HITS") for f in findings]
         emit.judge(case, findings, input=args, got=call.shown())
 
 

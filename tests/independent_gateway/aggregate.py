@@ -154,14 +154,17 @@ def make_server(registry: Registry) -> Server[Any]:
         if ctx.session is not None and not str(ctx.protocol_version).startswith("2026"):
             registry.sessions.add(ctx.session)
 
+    def namespaced(kind: str, model: Any) -> list[Any]:
+        """Seed 004's egress: every registry entry of `kind` as server__name."""
+        return [
+            model.model_validate({**e, "name": f"{k}{SEP}{e['name']}"})
+            for k, e in registry.entries(kind)
+            if offered(e["name"])
+        ]
+
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         remember(ctx)
-        tools = [
-            types.Tool.model_validate({**t, "name": f"{k}{SEP}{t['name']}"})
-            for k, t in registry.entries("tools")
-            if offered(t["name"])
-        ]
-        return types.ListToolsResult(tools=tools)
+        return types.ListToolsResult(tools=namespaced("tools", types.Tool))
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         remember(ctx)
@@ -175,12 +178,7 @@ def make_server(registry: Registry) -> Server[Any]:
             raise MCPError(INTERNAL_ERROR, f"Timeout: {params.name}") from None
 
     async def list_prompts(ctx: Any, params: Any) -> types.ListPromptsResult:
-        prompts = [
-            types.Prompt.model_validate({**p, "name": f"{k}{SEP}{p['name']}"})
-            for k, p in registry.entries("prompts")
-            if offered(p["name"])
-        ]
-        return types.ListPromptsResult(prompts=prompts)
+        return types.ListPromptsResult(prompts=namespaced("prompts", types.Prompt))
 
     async def get_prompt(ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
         server, name = split(params.name)
