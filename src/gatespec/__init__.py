@@ -11,7 +11,7 @@ from gatespec_surface import SPEC_HASH, SPEC_VERSION
 __version__ = "0.1.0"
 # The spec version (major, minor) this runtime was written against. A patch-level spec change
 # (wording, examples) needs no runtime change; anything else must come with one.
-SUPPORTED_SPEC = (0, 3)
+SUPPORTED_SPEC = (0, 4)
 
 
 class SpecVersionMismatch(ImportError):
