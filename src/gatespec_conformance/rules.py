@@ -34,6 +34,7 @@ __all__ = [
     "Finding",
     "Rule",
     "applies",
+    "charged_to",
     "failures_at",
     "recorded",
     "seed_value",
@@ -64,6 +65,14 @@ class Finding:
     rule: Rule
     detail: str = ""
     example: Any = None  # the offending part (the report shows it as "got")
+
+
+def charged_to(finding: Finding, *amendment_ids: str) -> Finding:
+    """`finding` as a rule of --level spec resting on `amendment_ids` too: what it checks in
+    that case only an amendment states (the seed-level run leaves the case alone)."""
+    rule = finding.rule
+    amended = tuple(dict.fromkeys([*rule.amended_by, *amendment_ids]))
+    return replace(finding, rule=replace(rule, levels=SPEC, amended_by=amended, spec_only=""))
 
 
 def applies(rule: Rule, level: str) -> bool:

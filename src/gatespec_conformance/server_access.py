@@ -26,12 +26,11 @@ import httpx2
 from gatespec_conformance.fixture_upstream import ADD_TOOL, BIG_TEXT, ECHO, FAILS, STRUCTURED
 from gatespec_conformance.live_client import CallResult
 from gatespec_conformance.payloads import QUOTED_MAX, payload_of
-from gatespec_conformance.rules import SPEC, Finding, Rule
+from gatespec_conformance.rules import SEED_META_TOOL_CODES, SPEC, Finding, Rule, seed_value
 from gatespec_conformance.server_checks import Emit, Family, expect_error
 from gatespec_conformance.server_facts import Live, NoFact, NotGiven
 from gatespec_surface import parsers
 from gatespec_surface.errors import ErrorCode, GatewayError
-from gatespec_surface.schemas import META_TOOL_INPUT_SCHEMAS
 
 __all__ = ["FAMILIES", "HIDDEN_PROBES", "INITIALIZE", "RESTRICTED_VISIBLE"]
 
@@ -41,7 +40,8 @@ RESTRICTED_VISIBLE: Final = (ECHO, STRUCTURED, FAILS, BIG_TEXT, "read_file")
 HIDDEN_PROBES: Final = ("destructive_tool", "read-file")
 _ABSENT: Final = "zz_no_such_tool"
 _FORBIDDEN: Final = ErrorCode.FORBIDDEN.value
-_LIMIT: Final[int] = META_TOOL_INPUT_SCHEMAS["search"]["properties"]["limit"]["maximum"]
+# Seed 003 names FORBIDDEN (S003-FORBIDDEN) beside seed 002's six codes.
+_SEED_CODES: Final = SEED_META_TOOL_CODES | frozenset(seed_value(("S003-FORBIDDEN",), [_FORBIDDEN]))
 _QUIET: Final = 2.0  # seconds the restricted identity is watched for a notification
 # An initialize request (handshake era), sent raw where the client would hide the answer.
 INITIALIZE: Final = {
@@ -143,14 +143,20 @@ async def _expired(live: Live, emit: Emit) -> None:
 # ------------------------------------------------------------------ what each identity sees
 
 
+def _unscored(hit: dict[str, Any]) -> str:
+    """A hit as text for the name and count checks, without its score: a score is no count
+    (an implementation may rank by whole numbers), and no-leak's name check needs the rest."""
+    return str({k: v for k, v in hit.items() if k != "score"})
+
+
 async def _shown(live: Live) -> tuple[set[str], list[str]]:
     """(the fixture tool names `live`'s identity is shown, every text it was shown them in)."""
     texts: list[str] = []
     if live.profile == "search":
-        hits = await live.search_hits({"limit": _LIMIT})
-        texts += [str(h) for h in hits]
+        hits = await live.search_hits(await live.listing())
+        texts += [_unscored(h) for h in hits]
         for query in ("read a file", "delete something"):
-            texts += [str(h) for h in await live.search_hits({"query": query})]
+            texts += [_unscored(h) for h in await live.search_hits({"query": query})]
         return {str(h.get("operation", "")).rsplit("/", 1)[-1] for h in hits}, texts
     listed = await live.listed_ids()
     if live.profile == "gateway":
@@ -193,7 +199,7 @@ async def _targets(live: Live) -> dict[str, str]:
     if live.profile == "search":
         known = await live.operations()
         out = {name: known[name] for name in HIDDEN_PROBES}
-        out[_ABSENT] = parsers.format_search_operation(namespace, _ABSENT)
+        out[_ABSENT] = await live.absent_operation(_ABSENT)
         return out
     ids = await live.fixture_ids()
     out = {name: ids[name] for name in HIDDEN_PROBES}
@@ -223,7 +229,7 @@ async def _forbidden(live: Live, emit: Emit) -> None:
             for label, tool, args in _attempts(live.profile, targets[name]):
                 mark = log.mark()
                 call = await restricted.call(tool, args)
-                findings = expect_error(call, {_FORBIDDEN})
+                findings = expect_error(call, {_FORBIDDEN}, _SEED_CODES)
                 reached = [e for e in log.since(mark) if e.get("name") == name]
                 if reached:
                     findings.append(Finding(_REACHED, "", reached[:2]))
@@ -231,7 +237,8 @@ async def _forbidden(live: Live, emit: Emit) -> None:
         if live.profile == "search":
             calls = [{"operation": targets[n]} for n in HIDDEN_PROBES]
             mark = log.mark()
-            call = await restricted.call("batch", {"calls": [*calls, {"operation": "/x/y"}]})
+            key = await live.batch_key()
+            call = await restricted.call("batch", {key: [*calls, {"operation": "/x/y"}]})
             document, _ = call.document()
             items = document.get("results") if isinstance(document, dict) else None
             findings = []

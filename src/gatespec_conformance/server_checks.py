@@ -39,6 +39,7 @@ from gatespec_conformance.report import (
     amendments,
     requirements_for,
 )
+from gatespec_conformance.rules import SEED_META_TOOL_CODES as SEED_CODES
 from gatespec_conformance.rules import Finding, failures_at, foreign_seeds
 from gatespec_surface.descriptors import META_TOOL_ERRORS
 from gatespec_surface.errors import ErrorCode
@@ -372,10 +373,12 @@ def allowed_codes(tool: str, prop: str | None) -> set[str]:
     return codes
 
 
-def expect_error(call: CallResult, codes: Collection[str]) -> list[Finding]:
+def expect_error(
+    call: CallResult, codes: Collection[str], seed_codes: Collection[str] | None = SEED_CODES
+) -> list[Finding]:
     """The rules an answer breaks that should be an isError result whose §3.4 payload has one
     of `codes` (payloads.judge_error)."""
-    return judge_error(call, codes)
+    return judge_error(call, codes, seed_codes)
 
 
 def expect_success(call: CallResult, tool: str | None = None) -> list[Finding]:

@@ -31,6 +31,7 @@ from gatespec_surface.descriptors import PROFILES
 from gatespec_surface.errors import GatewayError
 from gatespec_surface.grammars import TOOL_ID_MAX_LENGTH, TOOL_ID_RE, is_name, is_path, is_tool_id
 from gatespec_surface.requirements import AMENDMENTS
+from gatespec_surface.schemas import META_TOOL_INPUT_SCHEMAS
 
 __all__ = [
     "QUERIES",
@@ -528,19 +529,69 @@ class Live:
         return hits
 
     async def operations(self) -> dict[str, str]:
-        """Fixture tool name -> the operation that must name it (AM-SEARCH-OPERATION: the
-        namespace and the name part of its tool_id)."""
+        """Fixture tool name -> the operation that names it. At --level spec the spec's
+        (AM-SEARCH-OPERATION: the namespace and the name part of its tool_id); at --level
+        seed, where an operation is only shown by example ("/fs/readFile"), the one operation
+        the IUT lists whose last segment is the tool's name (the spec's when it lists none)."""
 
         async def compute() -> dict[str, str]:
             expected = await self.expected()
-            return {
+            out = {
                 name: parsers.format_search_operation(
                     expected.namespace, parsers.parse_tool_id(tool_id).name
                 )
                 for name, tool_id in expected.ids.items()
             }
+            if self.level == "seed":
+                out.update(await self._listed_operations())
+            return out
 
         return await self.once("operations", compute)
+
+    async def listing(self) -> dict[str, Any]:
+        """The arguments of a search that lists every operation: the spec's largest limit,
+        when the IUT declares a limit (the seed names none; surface/input-schema judges its
+        absence at --level spec)."""
+        if not await self.declares("search", "limit"):
+            return {}
+        return {"limit": META_TOOL_INPUT_SCHEMAS["search"]["properties"]["limit"]["maximum"]}
+
+    async def _listed_operations(self) -> dict[str, str]:
+        hits = await self.search_hits(await self.listing())
+        by_last: dict[str, list[str]] = {}
+        for hit in hits:
+            operation = str(hit.get("operation", ""))
+            by_last.setdefault(operation.rsplit("/", 1)[-1], []).append(operation)
+        return {
+            t.name: by_last[t.name][0] for t in self.fixture if len(by_last.get(t.name, ())) == 1
+        }
+
+    async def absent_operation(self, name: str) -> str:
+        """An operation naming no tool: the fixture's own namespace with an unknown name."""
+        echo = (await self.operations())[ECHO]
+        return echo.rsplit("/", 1)[0] + "/" + name
+
+    async def batch_key(self) -> str:
+        """The argument of batch that holds its calls: the spec's "calls"; at --level seed,
+        which names no argument ("an array of { operation, input } pairs"), the one array the
+        IUT declares."""
+        if self.level != "seed":
+            return "calls"
+        listed = {t.name: t for t in await self.tools()}
+        tool = listed.get("batch")
+        properties = ((tool.input_schema if tool else None) or {}).get("properties") or {}
+        arrays = [
+            k for k, v in properties.items() if isinstance(v, dict) and v.get("type") == "array"
+        ]
+        if len(arrays) != 1:
+            raise NoFact(f"batch declares no single array argument: {sorted(properties)}")
+        return arrays[0]
+
+    async def declares(self, tool: str, argument: str) -> bool:
+        """Whether the IUT's input schema for `tool` declares `argument`."""
+        listed = {t.name: t for t in await self.tools()}
+        schema = listed[tool].input_schema if tool in listed else None
+        return argument in ((schema or {}).get("properties") or {})
 
     # ------------------------------------------------------------ another session
 

@@ -7,8 +7,12 @@ Every expected answer comes from the fixture (what each tool is, returns or fail
 from the seed's wording as the spec's amendments decide it: operations "/namespace/name"
 (AM-SEARCH-OPERATION, AM-SEARCH-OPERATION-NAME), hits and their order (AM-SEARCH-HITS), types
 (AM-SEARCH-NO-SUBSCRIPTIONS), schema (AM-SEARCH-SCHEMA-ERRORS), call (AM-SEARCH-CALL-RESULT)
-and batch (AM-SEARCH-BATCH). Operation names are the spec's decision, so --level seed leaves
-these families out.
+and batch (AM-SEARCH-BATCH). At --level seed the kit finds each fixture tool's operation in the
+IUT's own listing (the seed shows operation names only by example), reads answers by what the
+seed names (a hit's operation, namespace, type and description; schema's input and output
+schemas, under any key; batch's results in order) and leaves what only an amendment decides
+(field names, closed objects, error codes the seed does not name, validation before upstream)
+to --level spec.
 """
 
 from __future__ import annotations
@@ -24,13 +28,13 @@ from gatespec_conformance.fixture_upstream import (
     by_name,
 )
 from gatespec_conformance.functions import same_json
-from gatespec_conformance.payloads import QUOTED_MAX, judge_failed, judge_success
-from gatespec_conformance.rules import Finding, Rule
+from gatespec_conformance.payloads import QUOTED_MAX, WRONG_CODE, judge_failed, judge_success
+from gatespec_conformance.rules import SPEC, Finding, Rule, charged_to, seed_value
 from gatespec_conformance.server_checks import Emit, Family, expect_error
 from gatespec_conformance.server_facts import QUERIES, Live, admitted
 from gatespec_surface.errors import ErrorCode
 from gatespec_surface.grammars import is_search_operation
-from gatespec_surface.schemas import META_TOOL_INPUT_SCHEMAS, MODEL_SCHEMAS
+from gatespec_surface.schemas import MODEL_SCHEMAS
 
 __all__ = ["FAMILIES"]
 
@@ -39,33 +43,83 @@ _NOT_FOUND: Final = ErrorCode.TOOL_NOT_FOUND.value
 _HIT_FIELDS: Final = frozenset(MODEL_SCHEMAS["SearchHit"]["properties"])
 _TYPES: Final = frozenset(MODEL_SCHEMAS["SearchHit"]["properties"]["type"]["enum"])
 _SCHEMA_KEYS: Final = ("inputSchema", "input_schema", "outputSchema", "output_schema", "properties")
-# search's largest limit (profiles.yaml): every fixture tool fits one page
-_LISTING_LIMIT: Final[int] = META_TOOL_INPUT_SCHEMAS["search"]["properties"]["limit"]["maximum"]
-_SEED_ONLY: Final = "AM-SEARCH-OPERATION"  # operations "/namespace/name" are the spec's names
 _ABSENT: Final = "zz_no_such_operation"
+# What the seed names a hit's parts (S003-SEARCH-FIELDS): required at both levels.
+_SEED_FIELDS: Final = frozenset(seed_value(("S003-SEARCH-FIELDS",), sorted(_HIT_FIELDS)))
 
-_FIELDS: Final = Rule(
-    "a hit lacks a field of SearchHit or carries others", ("SEARCH-RESULT-FIELDS",)
+_FIELDS: Final = Rule("a hit lacks a field the seed names", ("SEARCH-RESULT-FIELDS",))
+_CLOSED: Final = Rule(
+    "a hit carries fields SearchHit does not list",
+    ("SEARCH-RESULT-FIELDS",),
+    SPEC,
+    amended_by=("AM-SEARCH-HITS",),
 )
 _SCHEMAS: Final = Rule("a hit carries a schema", ("SEARCH-NO-SCHEMAS-IN-RESULTS",))
+# Seed 003 keeps the operations' schemas out of search; an upstream description that quotes a
+# schema is cut before it only by the spec (AM-SEARCH-HITS: a hit's description is the card's,
+# AM-BANNED-IN-DESCRIPTION).
+_QUOTED: Final = Rule(
+    "a hit's description quotes a schema",
+    ("SEARCH-NO-SCHEMAS-IN-RESULTS",),
+    SPEC,
+    amended_by=("AM-SEARCH-HITS", "AM-BANNED-IN-DESCRIPTION"),
+)
 _MISSING: Final = Rule(
     "a fixture tool is not listed under its operation", ("SEARCH-RESULT-FIELDS",)
 )
 _NAMESPACE: Final = Rule("a hit's namespace is not its operation's", ("SEARCH-RESULT-FIELDS",))
 _TYPE: Final = Rule("a hit's type is not query or mutation", ("SEARCH-SUBSCRIPTIONS-EXCLUDED",))
 _READ_ONLY: Final = Rule(
-    "a hit's type does not follow readOnlyHint", ("SEARCH-SUBSCRIPTIONS-EXCLUDED",)
+    "a hit's type does not follow readOnlyHint",
+    ("SEARCH-SUBSCRIPTIONS-EXCLUDED",),
+    SPEC,
+    amended_by=("AM-SEARCH-NO-SUBSCRIPTIONS",),
 )
 _RANKED: Final = Rule("the best match is not among the first hits", ("SEARCH-QUERY-FILTER",))
 _ORDER: Final = Rule("hits are not best first", ("SEARCH-QUERY-FILTER",))
 _FILTER: Final = Rule("a filter did not narrow the hits", ("SEARCH-QUERY-FILTER",))
 _SCHEMA: Final = Rule("schema does not give the tool's schemas", ("SEARCH-SCHEMA-FULL-SPEC",))
+_SCHEMA_KEY: Final = Rule(
+    "schema does not give them as input_schema and output_schema",
+    ("SEARCH-SCHEMA-FULL-SPEC",),
+    SPEC,
+    amended_by=("AM-SEARCH-SCHEMA-ERRORS",),
+)
 _RESULT: Final = Rule(
     "call does not answer the upstream's own result", ("SEARCH-CALL-RESULT-MAPPING",)
 )
 _DISPATCH: Final = Rule("upstream did not receive exactly this call", ("SEARCH-CALL-DISPATCH",))
-_REACHED: Final = Rule("a call that must not reach upstream did", ("SEARCH-CALL-DISPATCH",))
+_REACHED: Final = Rule(
+    "a call that must not reach upstream did",
+    ("SEARCH-CALL-DISPATCH",),
+    SPEC,
+    amended_by=("AM-SEARCH-CALL-RESULT",),
+)
+_SUCCEEDED: Final = Rule("a call with input the tool refuses succeeded", ("SEARCH-CALL-DISPATCH",))
 _ITEMS: Final = Rule("batch's results are not the calls' own, in order", ("SEARCH-BATCH",))
+_ITEM_FIELDS: Final = Rule(
+    "batch's items are not the spec's BatchResult items",
+    ("SEARCH-BATCH",),
+    SPEC,
+    amended_by=("AM-SEARCH-BATCH",),
+)
+_UNSTATED_CODE: Final = Rule(
+    WRONG_CODE.cause, levels=SPEC, amended_by=("AM-SEARCH-BATCH", "AM-SEARCH-CALL-RESULT")
+)
+_BATCH_REACHED: Final = Rule(
+    "what reached upstream is not the batch's own calls", ("SEARCH-BATCH",)
+)
+
+
+def _code_by_amendment(findings: list[Finding], *amendments: str) -> list[Finding]:
+    """The findings, with a wrong error code charged to the amendment that decides the code
+    (seed 003 names FORBIDDEN only): --level seed accepts any error payload."""
+    return [charged_to(f, *amendments) if f.rule is WRONG_CODE else f for f in findings]
+
+
+def _field(item: dict[str, Any], *keys: str) -> Any:
+    """The first of `keys` an object has (the spec's snake_case, MCP's camelCase)."""
+    return next((item[k] for k in keys if k in item), None)
 
 
 def _objects(document: dict[str, Any], key: str) -> list[dict[str, Any]]:
@@ -76,10 +130,14 @@ def _objects(document: dict[str, Any], key: str) -> list[dict[str, Any]]:
 
 def _problems(hit: dict[str, Any]) -> list[Finding]:
     found = []
-    if set(hit) - _HIT_FIELDS or not {"operation", "namespace", "type", "description"} <= set(hit):
+    if not _SEED_FIELDS <= set(hit):
         found.append(Finding(_FIELDS, f"fields {sorted(hit)}", hit))
-    if any(key in hit for key in _SCHEMA_KEYS) or "properties" in str(hit.get("description")):
+    if set(hit) - _HIT_FIELDS:
+        found.append(Finding(_CLOSED, f"fields {sorted(hit)}", hit))
+    if any(key in hit for key in _SCHEMA_KEYS):
         found.append(Finding(_SCHEMAS, "", hit))
+    elif "properties" in str(hit.get("description")):
+        found.append(Finding(_QUOTED, "", hit))
     if hit.get("type") not in _TYPES:
         found.append(Finding(_TYPE, f"type {hit.get('type')!r}", hit))
     operation = hit.get("operation")
@@ -92,7 +150,8 @@ async def _fields(live: Live, emit: Emit) -> None:
     """search with no query lists every fixture tool under its operation, each hit with
     operation, namespace, type and a short description, never a schema."""
     operations = await live.operations()
-    call = await live.call("search", {"limit": _LISTING_LIMIT})
+    args = await live.listing()
+    call = await live.call("search", args)
     document, findings = judge_success(call, "search")
     hits = _objects(document, "hits")
     for hit in hits:
@@ -103,7 +162,6 @@ async def _fields(live: Live, emit: Emit) -> None:
     if missing:
         findings.append(Finding(_MISSING, f"{len(missing)} missing, e.g. {missing[:3]}", missing))
     expected = sorted(must)[:10]
-    args = {"limit": _LISTING_LIMIT}
     emit.judge("", findings, input=args, expected=expected, got=call.shown())
 
 
@@ -111,7 +169,7 @@ async def _types(live: Live, emit: Emit) -> None:
     """Only query and mutation operations exist (no subscription); readOnlyHint makes a
     query (AM-SEARCH-NO-SUBSCRIPTIONS)."""
     operations = await live.operations()
-    hits = {h.get("operation"): h for h in await live.search_hits({"limit": _LISTING_LIMIT})}
+    hits = {h.get("operation"): h for h in await live.search_hits(await live.listing())}
     for name in ("read_only_tool", "destructive_tool", ECHO):
         op = operations.get(name)
         if op is None:
@@ -152,10 +210,16 @@ async def _ranking(live: Live, emit: Emit) -> None:
         ("limit", {"query": "file", "limit": 1}, 1),
         ("namespace", {"query": "file", "namespace": "zz" + namespace[:30]}, 0),
     ):
+        declared = await live.declares("search", case)
+        if live.level == "seed" and not declared:
+            emit.skip(case, f"the seed names no {case} argument, and the IUT declares none")
+            continue
         call = await live.call("search", args)
         document, findings = judge_success(call, "search")
         if len(_objects(document, "hits")) > most:
             findings.append(Finding(_FILTER, f"more than {most} hit(s)", document))
+        if not declared:  # only the spec names the argument (AM-SEARCH-HITS)
+            findings = [charged_to(f, "AM-SEARCH-HITS") for f in findings]
         emit.judge(case, findings, input=args, got=call.shown())
 
 
@@ -167,10 +231,15 @@ async def _schema(live: Live, emit: Emit) -> None:
         tool = by_name(name)
         call = await live.call("schema", {"operation": operations[name]})
         document, findings = judge_success(call, "schema")
-        if document and not same_json(document.get("input_schema"), tool.input_schema):
-            findings.append(Finding(_SCHEMA, "input_schema", document.get("input_schema")))
-        if document and not same_json(document.get("output_schema"), tool.output_schema):
-            findings.append(Finding(_SCHEMA, "output_schema", document.get("output_schema")))
+        values = list(document.values())
+        for key, want in (
+            ("input_schema", tool.input_schema),
+            ("output_schema", tool.output_schema),
+        ):
+            if document and not same_json(document.get(key), want):
+                # the seed names no keys: at --level seed the schema must be there under any
+                found = want is None or any(same_json(v, want) for v in values)
+                findings.append(Finding(_SCHEMA_KEY if found else _SCHEMA, key, document.get(key)))
         emit.judge(
             name,
             findings,
@@ -178,11 +247,10 @@ async def _schema(live: Live, emit: Emit) -> None:
             expected=tool.input_schema,
             got=call.shown(),
         )
-    absent = "/" + await live.namespace() + "/" + _ABSENT
+    absent = await live.absent_operation(_ABSENT)
     call = await live.call("schema", {"operation": absent})
-    emit.judge(
-        "unknown", expect_error(call, {_NOT_FOUND}), input={"operation": absent}, got=call.shown()
-    )
+    findings = _code_by_amendment(expect_error(call, {_NOT_FOUND}, None), "AM-ACCESS-NO-LEAK")
+    emit.judge("unknown", findings, input={"operation": absent}, got=call.shown())
 
 
 async def _call(live: Live, emit: Emit) -> None:
@@ -216,7 +284,10 @@ async def _call(live: Live, emit: Emit) -> None:
     mark = log.mark()
     bad = {"operation": operations[ECHO], "input": {"times": "many"}}
     call = await live.call("call", bad)
-    findings = expect_error(call, {_ARGS_INVALID})
+    if live.level == "seed":  # the seed does not say who refuses it: the upstream may
+        findings = [] if call.is_error else [Finding(_SUCCEEDED, "", call.shown())]
+    else:
+        findings = expect_error(call, {_ARGS_INVALID}, None)
     if log.since(mark):
         findings.append(Finding(_REACHED, "", log.since(mark)))
     emit.judge(
@@ -226,7 +297,8 @@ async def _call(live: Live, emit: Emit) -> None:
 
 async def _batch(live: Live, emit: Emit) -> None:
     operations = await live.operations()
-    absent = "/" + await live.namespace() + "/" + _ABSENT
+    absent = await live.absent_operation(_ABSENT)
+    key = await live.batch_key()
     log = live.require_log()
     calls: list[dict[str, Any]] = [
         {"operation": operations[ECHO], "input": {"text": "first"}},
@@ -236,22 +308,33 @@ async def _batch(live: Live, emit: Emit) -> None:
         {"operation": operations[STRUCTURED]},
     ]
     mark = log.mark()
-    call = await live.call("batch", {"calls": calls})
-    new = sorted(str(e.get("name")) for e in log.since(mark))
+    call = await live.call("batch", {key: calls})
+    reached = sorted(str(e.get("name")) for e in log.since(mark))
     document, findings = judge_success(call, "batch")
     items = _objects(document, "results")
     want_errors = [False, True, True, True, False]
-    got = [(i.get("operation"), i.get("is_error")) for i in items]
-    codes = [(i.get("error") or {}).get("error") for i in items[2:4]]
-    if got != [(c["operation"], e) for c, e in zip(calls, want_errors, strict=True)]:
-        findings.append(Finding(_ITEMS, "operations and is_error per item", got))
-    elif codes != [_NOT_FOUND, _ARGS_INVALID]:
-        findings.append(Finding(_ITEMS, "the failed items' codes", items[2:4]))
-    elif not same_json(items[4].get("structured_content"), STRUCTURED_CONTENT):
-        findings.append(Finding(_ITEMS, "structured_content of the last item", items[4]))
-    if new != sorted([ECHO, FAILS, STRUCTURED]):
-        findings.append(Finding(_REACHED, "what reached upstream", new))
-    emit.judge("", findings, input={"calls": calls}, got=call.shown())
+    got = [bool(_field(i, "is_error", "isError") or i.get("error")) for i in items]
+    if live.level == "seed" and len(got) == len(want_errors):
+        # {"times": 0} breaks only the declared schema, which the seed does not have the
+        # gateway check (AM-SEARCH-CALL-RESULT does); the fixture itself runs it
+        got[3] = want_errors[3]
+    if got != want_errors:
+        findings.append(Finding(_ITEMS, "is_error per item, in order", got))
+    else:
+        spec_form = [(i.get("operation"), i.get("is_error")) for i in items]
+        if spec_form != [(c["operation"], e) for c, e in zip(calls, want_errors, strict=True)]:
+            findings.append(Finding(_ITEM_FIELDS, "operation and is_error per item", items[:2]))
+        codes = [(i.get("error") or {}).get("error") for i in items[2:4]]
+        if codes != [_NOT_FOUND, _ARGS_INVALID]:
+            findings.append(Finding(_UNSTATED_CODE, "the failed items' codes", items[2:4]))
+        last = _field(items[4], "structured_content", "structuredContent")
+        if not same_json(last, STRUCTURED_CONTENT):
+            findings.append(Finding(_ITEMS, "structured content of the last item", items[4]))
+    # the invalid echo may reach upstream at --level seed (the upstream refuses it)
+    must = sorted([ECHO, FAILS, STRUCTURED])
+    if reached != must and not (live.level == "seed" and reached == sorted([*must, ECHO])):
+        findings.append(Finding(_BATCH_REACHED, "", reached))
+    emit.judge("", findings, input={key: calls}, got=call.shown())
 
 
 _PROFILE: Final = ("search",)
@@ -264,7 +347,6 @@ FAMILIES: Final[list[Family]] = [
         _PROFILE,
         summary="search lists every fixture tool as /namespace/name with its fields, no schema",
         amended_by=("AM-SEARCH-OPERATION", "AM-SEARCH-HITS"),
-        seed=_SEED_ONLY,
     ),
     Family(
         "search/types",
@@ -273,7 +355,6 @@ FAMILIES: Final[list[Family]] = [
         _PROFILE,
         summary="every hit is a query or a mutation (readOnlyHint: query); no subscription",
         amended_by=("AM-SEARCH-NO-SUBSCRIPTIONS",),
-        seed=_SEED_ONLY,
     ),
     Family(
         "search/ranking",
@@ -282,7 +363,6 @@ FAMILIES: Final[list[Family]] = [
         _PROFILE,
         summary="a query finds the fixture's known answers best first; limit and namespace narrow",
         amended_by=("AM-SEARCH-HITS",),
-        seed=_SEED_ONLY,
     ),
     Family(
         "search/schema",
@@ -291,7 +371,6 @@ FAMILIES: Final[list[Family]] = [
         _PROFILE,
         summary="schema gives the tool's input and output schemas; unknown is TOOL_NOT_FOUND",
         amended_by=("AM-SEARCH-SCHEMA-ERRORS",),
-        seed=_SEED_ONLY,
     ),
     Family(
         "search/call",
@@ -300,7 +379,6 @@ FAMILIES: Final[list[Family]] = [
         _PROFILE,
         summary="call answers the upstream's own result; invalid input never reaches upstream",
         amended_by=("AM-SEARCH-CALL-RESULT",),
-        seed=_SEED_ONLY,
     ),
     Family(
         "search/batch",
@@ -309,6 +387,5 @@ FAMILIES: Final[list[Family]] = [
         _PROFILE,
         summary="batch answers each call in order; a failed call fails only its own item",
         amended_by=("AM-SEARCH-BATCH",),
-        seed=_SEED_ONLY,
     ),
 ]

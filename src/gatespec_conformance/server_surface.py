@@ -111,6 +111,25 @@ _SCHEMA: Final = Rule(
 )
 
 
+# Seed 003 names call's arguments and batch's items ({operation, input}), not the name of the
+# array batch takes, nor search's or schema's arguments (S003-CALL-ARGUMENTS,
+# S003-BATCH-ITEM-ARGUMENTS): --level seed asks for those and nothing else.
+_SEED_CALL: Final = frozenset(seed_value(("S003-CALL-ARGUMENTS",), ("operation", "input")))
+_SEED_ITEM: Final = frozenset(seed_value(("S003-BATCH-ITEM-ARGUMENTS",), ("operation", "input")))
+
+
+def _seed_parameters(tool: str, declared: dict[str, Any]) -> str | None:
+    """What a search meta-tool's declared properties lack of the seed's (None: nothing)."""
+    if tool == "call" and not _SEED_CALL <= set(declared):
+        return f"missing {sorted(_SEED_CALL - set(declared))}"
+    if tool == "batch":
+        arrays = [v for v in declared.values() if isinstance(v, dict) and v.get("type") == "array"]
+        items = [set((a.get("items") or {}).get("properties") or {}) for a in arrays]
+        if not any(_SEED_ITEM <= i for i in items):
+            return f"no array of {sorted(_SEED_ITEM)} objects"
+    return None
+
+
 async def _input_schemas(live: Live, emit: Emit) -> None:
     listed = {t.name: t for t in await live.tools()}
     seed_set = (
@@ -127,9 +146,16 @@ async def _input_schemas(live: Live, emit: Emit) -> None:
             continue
         findings = []
         params = set(want.input_schema.get("properties", {}))
-        declared = set((got.input_schema or {}).get("properties") or {})
-        if not params <= declared:
-            findings.append(Finding(_PARAMETERS, f"missing {sorted(params - declared)}", declared))
+        declared_schemas = (got.input_schema or {}).get("properties") or {}
+        declared = set(declared_schemas)
+        if live.level == "seed" and live.profile == "search":
+            missing = _seed_parameters(want.name, declared_schemas)
+            if missing:
+                findings.append(Finding(_PARAMETERS, missing, sorted(declared)))
+        elif not params <= declared:
+            findings.append(
+                Finding(_PARAMETERS, f"missing {sorted(params - declared)}", sorted(declared))
+            )
         if not same_json(semantic_schema(got.input_schema), semantic_schema(want.input_schema)):
             rule = _BROWSE_SCHEMA if want.name == "tool_browse" else _SCHEMA
             findings.append(Finding(rule, "", got.input_schema))

@@ -1,10 +1,15 @@
-"""A second, independent MCP gateway built from seeds 000 and 002 only (never from gatespec).
+"""A second, independent MCP gateway built from the seeds' text (never from gatespec).
 
-Run: python -m tests.independent_gateway --config FILE [--profile gateway|transparent] [--cache-stable]
+Run: python -m tests.independent_gateway --config FILE [--profile gateway|transparent|search|
+aggregate] [--cache-stable] [--transport http --port N --access IDENTITIES.json]
 
 Modules: ids (§1), cards (§2), upstream (config + SDK clients), catalog (ids, cards, collisions),
 browse (§3 paths, query ranking, §5 order), envelope (seed 002 firewall + tool_view),
-errors (seed 002 error shape), server (the two profiles, the MCP boundary).
+errors (seed 002 error shape), server (the profiles, the MCP boundary); search and
+search_server (seed 003 with AM-ACCESS-CONTROL/AM-ACCESS-NO-LEAK), http_serve (bearer tokens,
+one SDK app per identity), aggregate (seed 001's registry with seed 004's "__"). README.md
+says how the search and aggregate profiles differ from gatespec and what the kit charged them;
+the notes below are the gateway and transparent profiles' (seeds 000 and 002 only).
 
 Choices where the seeds are silent (or leave the choice to the implementation):
 

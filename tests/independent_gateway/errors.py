@@ -1,4 +1,7 @@
-"""The seed-002 error shape, plus this implementation's own `retryable` flag."""
+"""The seed-002 error shape, plus this implementation's own `retryable` flag.
+
+Codes: seed 002's six, seed 003's FORBIDDEN and seed 001's "Tool not found".
+"""
 
 from __future__ import annotations
 
@@ -11,6 +14,8 @@ CODES = (
     "UPSTREAM_ERROR",
     "HYDRATE_FAILED",
     "VIEW_FAILED",
+    "FORBIDDEN",
+    "TOOL_NOT_FOUND",
 )
 
 

@@ -11,11 +11,15 @@ import mcp.types as types
 from mcp.server import Server
 from mcp.server.stdio import stdio_server
 
+from .aggregate import serve_aggregate
 from .browse import SessionOrder, browse_args, browse_path, browse_query
 from .cards import browse_payload, rank_order
 from .catalog import Catalog
 from .envelope import ArtifactStore, to_envelope, view
 from .errors import GatewayError
+from .http_serve import load_identities, serve_http
+from .search import build_table
+from .search_server import make_server
 from .upstream import Upstream, log
 
 STARTUP_TIMEOUT_S = 60.0
@@ -60,6 +64,7 @@ HYDRATE = _meta_tool(
     "tool_hydrate", "Return the full input schema of a tool_id from tools/list.", "tool_id"
 )
 PROFILES = {"gateway": (BROWSE, EXECUTE, VIEW), "transparent": (HYDRATE, EXECUTE)}
+SERVED = (*PROFILES, "search", "aggregate")
 
 
 def _text(document: dict[str, Any], is_error: bool = False) -> types.CallToolResult:
@@ -207,7 +212,11 @@ class Gateway:
         return view(self.store.get(arguments.get("handle")), arguments.get("selector"))
 
 
-async def serve(targets: dict[str, Any], profile: str, cache_stable: bool) -> None:
+async def serve(targets: dict[str, Any], options: Any) -> None:
+    """Connect every upstream, then serve `options.profile` until the client leaves."""
+    if options.profile == "aggregate":  # its own registry of upstream connections
+        await serve_aggregate(targets, STARTUP_TIMEOUT_S)
+        return
     upstreams = {name: Upstream(name, target) for name, target in targets.items()}
     stop = anyio.Event()
     async with anyio.create_task_group() as group:
@@ -217,23 +226,43 @@ async def serve(targets: dict[str, Any], profile: str, cache_stable: bool) -> No
         with anyio.move_on_after(STARTUP_TIMEOUT_S):
             for event in ready.values():
                 await event.wait()
-        listings = {n: u.tools for n, u in upstreams.items() if u.client is not None}
-        gateway = Gateway(Catalog.build(listings), upstreams, profile, cache_stable)
+        if options.profile == "search":
+            await _serve_search(upstreams, options)
+        else:
+            await _serve_meta(upstreams, options.profile, options.cache_stable)
+        stop.set()
 
-        async def on_list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
-            return types.ListToolsResult(tools=gateway.list_tools())
 
-        async def on_call_tool(
-            ctx: Any, params: types.CallToolRequestParams
-        ) -> types.CallToolResult:
-            return await gateway.call(params.name, params.arguments)
+async def _serve_search(upstreams: dict[str, Upstream], options: Any) -> None:
+    table = build_table({n: u for n, u in upstreams.items() if u.client is not None})
+    if options.transport == "stdio":  # the one local caller: unrestricted
+        await _stdio(make_server(table, upstreams, None))
+        return
+    identities = load_identities(options.access)
+    servers = {token: make_server(table, upstreams, allow) for token, allow in identities.items()}
+    await serve_http(servers, options.port)
 
-        server: Server[Any] = Server(
+
+async def _serve_meta(upstreams: dict[str, Upstream], profile: str, cache_stable: bool) -> None:
+    listings = {n: u.tools for n, u in upstreams.items() if u.client is not None}
+    gateway = Gateway(Catalog.build(listings), upstreams, profile, cache_stable)
+
+    async def on_list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=gateway.list_tools())
+
+    async def on_call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        return await gateway.call(params.name, params.arguments)
+
+    await _stdio(
+        Server(
             "independent-gateway",
             version="0.1",
             on_list_tools=on_list_tools,
             on_call_tool=on_call_tool,
         )
-        async with stdio_server() as (read, write):
-            await server.run(read, write, server.create_initialization_options())
-        stop.set()
+    )
+
+
+async def _stdio(server: Server[Any]) -> None:
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())

@@ -8,7 +8,7 @@ import os
 import re
 import sys
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager, suppress
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -117,18 +117,22 @@ class _FilteringRead(_StreamEnd):
         return item
 
     def _valid(self, result: dict[str, Any], tool: Any) -> bool:
-        try:
-            for version in SUPPORTED_PROTOCOL_VERSIONS:  # the session has not told us which
-                with suppress(KeyError):
-                    validate_server_result("tools/list", version, {**result, "tools": [tool]})
-            return True
-        except ValueError as exc:
-            name = tool.get("name") if isinstance(tool, dict) else None
-            log(
-                f"upstream {self._watch.server!r}: tool {name!r} is not a valid MCP tool, left out: "
-                f"{str(exc).splitlines()[0]}"
-            )
-            return False
+        """Valid under some protocol version (the session has not told us which): a result
+        may carry fields of one version that another's schema refuses."""
+        problem = ""
+        for version in SUPPORTED_PROTOCOL_VERSIONS:
+            try:
+                validate_server_result("tools/list", version, {**result, "tools": [tool]})
+                return True
+            except KeyError:
+                continue
+            except ValueError as exc:
+                problem = problem or str(exc).splitlines()[0]
+        name = tool.get("name") if isinstance(tool, dict) else None
+        log(
+            f"upstream {self._watch.server!r}: tool {name!r} is not a valid MCP tool, left out: {problem}"
+        )
+        return False
 
     def __aiter__(self) -> _FilteringRead:
         return self
@@ -156,6 +160,7 @@ class Upstream:
     tools: list[dict[str, Any]] = field(default_factory=list)
     client: Client | None = None
     failure: str | None = None
+    server_name: str | None = None  # what the upstream calls itself (serverInfo.name)
 
     async def serve(self, ready: anyio.Event, stop: anyio.Event) -> None:
         # The client context is entered and left in this one task, as anyio requires.
@@ -168,6 +173,7 @@ class Upstream:
                 read_timeout_seconds=CALL_TIMEOUT_S,
             ) as client:
                 self.tools = await self._list_tools(client, watch)
+                self.server_name = client.server_info.name if client.server_info else None
                 self.client = client
                 ready.set()
                 await stop.wait()
