@@ -30,12 +30,12 @@ __all__ = ["DEFAULT_PARAMS", "FusionParams", "feedback", "fuse"]
 
 @dataclass(frozen=True)
 class FusionParams:
-    """How the two rankings combine. The weight was chosen by cross-validation on the dev sets
-    (bench/retrieval.py; every fold chose 0.2)."""
+    """How the two rankings combine. Both weights were chosen by cross-validation on the dev
+    sets (bench/retrieval.py; every fold chose 0.2 and 0.3)."""
 
     lexical_weight: float = 0.2  # w above; 1 - w goes to the cosine similarity
     min_similarity: float = 0.3  # a tool with no shared term matches from this cosine on
-    feedback_weight: float = 0.0  # how far the query moves towards its best tools; 0: off
+    feedback_weight: float = 0.3  # how far the query moves towards its best tools; 0: off
     feedback_tools: int = 3  # how many of its best tools
 
 
