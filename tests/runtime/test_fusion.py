@@ -61,3 +61,29 @@ def test_feedback_with_fewer_candidates_than_feedback_tools() -> None:
     params = FusionParams(feedback_weight=1.0, feedback_tools=10)
     hits, matched = rank_scores(LEXICAL, COSINE, IDS, params, 10, allowed=[1], vectors=VECTORS)
     assert [h for h, _ in hits] == ["t1"] and matched == 1
+
+
+class _QueryEncoder:
+    """Stands in for the model: every query encodes to one fixed unit vector."""
+
+    model_id = "stub"
+
+    def encode(self, texts: list[str], *, query: bool = False) -> np.ndarray:
+        return np.tile(np.array([0.8, 0.1, 0.59], dtype=np.float32), (len(texts), 1))
+
+
+def test_the_ranker_applies_feedback_with_its_own_vectors() -> None:
+    from gatespec.ranking import Document, Ranker
+    from gatespec.ranking.semantic import SemanticIndex
+
+    docs = [Document(f"ns:{n}", n, "") for n in ("alpha", "beta", "gamma")]
+    # Cosines to the query: alpha 0.8, beta 0.56, gamma 0.59; beta is alpha's neighbour (0.6).
+    vectors = np.array([[1.0, 0.0, 0.0], [0.6, 0.8, 0.0], [0.0, 0.0, 1.0]], dtype=np.float32)
+    orders = []
+    for weight in (0.0, 1.0):
+        params = FusionParams(feedback_weight=weight, feedback_tools=1)
+        ranker = Ranker(docs, semantic=False, params=params)
+        ranker._semantic = SemanticIndex(_QueryEncoder(), vectors)  # type: ignore[arg-type]
+        orders.append([doc_id for doc_id, _ in ranker.search_counted("zzzq", 10)[0]])
+    # With feedback (a = 1): beta (0.56 + 0.6) / 2 = 0.58 passes gamma (0.59 + 0) / 2.
+    assert orders == [["ns:alpha", "ns:gamma", "ns:beta"], ["ns:alpha", "ns:beta", "ns:gamma"]]
