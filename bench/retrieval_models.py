@@ -310,8 +310,8 @@ NOT_RUN = [
     "multilingual-e5-small (4-bit) scores lower on every set (BFCL within the fold spread), "
     "most on MetaTool; the multilingual USE is the fastest and the best on BFCL live, and "
     "loses on MetaTool, BFCL and MCP; averaging its cosines with MiniLM's gains nothing. "
-    "Per-clause cosines (max over a task's clauses), min-max normalised cosines and MMR "
-    "diversification were also tried with MiniLM on these folds and did not help; "
+    "Per-clause cosines (max over a task's clauses), min-max normalised cosines, MMR "
+    "diversification and a second, description-only vector per tool were also tried with MiniLM on these folds and did not help; "
     "pseudo-relevance feedback did (bench/retrieval.py cross-validates it).",
     "",
     "## Looked at, not measured",
