@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from gatespec.ranking.bm25 import Bm25Index, best
 from gatespec.ranking.documents import Document, embedding_text
 from gatespec.ranking.encoder import EncoderStatus, availability, load_encoder
-from gatespec.ranking.fusion import DEFAULT_PARAMS, FusionParams, fuse
+from gatespec.ranking.fusion import DEFAULT_PARAMS, FusionParams, feedback, fuse
 from gatespec.ranking.semantic import SemanticIndex, build_index
 from gatespec.ranking.vector_cache import VectorCache
 from gatespec_surface.budgets import QUERY_MAX_CHARS
@@ -160,8 +160,9 @@ class Ranker:
         allowed = None
         if only is not None:
             allowed = [i for i, doc_id in enumerate(self.lexical.ids) if doc_id in only]
+        vectors = semantic.vectors if semantic is not None else None
         return rank_scores(
-            self.lexical.scores(query), cosine, self.lexical.ids, self.params, k, allowed
+            self.lexical.scores(query), cosine, self.lexical.ids, self.params, k, allowed, vectors
         )
 
 
@@ -194,10 +195,12 @@ def rank_scores(
     params: FusionParams,
     k: int,
     allowed: Sequence[int] | None = None,
+    vectors: np.ndarray | None = None,
 ) -> tuple[list[tuple[str, float]], int]:
     """Ranker.search_counted from a query's BM25 scores and cosine similarities, by position
     (bench/retrieval.py calls this directly to cross-validate `params` without re-encoding);
-    with `allowed`, only those positions are ranked and counted."""
+    with `allowed`, only those positions are ranked and counted. `vectors` (the tools' unit
+    vectors, by position) are needed for params.feedback_weight to apply."""
     fused, matched = fuse(lexical, cosine, params)
     if allowed is not None:
         keep = matched[allowed]
@@ -206,5 +209,8 @@ def rank_scores(
     candidates = matched.nonzero()[0]
     if not len(candidates):
         return [], 0
+    if cosine is not None and vectors is not None and params.feedback_weight > 0:
+        moved = feedback(cosine, fused, candidates, vectors, params)
+        fused, _ = fuse(lexical, moved, params)  # the query's own matches stay the matches
     top = best(fused, candidates, ids, k)
     return [(ids[i], round(float(fused[i]), 4) + 0.0) for i in top], len(candidates)
