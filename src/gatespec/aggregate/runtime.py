@@ -12,7 +12,10 @@ paged snapshots of merged lists and the resource subscriptions; the MCP surface
   tools/call goes through the plugin chain, and a tool the server does not list answers
   TOOL_NOT_FOUND (seed 001), after one re-listing in case it is new.
 - Changes (an upstream's list_changed, a registry change) reach listeners as the set of lists
-  that changed; resource updates as the namespaced URI and its subscribers.
+  that changed; resource updates as the namespaced URI and its subscribers. With a shared
+  state backend (gateway.state) an upstream's list change is published to the other replicas,
+  whose listening sessions hear it too (`follow_peers`); the backend also shares handshake-era
+  sessions between replicas (AM-SHARED-SESSIONS, server.shared_sessions).
 - Access control (AM-ACCESS-CONTROL): an identity's lists hold only the entries its policy lets
   it see (tools by "server:tool", prompts by "server:name", resources and templates by
   "server:uri", the upstream's own names), and a request for anything else is refused before it
@@ -40,6 +43,7 @@ from gatespec.aggregate.routing import RoutingContext, route
 from gatespec.catalog import server_keys
 from gatespec.config import GatewayConfig
 from gatespec.core import CatalogListing, Relay
+from gatespec.state import StateBackend, open_state
 from gatespec.upstream import (
     ProgressCallback,
     Reconfigured,
@@ -61,6 +65,9 @@ _CHANGED_BY: Final = {
     "notifications/resources/list_changed": frozenset({"resources"}),
 }
 ALL_LISTS: Final = frozenset({"tools", "prompts", "resources"})
+# The lists another replica's event names ("tools_changed" is the catalog profiles' word too);
+# anything else ("resync" after a lost subscription) may hide any change.
+_PEER_EVENTS: Final = {f"{capability}_changed": frozenset({capability}) for capability in ALL_LISTS}
 
 # What a restricted identity is told FORBIDDEN for instead (AM-ACCESS-NO-LEAK).
 _HIDDEN_AS_FORBIDDEN: Final = frozenset({ErrorCode.UNKNOWN_SERVER, ErrorCode.TOOL_NOT_FOUND})
@@ -125,9 +132,13 @@ class AggregateRuntime:
 
     profile = "aggregate"
 
-    def __init__(self, pool: UpstreamPool, config: GatewayConfig) -> None:
+    def __init__(
+        self, pool: UpstreamPool, config: GatewayConfig, state: StateBackend | None = None
+    ) -> None:
         self.pool = pool
         self.config = config
+        # Shared with the other replicas: sessions and list changes (no artifacts here).
+        self.state = state if state is not None else open_state(config.options.state)
         self.refresh_interval = config.options.refresh_interval
         self.servers: dict[str, str] = {}  # server key -> config key
         self.plugins = Chain()
@@ -182,7 +193,24 @@ class AggregateRuntime:
         await keep_connected(self.pool, self.refresh_interval, self._upstream_back)
 
     async def aclose(self) -> None:
-        await self.pool.aclose()
+        try:
+            await self.pool.aclose()
+        finally:
+            await self.state.aclose()
+
+    async def follow_peers(self) -> None:
+        """While serving: tell this replica's sessions of the list changes another replica's
+        upstreams announced (all lists after a lost subscription: events may have been
+        missed). Returns at once without a shared backend."""
+
+        async def changed(event: str) -> None:
+            await self._announce(_PEER_EVENTS.get(event, ALL_LISTS))
+
+        await self.state.follow(changed)
+
+    async def _publish(self, lists: frozenset[str]) -> None:
+        for capability in sorted(lists):
+            await self.state.publish(f"{capability}_changed")
 
     async def reconfigure(self, config: GatewayConfig) -> Reconfigured:
         """Serve the servers of a changed config (AM-REGISTRY-RELOAD): connect added ones,
@@ -240,10 +268,12 @@ class AggregateRuntime:
 
     async def _tools_changed(self, config_key: str) -> None:
         await self._announce(frozenset({"tools"}))
+        await self._publish(frozenset({"tools"}))
 
     async def _notified(self, config_key: str, method: str, params: dict[str, Any]) -> None:
         if method in _CHANGED_BY:
             await self._announce(_CHANGED_BY[method])
+            await self._publish(_CHANGED_BY[method])
             return
         server = self._server_of(config_key)
         uri = params.get("uri")
