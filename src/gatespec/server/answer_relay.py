@@ -97,9 +97,7 @@ class AnswerRelay:
             return False
         method = message.get("method")
         if method is None:
-            return ("result" in message or "error" in message) and not asked_here(
-                message.get("id")
-            )
+            return ("result" in message or "error" in message) and not asked_here(message.get("id"))
         if method != _CANCELLED:
             return False
         params = message.get("params")
