@@ -1,13 +1,16 @@
 """Handshake-era sessions across gatespec replicas sharing a real Valkey server
 (AM-SHARED-SESSIONS): a Streamable HTTP session (`Mcp-Session-Id`) and a legacy SSE session
 opened on one replica are served by another, survive the first one's death, resume their
-streams there, and stay their owner's. Readiness waits for every upstream to settle.
+streams there, and stay their owner's. A client's answer to a request an upstream asked
+during a call, or its cancellation of the call, reaches the replica running the call whichever
+replica it was posted to. Readiness waits for every upstream to settle.
 
 Expected answers: the upstream's own output (tests/fixtures/replica_upstream.big_text), seed
 000 §5 for cache-stable order, AM-SHARED-SESSIONS for the session rules (the same session id
 everywhere, 404 for a session that is not the caller's, 202 for a relayed legacy POST), the
-SDK's Streamable HTTP resumption contract (events after Last-Event-ID), and server.health for
-/readyz."""
+SDK's Streamable HTTP resumption contract (events after Last-Event-ID), the conformance
+fixture's documented replies for sampling / elicitation and its logged cancellation
+(AM-UPSTREAM-RELAY, as in tests/runtime/test_relay.py), and server.health for /readyz."""
 
 from __future__ import annotations
 
@@ -22,13 +25,23 @@ from typing import Any
 
 import anyio
 import httpx2
+import mcp_types as types
 import pytest
 from mcp import Client
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 
+from gatespec_conformance.fixture_rich import SAMPLE_REPLY_PREFIX
+from gatespec_conformance.fixture_upstream import fixture_argv
 from gatespec_surface.budgets import CACHE_MARKER_ID
-from tests.fixtures.replica_cluster import UPSTREAM, Cluster, Replica, Router, sse_events
+from tests.fixtures.replica_cluster import (
+    UPSTREAM,
+    Cluster,
+    Replica,
+    Router,
+    rpc_method,
+    sse_events,
+)
 from tests.fixtures.replica_upstream import big_text
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.timeout(180)]
@@ -53,12 +66,12 @@ def cluster(tmp_path: Path) -> Iterator[Cluster]:
 
 @asynccontextmanager
 async def handshake_client(
-    url: str, router: Router, headers: dict[str, str] | None = None
+    url: str, router: Router, headers: dict[str, str] | None = None, **callbacks: Any
 ) -> AsyncIterator[Client]:
     """The official client in the handshake era (initialize, then Mcp-Session-Id)."""
     async with httpx2.AsyncClient(transport=router, timeout=30, headers=headers) as http:
         transport = streamable_http_client(f"{url}/mcp", http_client=http)
-        async with Client(transport, mode="legacy", cache=None) as client:
+        async with Client(transport, mode="legacy", cache=None, **callbacks) as client:
             yield client
 
 
@@ -233,6 +246,104 @@ async def test_a_legacy_sse_client_posting_to_the_other_replica_gets_answers_on_
     assert [c for c in cluster.calls() if c["name"] == "echo"] == [
         {"name": "echo", "args": {"text": "relayed"}}
     ]
+
+
+def with_fixture(folder: Path) -> Cluster:
+    """Two replicas whose upstreams include the conformance fixture in rich mode (its tools
+    ask the client for sampling or elicitation; `slow` logs its cancellation)."""
+    argv = fixture_argv(folder / "fixture-calls.jsonl", rich=True)
+    fixture = {"command": argv[0], "args": argv[1:]}
+    return Cluster(folder, servers={"fixture": fixture}).start(2)
+
+
+def fixture_calls(cluster: Cluster) -> list[dict[str, Any]]:
+    log = cluster.folder / "fixture-calls.jsonl"
+    text = log.read_text() if log.exists() else ""
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+FIXTURE_QUERIES = {
+    "sample": "ask the client to sample a reply",
+    "elicit": "ask the client's user for a name",
+    "slow": "sleep and log a cancellation",
+}
+
+
+async def fixture_tool(client: Client, name: str) -> str:
+    """The fixture tool `name`'s id, found by tool_browse."""
+    found = await client.call_tool("tool_browse", {"query": FIXTURE_QUERIES[name]})
+    ids = [card["id"] for card in found.structured_content["cards"]]
+    return next(i for i in ids if i.startswith(f"fixture:{name}#"))
+
+
+async def sampled(ctx: Any, params: types.CreateMessageRequestParams) -> Any:
+    text = types.TextContent(type="text", text="forty-two")
+    return types.CreateMessageResult(role="assistant", content=text, model="test-model")
+
+
+async def elicited(ctx: Any, params: Any) -> Any:
+    return types.ElicitResult(action="accept", content={"name": "Ada"})
+
+
+@pytest.mark.parametrize(
+    ("tool", "answer"),
+    [
+        ("sample", f"{SAMPLE_REPLY_PREFIX}forty-two"),
+        ("elicit", "the client answered accept: {'name': 'Ada'}"),
+    ],
+)
+async def test_a_client_answer_posted_to_the_other_replica_reaches_the_waiting_call(
+    tmp_path: Path, tool: str, answer: str
+) -> None:
+    cluster = with_fixture(tmp_path)
+    try:
+        a, b = cluster.replicas
+        # every POST to A, except the client's answers (a JSON-RPC response: no method) to B
+        router = Router(
+            lambda r: None if r.method == "GET" else (b.port if r.method == "POST" and
+                                                       not rpc_method(r) else a.port)
+        )  # fmt: skip
+        callbacks = {"sampling_callback": sampled, "elicitation_callback": elicited}
+        async with handshake_client(a.url, router, **callbacks) as client:
+            tool_id = await fixture_tool(client, tool)
+            with anyio.fail_after(30):
+                result = await client.call_tool("tool_execute", {"tool_id": tool_id, "args": {}})
+        envelope = result.structured_content
+        assert envelope is not None and envelope["status"] == "ok", result
+        assert envelope["summary"] == answer
+        answers = [p for p, h, m, _ in router.served if h == "POST" and not m]
+        calls = [p for p, _, m, _ in router.served if m == "tools/call"]
+        assert answers == [b.port] and set(calls) == {a.port}
+    finally:
+        cluster.stop()
+
+
+async def test_a_cancellation_posted_to_the_other_replica_cancels_the_call(
+    tmp_path: Path,
+) -> None:
+    cluster = with_fixture(tmp_path)
+    try:
+        a, b = cluster.replicas
+        cancel = "notifications/cancelled"
+        router = Router(
+            lambda r: None if r.method == "GET" else (b.port if rpc_method(r) == cancel
+                                                       else a.port)
+        )  # fmt: skip
+        async with handshake_client(a.url, router) as client:
+            slow = await fixture_tool(client, "slow")
+            with anyio.move_on_after(3):
+                await client.call_tool("tool_execute", {"tool_id": slow, "args": {"seconds": 60}})
+            # the upstream sees the cancellation of the call running on A
+            with anyio.fail_after(15):
+                while not any(
+                    (c.get("name"), c.get("arguments")) == ("slow", {"cancelled": True})
+                    for c in fixture_calls(cluster)
+                ):
+                    await anyio.sleep(0.1)
+        assert [p for p, _, m, _ in router.served if m == cancel] == [b.port]
+        assert {p for p, _, m, _ in router.served if m == "tools/call"} == {a.port}
+    finally:
+        cluster.stop()
 
 
 def bearer(name: str) -> dict[str, str]:

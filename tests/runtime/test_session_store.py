@@ -85,24 +85,24 @@ async def test_a_legacy_post_reaches_the_replica_holding_the_stream_and_no_other
     async def on_relayed(session: str, data: bytes) -> None:
         received.append((session, data))
 
-    holder.on_relayed = on_relayed
+    holder.on_relayed["sse"] = on_relayed
     sid = "0123456789abcdef0123456789abcdef"
     # not registered: answered as a session that does not exist
-    assert await b.relay(sid, ALICE, b"m0") == -1
+    assert await b.relay("sse", sid, ALICE, b"m0") == -1
     await a.record(sid, SessionRecord("sse", ALICE))
     # registered, but no replica holds its stream: 0 receivers (the SDK's 404)
-    assert await b.relay(sid, ALICE, b"m1") == 0
+    assert await b.relay("sse", sid, ALICE, b"m1") == 0
     async with anyio.create_task_group() as tg:
         tg.start_soon(holder.run)
         with anyio.fail_after(5):
-            await holder.hold(sid)
-        assert await b.relay(sid, ALICE, b"m2") == 1
-        assert await b.relay(sid, BOB, b"m3") == -1  # another credential
+            await holder.hold("sse", sid)
+        assert await b.relay("sse", sid, ALICE, b"m2") == 1
+        assert await b.relay("sse", sid, BOB, b"m3") == -1  # another credential
         with anyio.fail_after(5):
             while not received:
                 await anyio.sleep(0.01)
-        await holder.release(sid)
-        assert await b.relay(sid, ALICE, b"m4") == 0
+        await holder.release("sse", sid)
+        assert await b.relay("sse", sid, ALICE, b"m4") == 0
         tg.cancel_scope.cancel()
     assert received == [(sid, b"m2")]
 
@@ -197,3 +197,13 @@ def test_owner_keys_compare_credentials_not_their_spelling() -> None:
         {"client_id": "a", "issuer": None, "subject": None}
     )
     assert json.loads(ALICE)["client_id"] == "alice"
+
+
+async def test_refreshing_a_session_the_store_lost_says_so(
+    replicas: tuple[RedisState, RedisState],
+) -> None:
+    a, _ = registries(replicas)
+    await a.record("s3", SessionRecord("http", ALICE, "2025-11-25", {}))
+    assert await a.touch("s3") is True
+    await replicas[0].client.flushall()  # a store that restarted empty
+    assert await a.touch("s3") is False  # the caller records it again

@@ -11,24 +11,30 @@ stream.
 - log messages: filtered by the level the client set (logging/setLevel, handshake era) or
   opted into on this request (2026-07-28's per-request log level);
 - sampling / elicitation / roots: sent to the client when it declared the capability and its
-  connection can carry a request back; otherwise refused with the reason.
+  connection can carry a request back; otherwise refused with the reason. Each is sent under an
+  id that names this process (`ask_id`), so that when the client's answer reaches another
+  replica that replica knows it is not its own and passes it on (server.shared_sessions); ids
+  the dispatcher minted would also collide between replicas serving one session.
 """
 
 from __future__ import annotations
 
+import itertools
+import secrets
 from typing import Any, Final
 
 import mcp_types as types
 from mcp.server.connection import allowed_log_levels
 from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
-from mcp.shared.message import ServerMessageMetadata
+from mcp_types.methods import validate_client_result
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, ConfigDict
 
 from gatespec.core import CLIENT_CAPABILITIES, RelayError
+from gatespec.server.session_table import send_request_as
 
-__all__ = ["LOG_LEVELS", "LogLevels", "RequestRelay"]
+__all__ = ["ASK_ID_PREFIX", "LOG_LEVELS", "LogLevels", "RequestRelay", "asked_here"]
 
 # notifications/message levels, least severe first (RFC 5424 as MCP orders them).
 LOG_LEVELS: Final = (
@@ -41,6 +47,27 @@ LOG_LEVELS: Final = (
     "alert",
     "emergency",
 )
+
+# Ids of the requests this process sends its clients: "gatespec-<process>-<n>". A string that
+# does not parse as an integer stays unique for the whole session (mcp CallOptions.request_id).
+ASK_ID_PREFIX: Final = "gatespec-"
+_PROCESS: Final = f"{ASK_ID_PREFIX}{secrets.token_hex(6)}-"
+_ask_numbers = itertools.count(1)
+
+
+def ask_id() -> str:
+    return f"{_PROCESS}{next(_ask_numbers)}"
+
+
+def asked_here(request_id: Any) -> bool:
+    """False when `request_id` is one another gatespec process sent (its answer is awaited
+    there); True for this process's ids and anything else (left to the SDK, as ever)."""
+    return not (
+        isinstance(request_id, str)
+        and request_id.startswith(ASK_ID_PREFIX)
+        and not request_id.startswith(_PROCESS)
+    )
+
 
 # The request models of what an upstream may ask of its client.
 _REQUESTS: Final[dict[str, type[BaseModel]]] = {
@@ -137,13 +164,15 @@ class RequestRelay:
 
     async def ask(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         request = _REQUESTS[method].model_validate({"method": method, "params": params})
-        related = ServerMessageMetadata(related_request_id=self.ctx.request_id)
+        wire = request.model_dump(by_alias=True, mode="json", exclude_none=True)
+        session = self.ctx.session
         try:
-            result = await self.ctx.session.send_request(
-                request,  # type: ignore[arg-type]  # one of the ServerRequest models
-                _Raw,
-                metadata=related,
-            )
+            raw = await send_request_as(session, method, wire.get("params"), ask_id())
         except MCPError as exc:
             raise RelayError(exc.code, exc.message, exc.error.data) from exc
+        try:  # what ServerSession.send_request checks
+            validate_client_result(method, session.protocol_version, raw)
+        except KeyError:
+            pass
+        result = _Raw.model_validate(raw, by_name=False)
         return result.model_dump(by_alias=True, mode="json", exclude_none=True)

@@ -1,4 +1,4 @@
-"""The one place that reaches into the SDK's Streamable HTTP session manager.
+"""The one place that reaches into the SDK's Streamable HTTP sessions.
 
 mcp 2.3's StreamableHTTPSessionManager keeps its session table, the credential each session
 belongs to, its task group and its lifespan state private, and has no hook for a session it
@@ -8,7 +8,10 @@ did not open itself. gatespec needs four things the public API does not give:
   per-session event store, server.shared_sessions),
 - adopt a session another replica opened: a transport with that session id, registered with
   its owner, its server run already initialized with the client's stored initialize params
-  (server.shared_sessions).
+  (server.shared_sessions), and hear when a session's copy here ends;
+- tell whether a client request is in flight in a session here, and send a request to the
+  client under an id of gatespec's choosing (a client's answer or cancellation that reaches
+  another replica is passed to the one waiting for it, server.shared_sessions).
 Every private name is used here and nowhere else; tests/faults/test_http_sessions.py and the
 replica tests fail loudly should an SDK upgrade move them.
 """
@@ -16,7 +19,7 @@ replica tests fail loudly should an SDK upgrade move them.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import anyio
@@ -24,13 +27,23 @@ from anyio.abc import TaskStatus
 from mcp.server.auth.middleware.bearer_auth import AuthorizationContext
 from mcp.server.connection import Connection
 from mcp.server.runner import serve_connection
+from mcp.server.session import ServerSession
 from mcp.server.streamable_http import EventStore, StreamableHTTPServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
 from mcp.shared.transport_context import TransportContext
 from mcp_types import InitializeRequestParams
 
-__all__ = ["adopt_session", "close_session", "on_admit", "open_sessions", "use_event_store"]
+__all__ = [
+    "adopt_session",
+    "close_session",
+    "in_flight",
+    "on_admit",
+    "on_discard",
+    "open_sessions",
+    "send_request_as",
+    "use_event_store",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -48,6 +61,38 @@ async def close_session(manager: StreamableHTTPSessionManager, session_id: str) 
     transport = manager._server_instances.get(session_id)  # noqa: SLF001
     if transport is not None:
         await manager._discard_session(session_id, transport)  # noqa: SLF001
+
+
+def in_flight(manager: StreamableHTTPSessionManager, session_id: str, request_id: Any) -> bool:
+    """Whether the client request `request_id` of `session_id` is being answered here: the
+    transport keeps a stream per request until its answer is sent."""
+    transport = manager._server_instances.get(session_id)  # noqa: SLF001
+    return transport is not None and str(request_id) in transport._request_streams  # noqa: SLF001
+
+
+async def send_request_as(
+    session: ServerSession, method: str, params: Mapping[str, Any] | None, request_id: str
+) -> dict[str, Any]:
+    """Send a request to the client on the stream of the request `session` serves, under
+    `request_id` (ServerSession.send_request always lets the dispatcher mint the id)."""
+    outbound = session._request_outbound  # noqa: SLF001
+    return await outbound.send_raw_request(method, params, {"request_id": request_id})
+
+
+def on_discard(
+    manager: StreamableHTTPSessionManager, hook: Callable[[str], Awaitable[None]]
+) -> None:
+    """Await `hook(session id)` whenever `manager` discards a session (DELETE, idle timeout,
+    crash, close_session)."""
+    discarding = manager._discard_session  # noqa: SLF001
+
+    async def discarded(session_id: str, transport: StreamableHTTPServerTransport) -> None:
+        try:
+            await discarding(session_id, transport)
+        finally:
+            await hook(session_id)
+
+    manager._discard_session = discarded  # type: ignore[method-assign]
 
 
 def use_event_store(transport: StreamableHTTPServerTransport, store: EventStore) -> None:

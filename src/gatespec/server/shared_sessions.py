@@ -10,7 +10,12 @@ calls):
   session of the same owner (the credential the SDK compares) is adopted, i.e. served here from
   now on as if initialized here (server.session_table), and the request goes on to the SDK.
   Anything else goes on unchanged and the SDK answers 404, as for an unknown session.
-- A session in use has its registry ttl refreshed, at most every tenth of the ttl.
+- A session in use has its registry ttl refreshed, at most every tenth of the ttl; when its
+  record is gone (the store restarted empty, or was down when the session opened) it is
+  recorded again.
+- Every replica holding a copy of a session listens on its channel; a POST carrying the
+  client's answer to a request, or its cancellation of a call, that another replica waits for
+  or runs is passed on there (server.answer_relay).
 - DELETE of a session removes it from the registry and tells the other replicas, which close
   their copies.
 Every session gets its own event store in the shared store (gatespec.state.event_store), so a
@@ -37,10 +42,13 @@ from starlette.applications import Starlette
 from starlette.status import HTTP_200_OK
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from gatespec.server.answer_relay import AnswerRelay
+from gatespec.server.relayed_posts import RELAYED
 from gatespec.server.session_table import (
     adopt_session,
     close_session,
     on_admit,
+    on_discard,
     open_sessions,
     use_event_store,
 )
@@ -77,14 +85,19 @@ class SharedSessions:
         manager: StreamableHTTPSessionManager,
         registry: SessionRegistry,
         channels: SessionChannels,
+        path: str,
     ) -> None:
         self.app = app
         self.manager = manager
         self.registry = registry
+        self.channels = channels
+        self.answers = AnswerRelay(manager, registry, channels, path)
         self.touch_every = registry.ttl * _TOUCH_FRACTION
         self._touched: dict[str, float] = {}
+        self._records: dict[str, SessionRecord] = {}  # of the sessions held here
         self._adopting = anyio.Lock()
         on_admit(manager, self._with_events)
+        on_discard(manager, self._discarded)
         channels.on_ended = self._ended
 
     def _with_events(
@@ -116,16 +129,23 @@ class SharedSessions:
             else:
                 await self.app(scope, receive, send)
             return
-        if session_id in open_sessions(self.manager):
+        held = session_id in open_sessions(self.manager)
+        if held:
             await self._touch(session_id)
+        elif scope.get(RELAYED):
+            return  # passed on for a copy this replica no longer holds
         else:
-            await self._adopt(session_id, scope)
-        if scope.get("method") != "DELETE":
+            held = await self._adopt(session_id, scope)
+        method = scope.get("method")
+        if method == "POST" and held:
+            owner = owner_key(requestor_of(scope))
+            await self.answers.post(session_id, owner, scope, receive, send, self.app)
+            return
+        if method != "DELETE":
             await self.app(scope, receive, send)
             return
         status = await _status_of(self.app, scope, receive, send)
         if status == HTTP_200_OK:
-            self._touched.pop(session_id, None)
             try:
                 await self.registry.remove(session_id, announce=True)
             except StateUnavailable as exc:
@@ -175,56 +195,71 @@ class SharedSessions:
         except (ValueError, KeyError, TypeError):
             logger.warning("session %s: its initialize could not be read", session_id[:16])
             return
+        await self._hold(session_id, record)
         try:
             await self.registry.record(session_id, record)
         except StateUnavailable as exc:
             logger.warning("session %s is served by this replica only: %s", session_id[:16], exc)
-            return
+
+    async def _hold(self, session_id: str, record: SessionRecord) -> None:
+        """Keep what this replica needs of a session it serves: its record (to record it
+        again should the store lose it) and a subscription to its channel."""
+        self._records[session_id] = record
         self._touched[session_id] = time.monotonic()
+        await self.channels.hold("http", session_id, confirm=False)
+
+    async def _discarded(self, session_id: str) -> None:
+        """The SDK discarded this replica's copy (DELETE, idle timeout, close_session)."""
+        self._touched.pop(session_id, None)
+        if self._records.pop(session_id, None) is not None:
+            with anyio.CancelScope(shield=True):
+                await self.channels.release("http", session_id)
 
     async def _touch(self, session_id: str) -> None:
         now = time.monotonic()
         if now - self._touched.get(session_id, 0.0) < self.touch_every:
             return
         self._touched[session_id] = now
-        if len(self._touched) > 2 * len(open_sessions(self.manager)) + 16:
-            live = open_sessions(self.manager)
-            self._touched = {s: t for s, t in self._touched.items() if s in live}
+        record = self._records.get(session_id)
         try:
-            await self.registry.touch(session_id)
+            if not await self.registry.touch(session_id) and record is not None:
+                await self.registry.record(session_id, record)
+                logger.info("session %s recorded again (the store had lost it)", session_id[:16])
         except StateUnavailable as exc:
             logger.warning("could not refresh session %s: %s", session_id[:16], exc)
 
-    async def _adopt(self, session_id: str, scope: Scope) -> None:
+    async def _adopt(self, session_id: str, scope: Scope) -> bool:
         """Serve a session another replica opened, when it is registered to this caller's
-        credential; otherwise leave the SDK to answer 404."""
+        credential; otherwise leave the SDK to answer 404. Whether it is held here now."""
         requestor = requestor_of(scope)
         async with self._adopting:
             if session_id in open_sessions(self.manager):
-                return  # adopted by a concurrent request meanwhile
+                return True  # adopted by a concurrent request meanwhile
             try:
                 record = await self.registry.lookup(session_id)
             except StateUnavailable as exc:
                 logger.warning("session %s not looked up: %s", session_id[:16], exc)
-                return
+                return False
             if record is None or record.kind != "http":
-                return
+                return False
             if record.owner != owner_key(requestor):
                 logger.warning("refusing session %s to another credential", session_id[:16])
-                return
+                return False
             try:
                 params = InitializeRequestParams.model_validate(record.client_params or {})
             except ValidationError:
                 logger.warning("session %s: its stored initialize is unreadable", session_id[:16])
-                return
-            await adopt_session(
+                return False
+            adopted = await adopt_session(
                 self.manager, session_id, requestor, record.protocol_version, params
             )
-            self._touched[session_id] = time.monotonic()
+            if adopted is None:
+                return False  # at the session limit: the SDK answers
+            await self._hold(session_id, record)
+            return True
 
     async def _ended(self, session_id: str) -> None:
         """Another replica deleted the session: drop this replica's copy."""
-        self._touched.pop(session_id, None)
         await close_session(self.manager, session_id)
 
 

@@ -12,20 +12,18 @@ there: the bearer token is verified again and the SDK checks it against the sess
 
 from __future__ import annotations
 
-import base64
-import json
 import logging
 import re
-from typing import Any, Final
+from typing import Final
 from urllib.parse import parse_qsl
 from uuid import UUID
 
 import anyio
-from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 from starlette.responses import Response
 from starlette.status import HTTP_202_ACCEPTED, HTTP_404_NOT_FOUND
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from gatespec.server.relayed_posts import RELAYED, pack, read_body, replaying, serve
 from gatespec.server.shared_sessions import requestor_of
 from gatespec.state.base import StateUnavailable
 from gatespec.state.session_registry import (
@@ -40,7 +38,6 @@ __all__ = ["SseRelay"]
 logger = logging.getLogger(__name__)
 
 _ENDPOINT: Final = re.compile(rb"event: endpoint\r?\ndata: [^\r\n]*[?&]session_id=([0-9a-f]{32})")
-_RELAYED: Final = "gatespec.relayed"  # scope key: a POST another replica passed on
 
 
 class SseRelay:
@@ -51,7 +48,7 @@ class SseRelay:
         self.channels = channels
         self.path = path  # where POSTs arrive (the relayed ones are served there too)
         self.app: ASGIApp | None = None  # the whole HTTP app, set once it is built
-        channels.on_relayed = self.deliver
+        channels.on_relayed["sse"] = self.deliver
 
     def watch_connect(self, scope: Scope, send: Send, held: list[str]) -> Send:
         """`send` for a GET /sse response: once the endpoint event names the session, hold
@@ -74,11 +71,11 @@ class SseRelay:
         except StateUnavailable as exc:
             logger.warning("SSE session %s is reachable here only: %s", session_id[:16], exc)
             return
-        await self.channels.hold(session_id)
+        await self.channels.hold("sse", session_id)
 
     async def close(self, session_id: str) -> None:
         with anyio.CancelScope(shield=True):
-            await self.channels.release(session_id)
+            await self.channels.release("sse", session_id)
             try:
                 await self.registry.remove(session_id)
             except StateUnavailable:
@@ -86,11 +83,11 @@ class SseRelay:
 
     async def post(self, scope: Scope, receive: Receive, send: Send, sdk: ASGIApp) -> None:
         """POST /messages: the SDK answers when the session is here; else it is relayed."""
-        if scope.get(_RELAYED):
+        if scope.get(RELAYED):
             await sdk(scope, receive, send)
             return
-        body, complete = await _read_body(receive)
-        replay = _replaying(body, receive, complete)
+        body, complete = await read_body(receive)
+        replay = replaying(body, receive, complete)
         missing: list[Message] = []
 
         async def unless_missing(message: Message) -> None:
@@ -115,15 +112,9 @@ class SseRelay:
             )
 
     async def _publish(self, session_id: str, scope: Scope, body: bytes) -> int:
-        payload = {
-            "query": scope.get("query_string", b"").decode("latin-1"),
-            "headers": [[k.decode("latin-1"), v.decode("latin-1")] for k, v in scope["headers"]],
-            "client": list(scope["client"]) if scope.get("client") else None,
-            "body": base64.b64encode(body).decode(),
-        }
         owner = owner_key(requestor_of(scope))
         try:
-            return await self.registry.relay(session_id, owner, json.dumps(payload).encode())
+            return await self.registry.relay("sse", session_id, owner, pack(scope, body))
         except StateUnavailable as exc:
             logger.warning("could not relay a message for SSE session %s: %s", session_id[:16], exc)
             return 0
@@ -133,60 +124,6 @@ class SseRelay:
         this replica's app, as if it had arrived here."""
         if self.app is None:
             return
-        payload = json.loads(data)
-        body = base64.b64decode(payload["body"])
-        scope: dict[str, Any] = {
-            "type": "http",
-            "asgi": {"version": "3.0"},
-            "http_version": "1.1",
-            "method": "POST",
-            "scheme": "http",
-            "path": self.path,
-            "raw_path": self.path.encode(),
-            "root_path": "",
-            "query_string": payload["query"].encode("latin-1"),
-            "headers": [(k.encode("latin-1"), v.encode("latin-1")) for k, v in payload["headers"]],
-            "client": tuple(payload["client"]) if payload["client"] else None,
-            "server": None,
-            _RELAYED: True,
-        }
-        status: list[int] = []
-
-        async def receive() -> Message:
-            return {"type": "http.request", "body": body, "more_body": False}
-
-        async def send(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                status.append(message["status"])
-
-        await self.app(scope, receive, send)
-        if status and status[0] != HTTP_202_ACCEPTED:
-            logger.info("a relayed message for SSE session %s: %s", session_id[:16], status[0])
-
-
-async def _read_body(receive: Receive) -> tuple[bytes, bool]:
-    """The request body, up to the SDK's size limit (beyond it the SDK answers 413)."""
-    body = bytearray()
-    while True:
-        message = await receive()
-        if message["type"] != "http.request":
-            return bytes(body), True
-        body.extend(message.get("body", b""))
-        if not message.get("more_body"):
-            return bytes(body), True
-        if len(body) > DEFAULT_MAX_REQUEST_BODY_SIZE:
-            return bytes(body), False
-
-
-def _replaying(body: bytes, receive: Receive, complete: bool) -> Receive:
-    """A receive that gives `body` first, then whatever is left of the request."""
-    sent = False
-
-    async def replay() -> Message:
-        nonlocal sent
-        if not sent:
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": not complete}
-        return await receive()
-
-    return replay
+        status = await serve(self.app, self.path, data)
+        if status != HTTP_202_ACCEPTED:
+            logger.info("a relayed message for SSE session %s: %s", session_id[:16], status)

@@ -247,7 +247,8 @@ def _bound_sessions(
         if isinstance(route, Route) and route.path == MCP_PATH:
             inner = route.app
             if shared is not None:
-                inner = SharedSessions(inner, manager, *shared)
+                inner = SharedSessions(inner, manager, *shared, MCP_PATH)
+                inner.answers.app = app  # relayed POSTs are served by the whole app
             route.app = SessionLimits(inner, manager, bounds, requires_identity=requires_identity)
             return
     raise RuntimeError(f"the SDK's app has no {MCP_PATH} route")  # pragma: no cover

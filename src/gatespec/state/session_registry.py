@@ -12,12 +12,16 @@ holds the SSE stream). Keys (under the state prefix):
                               (TTL: the state ttl, refreshed while the session is used)
   sse:<session id>            pub/sub channel of one legacy SSE session: the replica holding
                               its stream subscribes, the others publish POSTed messages on it
+  http:<session id>           pub/sub channel of one Streamable HTTP session: every replica
+                              holding a copy subscribes; a replica that receives a client's
+                              answer or cancellation for a request in flight elsewhere
+                              publishes it there
   sessions-ended              pub/sub channel: a session deleted on one replica, so that the
                               others drop their copy
 
 Round trips: recording, looking up, refreshing or removing a session is one each; relaying a
-legacy POST is one (a script checks the owner and publishes, and says how many replicas
-received it: 0 means no replica holds the stream).
+POST is one (a script checks the owner and publishes, and says how many replicas received it:
+0 means no replica holds the session).
 """
 
 from __future__ import annotations
@@ -43,7 +47,7 @@ log = logging.getLogger(__name__)
 _RESUBSCRIBE_DELAY: Final = 0.5  # seconds between attempts to subscribe again
 _SUBSCRIBE_TIMEOUT: Final = 2.0  # seconds to wait for the server to confirm a subscription
 
-# Relay a legacy POST: KEYS = record, channel; ARGV = owner, payload. -1 when the session is
+# Relay a POST: KEYS = record, channel; ARGV = owner, payload. -1 when the session is
 # not registered or belongs to another credential (answered as if it did not exist), else the
 # number of replicas that received the message.
 _RELAY_LUA: Final = """
@@ -84,8 +88,9 @@ class SessionRegistry:
         # Session ids arrive in headers and query strings: hashed to a bounded key.
         return f"{self.prefix}sess:{hashlib.sha256(session_id.encode()).hexdigest()}"
 
-    def sse_channel(self, session_id: str) -> str:
-        return f"{self.prefix}sse:{session_id}"
+    def channel(self, kind: str, session_id: str) -> str:
+        """The pub/sub channel of one session of `kind` ("sse" or "http")."""
+        return f"{self.prefix}{kind}:{session_id}"
 
     async def record(self, session_id: str, record: SessionRecord) -> None:
         fields: dict[Any, Any] = {"kind": record.kind, "owner": record.owner}
@@ -114,8 +119,11 @@ class SessionRegistry:
             client_params=json.loads(params) if params else None,
         )
 
-    async def touch(self, session_id: str) -> None:
-        await _run(self.client.pexpire(self._key(session_id), self.ttl_ms), "refreshing a session")
+    async def touch(self, session_id: str) -> bool:
+        """Refresh the session's ttl; False when its record is gone (a store that restarted
+        empty), so that the caller can record it again."""
+        touched = self.client.pexpire(self._key(session_id), self.ttl_ms)
+        return bool(await _run(touched, "refreshing a session"))
 
     async def remove(self, session_id: str, *, announce: bool = False) -> None:
         """Forget the session; `announce`: tell the other replicas to drop their copies."""
@@ -125,10 +133,10 @@ class SessionRegistry:
             pipe.publish(self.ended_channel, session_id)
         await _run(pipe.execute(), "removing a session")
 
-    async def relay(self, session_id: str, owner: str, payload: bytes) -> int:
-        """Publish a legacy POST for the replica holding the session's stream: how many
-        received it (0: none holds it), or -1 when it is not this owner's session."""
-        keys = [self._key(session_id), self.sse_channel(session_id)]
+    async def relay(self, kind: str, session_id: str, owner: str, payload: bytes) -> int:
+        """Publish a POST on the session's channel: how many replicas received it (0: none
+        holds the session), or -1 when it is not this owner's session."""
+        keys = [self._key(session_id), self.channel(kind, session_id)]
         return int(await _run(self._relay(keys=keys, args=[owner, payload]), "relaying a message"))
 
 
@@ -143,37 +151,49 @@ OnMessage = Callable[[str, bytes], Awaitable[None]]
 
 
 class SessionChannels:
-    """This replica's subscriptions: the channels of the legacy SSE sessions it holds, and the
-    sessions-ended channel. One pub/sub connection; `run` until cancelled (it subscribes again
-    after the store comes back, so a stream opened before an outage keeps receiving)."""
+    """This replica's subscriptions: the channels of the sessions it holds (a legacy SSE
+    stream, a copy of a Streamable HTTP session), and the sessions-ended channel. One pub/sub
+    connection; `run` until cancelled (it subscribes again after the store comes back, so a
+    session held before an outage keeps receiving)."""
 
     def __init__(self, registry: SessionRegistry) -> None:
         self.registry = registry
-        self.on_relayed: OnMessage | None = None  # (session id, payload) for an SSE session
+        # per session kind ("sse", "http"): called with (session id, payload) of a message
+        self.on_relayed: dict[str, OnMessage] = {}
         self.on_ended: Callable[[str], Awaitable[None]] | None = None
         self._pubsub: Any = None
-        self._held: set[str] = set()  # SSE session ids whose stream is here
+        self._held: set[str] = set()  # channels of the sessions held here
         self._confirmed: dict[str, anyio.Event] = {}
         self._up = anyio.Event()
 
-    async def hold(self, session_id: str) -> None:
-        """Receive the session's messages from now on (returns once the store confirmed the
-        subscription, so that a POST the client sends next finds it)."""
-        self._held.add(session_id)
-        channel = self.registry.sse_channel(session_id)
+    async def hold(self, kind: str, session_id: str, *, confirm: bool = True) -> None:
+        """Receive the session's messages from now on. `confirm`: return once the store
+        confirmed the subscription (a legacy client POSTs as soon as it knows the session);
+        else only send the command (a Streamable HTTP session's channel carries answers to
+        requests the replica has yet to send, so nothing can be published before it lands)."""
+        channel = self.registry.channel(kind, session_id)
+        self._held.add(channel)
+        if not confirm:
+            if self._up.is_set():
+                await self._subscribe(channel, session_id)
+            return  # else run() subscribes once the store is back
         confirmed = self._confirmed[channel] = anyio.Event()
         with anyio.move_on_after(_SUBSCRIBE_TIMEOUT):
             await self._up.wait()
-            try:
-                await self._pubsub.subscribe(channel)
-            except RedisError as exc:
-                log.warning("could not subscribe to SSE session %s: %s", session_id[:16], exc)
-                return
-            await confirmed.wait()
+            if await self._subscribe(channel, session_id):
+                await confirmed.wait()
 
-    async def release(self, session_id: str) -> None:
-        self._held.discard(session_id)
-        channel = self.registry.sse_channel(session_id)
+    async def _subscribe(self, channel: str, session_id: str) -> bool:
+        try:
+            await self._pubsub.subscribe(channel)
+        except RedisError as exc:
+            log.warning("could not subscribe to session %s: %s", session_id[:16], exc)
+            return False
+        return True
+
+    async def release(self, kind: str, session_id: str) -> None:
+        channel = self.registry.channel(kind, session_id)
+        self._held.discard(channel)
         self._confirmed.pop(channel, None)
         if self._pubsub is not None and self._up.is_set():
             try:
@@ -187,8 +207,7 @@ class SessionChannels:
             try:
                 async with self.registry.client.pubsub() as pubsub:
                     self._pubsub = pubsub
-                    channels = [self.registry.sse_channel(s) for s in self._held]
-                    await pubsub.subscribe(self.registry.ended_channel, *channels)
+                    await pubsub.subscribe(self.registry.ended_channel, *self._held)
                     self._up.set()
                     lost = False
                     async for message in pubsub.listen():
@@ -218,9 +237,11 @@ class SessionChannels:
             if channel == self.registry.ended_channel:
                 if self.on_ended is not None:
                     await self.on_ended(data.decode())
-            elif self.on_relayed is not None:
-                session_id = channel.removeprefix(self.registry.sse_channel(""))
-                await self.on_relayed(session_id, data)
+                return
+            session_kind, _, session_id = channel.removeprefix(self.registry.prefix).partition(":")
+            handler = self.on_relayed.get(session_kind)
+            if handler is not None:
+                await handler(session_id, data)
         except Exception:  # one bad message must not end the subscriptions
             log.exception("handling a message on %s failed", channel)
 
