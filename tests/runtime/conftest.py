@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from gatespec.config import ServerConfig, parse_config
+from tests.fixtures.replica_cluster import Cluster
 from tests.fixtures.valkey_server import valkey  # noqa: F401  (a fixture of the Valkey tests)
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,6 +35,16 @@ PYTHON = sys.executable
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+@pytest.fixture
+def cluster(tmp_path: Path) -> Iterator[Cluster]:
+    """Two gatespec replicas over HTTP sharing a real Valkey (tests/fixtures/replica_cluster)."""
+    cluster = Cluster(tmp_path, drain_timeout=5)
+    try:
+        yield cluster.start(2)
+    finally:
+        cluster.stop()
 
 
 def server_config(key: str, entry: Mapping[str, Any]) -> ServerConfig:

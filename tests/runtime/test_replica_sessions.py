@@ -18,7 +18,7 @@ import hashlib
 import itertools
 import json
 import sys
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -53,15 +53,6 @@ ACCESS = {
         for name, token in TOKENS.items()
     }
 }
-
-
-@pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[Cluster]:
-    cluster = Cluster(tmp_path, drain_timeout=5)
-    try:
-        yield cluster.start(2)
-    finally:
-        cluster.stop()
 
 
 @asynccontextmanager

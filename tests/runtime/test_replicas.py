@@ -10,7 +10,7 @@ hears of from another through the store's pub/sub."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -27,15 +27,6 @@ from tests.fixtures.replica_cluster import Cluster, RoundRobin
 from tests.fixtures.replica_upstream import big_text
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.timeout(180)]
-
-
-@pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[Cluster]:
-    cluster = Cluster(tmp_path, drain_timeout=5)
-    try:
-        yield cluster.start(2)
-    finally:
-        cluster.stop()
 
 
 @asynccontextmanager
