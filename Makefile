@@ -49,7 +49,7 @@ $(BENCH_STAMP): $(STAMP)
 bench: install $(BENCH_STAMP)
 	$(PY) bench/run.py
 
-# 100,000 generated invalid inputs per meta-tool (about an hour on 2 cores); `make bench`
+# 100,000 generated invalid inputs per meta-tool (23 min on 2 quiet cores, an hour loaded); `make bench`
 # reports the last run.
 bench-fuzz: install
 	$(PY) bench/fuzz.py --out bench/results/fuzz.json
