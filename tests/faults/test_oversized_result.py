@@ -15,12 +15,13 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx2
 import mcp_types as types
 import pytest
 
 from gatespec.runtime import ProxyRuntime
 from gatespec.upstream import UpstreamError, UpstreamPool
-from gatespec.upstream.capped_sse import EVENT_LIMIT, Skipped, split_events
+from gatespec.upstream.capped_sse import EVENT_LIMIT, Skipped, _CappedStream, split_events
 from gatespec.upstream.oversized import Oversized
 from gatespec_surface.budgets import MAX_UPSTREAM_RESULT_BYTES
 from gatespec_surface.errors import ErrorCode, GatewayError
@@ -183,3 +184,28 @@ def test_an_oversized_line_is_matched_to_its_request_by_id_or_not_at_all() -> No
     pending.answered(types.JSONRPCResponse(jsonrpc="2.0", id=1, result={}))
     pending.answered(types.JSONRPCResponse(jsonrpc="2.0", id=2, result={}))
     assert pending.request_of(b"", b"") == "seven"  # the only one left
+
+
+async def test_an_oversized_sse_event_that_answers_no_named_request_ends_the_stream() -> None:
+    # As on stdio: with two requests outstanding and no id of theirs at either end of the
+    # event, the stream is ended rather than one of them guessed (the upstream reconnects).
+    pending = Oversized()
+    for request_id in (1, 2):
+        pending.sent(types.JSONRPCRequest(jsonrpc="2.0", id=request_id, method="tools/call"))
+    body = b"data: " + b"z" * (EVENT_LIMIT + 1) + b"\n\n"
+    stream = _CappedStream(_Body([b"data: small\n\n", body, b"data: never\n\n"]), pending)
+    passed = []
+    with pytest.raises(httpx2.StreamError, match="answers no request that can be named"):
+        async for event in stream:
+            passed.append(event)
+    assert passed == [b"data: small\n\n"]
+    assert pending.outstanding == {1, 2}
+
+
+class _Body:
+    def __init__(self, chunks: list[bytes]) -> None:
+        self.chunks = chunks
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        for chunk in self.chunks:
+            yield chunk
