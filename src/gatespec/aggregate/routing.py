@@ -8,6 +8,7 @@ reads a server out of a name again, so a plugin that rewrites a name cannot redi
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -15,7 +16,7 @@ from typing import Any, Final
 from gatespec_surface import parsers
 from gatespec_surface.errors import ErrorCode, GatewayError
 
-__all__ = ["ROUTED_METHODS", "RoutingContext", "route"]
+__all__ = ["ROUTED_METHODS", "RoutingContext", "names_uri", "rename", "route"]
 
 # The parsers `route` uses, looked up at each call (the routing tests count the calls).
 parse_name = parsers.parse_aggregate_name
@@ -70,6 +71,20 @@ def _replace(params: Mapping[str, Any], where: str, clean: str) -> dict[str, Any
     else:
         out[where] = clean
     return out
+
+
+def names_uri(method: str, params: Mapping[str, Any]) -> bool:
+    """Whether the request's identifier is a resource URI (or a resource completion ref)."""
+    return _identifier(method, params)[1]
+
+
+def rename(
+    context: RoutingContext, params: Mapping[str, Any], clean: str
+) -> tuple[RoutingContext, dict[str, Any]]:
+    """The routing context and clean params of `route` with the upstream identifier replaced
+    by `clean` (a normalised resource URI): what is checked is what goes upstream."""
+    _, _, where = _identifier(context.method, params)
+    return dataclasses.replace(context, name=clean), _replace(params, where, clean)
 
 
 def route(

@@ -36,10 +36,11 @@ from typing import Any, Final
 import anyio
 
 from gatespec.access import LOCAL, AccessPolicy, Identity, Subject, forbidden
+from gatespec.access.uris import UriRefused, normalise_uri
 from gatespec.aggregate.naming import LISTS, Kind, Unoffered, namespace_answer, offer
 from gatespec.aggregate.pages import Pages
 from gatespec.aggregate.plugins import CallOutcome, Chain, ToolCall, build_chain
-from gatespec.aggregate.routing import RoutingContext, route
+from gatespec.aggregate.routing import RoutingContext, names_uri, rename, route
 from gatespec.catalog import server_keys
 from gatespec.config import GatewayConfig
 from gatespec.core import CatalogListing, Relay
@@ -93,10 +94,17 @@ class Merged:
     failures: list[Failure]
 
 
-def entry_subject(kind: Kind, entry: Mapping[str, Any]) -> Subject:
-    """What the access policy decides about for a merged list's entry."""
+def entry_subject(kind: Kind, entry: Mapping[str, Any]) -> Subject | None:
+    """What the access policy decides about for a merged list's entry (a resource by its
+    normalised URI, as a read of it would be checked; None for one that cannot be normalised,
+    which no restricted identity sees)."""
     if kind.uri:
         server, uri = parsers.parse_resource_uri(str(entry[kind.key]))
+        if kind.key == "uri":  # a template is no URI yet: its reads are checked one by one
+            try:
+                uri = normalise_uri(uri)
+            except UriRefused:
+                return None
         return Subject.resource(server, uri)
     server, name = parsers.parse_aggregate_name(str(entry[kind.key]))
     if kind.method == "tools/list":
@@ -383,7 +391,7 @@ class AggregateRuntime:
         if not self.policy.restricted(identity):
             return entries
         check = self.policy.check(identity)
-        return [e for e in entries if check(entry_subject(kind, e))]
+        return [e for e in entries if (s := entry_subject(kind, e)) is not None and check(s)]
 
     def visible_names(self, identity: Identity) -> frozenset[str] | None:
         """What `identity` saw of the latest broadcasts, for list_changed (AM-ACCESS-NO-LEAK);
@@ -405,6 +413,15 @@ class AggregateRuntime:
             context, clean = self.route(method, params, session)
         except GatewayError as exc:
             raise self._hidden(exc, identity) from None
+        if names_uri(method, params) and self.policy.restricted(identity):
+            # The policy's globs see the URI the upstream will act on, and that is what goes
+            # upstream: normalised (access.uris), or refused when it cannot be.
+            try:
+                context, clean = rename(context, clean, normalise_uri(context.name))
+            except UriRefused as exc:
+                raise GatewayError(
+                    ErrorCode.NAME_INVALID, str(exc), _shown(method, params)
+                ) from None
         annotations = None
         if method == "tools/call":
             listed = self.pool.tools().get(context.config_key, [])
@@ -553,7 +570,7 @@ class AggregateRuntime:
         is subscribed while at least one session is."""
         method = "resources/subscribe" if on else "resources/unsubscribe"
         context, clean = self._route(method, params, session, identity)
-        namespaced = str(params["uri"])
+        namespaced = parsers.format_resource_uri(context.server, context.name)
         async with self._subscribing:
             sessions = self._subscribers.setdefault(namespaced, set())
             first, last = not sessions and on, sessions == {session} and not on
