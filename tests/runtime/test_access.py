@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import re
 import time
 from collections.abc import Mapping
@@ -204,7 +205,7 @@ def mint(key: Any, alg: str, **claims: Any) -> str:
 
 def test_a_valid_jwt_names_its_identity_and_groups(jwt_keys: dict[str, Any]) -> None:
     verifier = jwt_verifier(jwt_keys, "jwks.json")
-    identity, expires = verifier.verify(mint(jwt_keys["ec"], "ES256", teams=["dev", 7]))
+    identity, expires = verifier.verify(mint(jwt_keys["ec"], "ES256", teams=["dev"]))
     assert (identity.name, identity.source, identity.groups) == ("carol", "jwt", ("dev",))
     assert expires is not None and identity.claims["aud"] == "gatespec"
     pem = jwt_verifier(jwt_keys, "key.pem")
@@ -227,6 +228,20 @@ def test_jwts_that_must_be_refused(jwt_keys: dict[str, Any], claims: dict[str, A
     assert (
         jwt_verifier(jwt_keys, "jwks.json").verify(mint(jwt_keys["ec"], "ES256", **claims)) is None
     )
+
+
+@pytest.mark.parametrize("teams", ["dev", ["dev", 7], {"dev": True}, 7, True, [["dev"]]])
+def test_a_groups_claim_of_the_wrong_type_fails_closed(
+    jwt_keys: dict[str, Any], teams: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue 22 item 2: a groups claim that is not a list of strings would give its holder no
+    groups, and so none of their deny rules: the token is refused, and the log says why."""
+    caplog.set_level(logging.INFO, "gatespec.access.tokens")
+    assert (
+        jwt_verifier(jwt_keys, "jwks.json").verify(mint(jwt_keys["ec"], "ES256", teams=teams))
+        is None
+    )
+    assert "claim 'teams' is not a list of strings" in caplog.text
 
 
 def test_a_jwt_signed_otherwise_is_refused(jwt_keys: dict[str, Any]) -> None:

@@ -282,6 +282,17 @@ async def test_no_token_or_a_bad_one_is_401_with_the_challenge(gateway: Gateway)
         assert (await http.post("/mcp", json=INIT, headers=rebind)).status_code == 421
 
 
+async def test_a_groups_claim_of_the_wrong_type_is_refused(gateway: Gateway) -> None:
+    """Issue 22 item 2: carol's groups claim as a string ("auditors", not ["auditors"]) gave
+    her no groups, so none of the auditors' allow list: every tool. It must fail closed."""
+    async with httpx2.AsyncClient(base_url=gateway.url, timeout=10) as http:
+        for groups in ("auditors", ["auditors", 1], {"auditors": True}):
+            bad = {**ACCEPT, "Authorization": f"Bearer {gateway.jwt(groups=groups)}"}
+            assert (await http.post("/mcp", json=INIT, headers=bad)).status_code == 401, groups
+        good = {**ACCEPT, "Authorization": f"Bearer {gateway.jwt()}"}
+        assert (await http.post("/mcp", json=INIT, headers=good)).status_code == 200
+
+
 async def test_another_identitys_session_is_not_found(gateway: Gateway) -> None:
     async with httpx2.AsyncClient(base_url=gateway.url, timeout=10) as http:
         alice = {**ACCEPT, "Authorization": f"Bearer {TOKENS['alice']}"}

@@ -14,13 +14,17 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
+import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import httpx2
+import jwt
 import pytest
+from cryptography.hazmat.primitives.asymmetric import ed25519
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
@@ -39,6 +43,16 @@ BOB_SEES = {
 }
 
 
+ISSUER, AUDIENCE = "https://idp.test", "gatespec-test"
+IDP_KEY = ed25519.Ed25519PrivateKey.generate()
+
+
+def _jwt(groups: Any) -> str:
+    body = {"iss": ISSUER, "aud": AUDIENCE, "sub": "carol", "exp": int(time.time()) + 300,
+            "groups": groups}  # fmt: skip
+    return jwt.encode(body, IDP_KEY, "EdDSA")
+
+
 def _digest(token: str) -> str:
     return "sha256:" + hashlib.sha256(token.encode()).hexdigest()
 
@@ -53,11 +67,16 @@ def gateway(servers: Any, tmp_path: Path) -> Iterator[tuple[str, Path]]:
         return {"command": argv[0], "args": argv[1:]}
 
     allow = [{"tools": ["alpha:echo", "alpha:greet", "alpha:fixture://doc/readme"]}]
+    (folder / "idp.pem").write_bytes(
+        IDP_KEY.public_key().public_bytes(Encoding.PEM, PublicFormat.SubjectPublicKeyInfo)
+    )
     access = {
         "identities": {
             "bob": {"tokens": [_digest(TOKENS["bob"])], "allow": allow},
             "admin": {"tokens": [_digest(TOKENS["admin"])]},
-        }
+        },
+        "groups": {"readers": {"allow": allow}},
+        "jwt": {"public_key_file": "idp.pem", "issuer": ISSUER, "audience": AUDIENCE},
     }
     config = {
         "mcpServers": {"alpha": upstream("alpha"), "beta": upstream("beta")},
@@ -74,7 +93,7 @@ def gateway(servers: Any, tmp_path: Path) -> Iterator[tuple[str, Path]]:
 
 @asynccontextmanager
 async def connect(url: str, who: str, mode: str = "legacy") -> AsyncIterator[Client]:
-    headers = {"Authorization": f"Bearer {TOKENS[who]}"}
+    headers = {"Authorization": f"Bearer {TOKENS.get(who, who)}"}
     async with httpx2.AsyncClient(headers=headers, timeout=30) as http:
         transport = streamable_http_client(url, http_client=http)
         async with Client(transport, mode=mode, cache=None) as client:
@@ -148,3 +167,19 @@ async def test_what_an_identity_may_not_see_is_forbidden_whether_or_not_it_exist
         assert json.loads(result.content[0].text)["error"] == "TOOL_NOT_FOUND"  # type: ignore[union-attr]
         assert not (await client.call_tool("beta__echo", {"text": "hi"})).is_error
     assert beta_calls(beta_log)[len(before) :] == ["echo"]
+
+
+async def test_a_groups_claim_of_the_wrong_type_is_refused(gateway: tuple[str, Path]) -> None:
+    """Issue 22 item 2: a JWT whose groups claim is a string must fail closed (401), not be an
+    identity with no groups (unrestricted)."""
+    url, _ = gateway
+    async with connect(url, _jwt(["readers"])) as client:  # the list form: bob's view
+        assert await listed(client) == BOB_SEES
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"}}}  # fmt: skip
+    accept = {"Accept": "application/json, text/event-stream"}
+    async with httpx2.AsyncClient(timeout=10) as http:
+        for groups in ("readers", ["readers", 1], {"readers": True}):
+            headers = {**accept, "Authorization": f"Bearer {_jwt(groups)}"}
+            assert (await http.post(url, json=init, headers=headers)).status_code == 401, groups

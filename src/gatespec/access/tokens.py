@@ -133,12 +133,18 @@ class JwtVerifier:
         if not isinstance(name, str) or not name:
             log.info("bearer JWT refused: claim %r is not a non-empty string", self.identity_claim)
             return None
-        raw_groups = claims.get(self.groups_claim)
-        groups = (
-            tuple(g for g in raw_groups if isinstance(g, str))
-            if isinstance(raw_groups, list)
-            else ()
-        )
+        raw_groups = claims.get(self.groups_claim, [])
+        if not isinstance(raw_groups, list) or not all(isinstance(g, str) for g in raw_groups):
+            # Fail closed: read as "no groups", a string or a mixed list would drop the
+            # groups' deny rules and allow lists, leaving the caller less restricted.
+            log.warning(
+                "bearer JWT refused: claim %r is not a list of strings (got %s); the token "
+                "gives no access",
+                self.groups_claim,
+                type(raw_groups).__name__,
+            )
+            return None
+        groups = tuple(raw_groups)
         exp = claims.get("exp")
         identity = Identity(name, "jwt", groups, MappingProxyType(dict(claims)))
         return identity, exp if isinstance(exp, int) else None
