@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Final, TextIO, cast
 
-from gatespec import chain
+from gatespec import chain, secrets
 from gatespec.config import ServerConfig
 
 # What the SDK's stdio client passes on from the environment (mcp.client.stdio
@@ -52,16 +52,22 @@ class StderrTail:
         self.file = cast(
             TextIO, tempfile.TemporaryFile(mode="a+", encoding="utf-8", errors="replace")
         )
+        self.trimmed = False
 
     def tail(self, max_chars: int = 800) -> str:
+        """The last `max_chars` characters, redacted before they are cut (a cut inside a
+        secret would leave the rest of it unrecognised: gatespec.secrets.redact_tail)."""
         try:
             fd = self.file.fileno()
             size = os.fstat(fd).st_size
-            data = os.pread(fd, max_chars * 4, max(0, size - max_chars * 4))
+            start = max(0, size - max_chars * 4)
+            data = os.pread(fd, max_chars * 4, start)
         except (OSError, ValueError):
             return ""
         text = data.decode("utf-8", errors="replace").strip()
-        return text[-max_chars:]
+        # The window begins at a cut when it starts past the file's start, or when trim()
+        # once cut the file's own start away.
+        return secrets.redact_tail(text, max_chars, cut_before=start > 0 or self.trimmed)
 
     def trim(self) -> None:
         """Bound the file for long-lived chatty servers (called now and then, cheap)."""
@@ -73,6 +79,7 @@ class StderrTail:
             keep = os.pread(fd, _STDERR_KEEP, size - _STDERR_KEEP)
             os.ftruncate(fd, 0)
             os.write(fd, keep)
+            self.trimmed = True
         except (OSError, ValueError):
             pass
 

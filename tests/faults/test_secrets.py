@@ -127,3 +127,53 @@ def test_errors_and_log_records_replace_every_expanded_value(canary: str) -> Non
         parse_config({"mcpServers": {"u": {"url": "ftp://${K}"}}}, environ={"K": canary})
     assert canary not in str(caught.value) and "${K}" in str(caught.value)
     assert redaction.redact("abc") == "abc"  # values shorter than MIN_SECRET_CHARS are kept
+
+
+def test_a_crash_report_cut_inside_a_secret_shows_none_of_it(tmp_path: Path, canary: str) -> None:
+    """Issue 22 item 3: the stderr tail (its last 800 characters) was cut before redaction, so
+    a cut inside a secret left the rest of it verbatim. Stderr here ends with the secret and
+    then 790 characters: the last 800 begin 10 characters before the secret's end."""
+    path = tmp_path / "gateway.json"
+    crash = upstream("--stderr", "${CANARY}" + "y" * 790, "--exit-after-stderr", "1")
+    gateway = {"connect_timeout": 10, "refresh_interval": 0}
+    path.write_text(json.dumps({"mcpServers": {"bad": crash}, "gateway": gateway}))
+    done = subprocess.run(
+        [GATESPEC, "catalog", "--config", str(path)],
+        env=environment(canary),
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
+    output = done.stdout + done.stderr
+    assert "y" * 700 in output  # the tail is reported...
+    hidden = canary.removeprefix("canary-")
+    shown = [hidden[i : i + 4] for i in range(len(hidden) - 3) if hidden[i : i + 4] in output]
+    assert not shown, output  # ...and no 4 characters of the secret's random part with it
+    assert "${CANARY}" in output
+
+
+@pytest.mark.parametrize("cut", range(1, 12))
+def test_a_stderr_tail_never_holds_a_piece_of_a_secret(canary: str, cut: int) -> None:
+    """The unit: StderrTail.tail redacts the window it read, then cuts; a window that begins
+    inside a secret (a suffix of it at the cut) has that suffix treated as the secret."""
+    from gatespec.spawn import StderrTail
+
+    redaction.remember(canary, "CANARY")
+    try:
+        for text in (canary + "y" * (40 - cut), "ab" + canary + "z" * (40 - cut)):
+            stderr = StderrTail()
+            stderr.file.write(text)
+            stderr.file.flush()
+            tail = stderr.tail(40)
+            stderr.close()
+            assert not any(canary[i:] in tail for i in range(len(canary) - 1)), tail
+            assert "${CANARY}" in tail or canary[-cut:] not in text[-40:]
+        # a window (max_chars * 4 bytes) that starts inside the secret: 4-byte characters
+        stderr = StderrTail()
+        stderr.file.write(canary + "\U0001f600" * 9)
+        stderr.file.flush()
+        tail = stderr.tail(10)  # reads the last 40 bytes: 4 of the secret, then 9 emoji
+        stderr.close()
+        assert canary[-4:] not in tail and tail.startswith("${CANARY}"), tail
+    finally:
+        redaction.forget_all()
