@@ -177,3 +177,32 @@ def test_a_stderr_tail_never_holds_a_piece_of_a_secret(canary: str, cut: int) ->
         assert canary[-4:] not in tail and tail.startswith("${CANARY}"), tail
     finally:
         redaction.forget_all()
+
+
+@pytest.mark.parametrize("profile", ["gateway", "aggregate"])
+async def test_an_upstreams_is_error_text_is_redacted_like_its_errors(
+    tmp_path: Path, canary: str, profile: str
+) -> None:
+    """Issue 22 item 4: an isError tool result quoting a secret reached the client verbatim
+    (the same text in a JSON-RPC error was redacted)."""
+    path = tmp_path / "gateway.json"
+    servers = {"good": upstream(env={"API_KEY": "${CANARY}"})}
+    path.write_text(json.dumps({"mcpServers": servers, "gateway": {"profile": profile}}))
+    params = StdioServerParameters(
+        command=GATESPEC, args=["serve", "--config", str(path)], env=environment(canary)
+    )
+    async with Client(params, mode="legacy") as client:
+        if profile == "aggregate":
+            result = await client.call_tool("good__fail", {"env": "API_KEY"})
+        else:
+            browse = await client.call_tool("tool_browse", {"path": "/good"})
+            tool_id = next(
+                c["id"] for c in browse.structured_content["cards"] if ":fail" in c["id"]
+            )
+            result = await client.call_tool(
+                "tool_execute", {"tool_id": tool_id, "args": {"env": "API_KEY"}}
+            )
+    shown = json.dumps(result.model_dump(mode="json"))
+    assert result.is_error
+    assert canary not in shown
+    assert "login failed with key ${CANARY}" in shown

@@ -10,7 +10,8 @@ Usage: python upstream.py [--pid-file F] [--hang] [--say-argv] [--stderr TEXT]
 --delay SECONDS    wait that long before answering anything (a slow handshake)
 Tools: echo(text); big(bytes, hold_file, started_file): answer with a result line of about
 `bytes` bytes, writing its first half, then `started_file`, then waiting for `hold_file` to
-exist before the rest; crash(): exit mid-call.
+exist before the rest; crash(): exit mid-call; fail(env): an isError result quoting that
+environment variable's value.
 """
 
 from __future__ import annotations
@@ -47,6 +48,11 @@ TOOLS = [
         },
     },
     {"name": "crash", "description": "Exit mid-call.", "inputSchema": {"type": "object"}},
+    {
+        "name": "fail",
+        "description": "Fail with an isError result quoting an environment variable.",
+        "inputSchema": {"type": "object", "properties": {"env": {"type": "string"}}},
+    },
 ]
 
 
@@ -121,6 +127,11 @@ def main() -> None:
                 continue
             if name == "crash":
                 os._exit(3)
+            if name == "fail":
+                said = f"login failed with key {os.environ.get(str(args.get('env')))}"
+                result = {"content": [{"type": "text", "text": said}], "isError": True}
+                send({"jsonrpc": "2.0", "id": request_id, "result": result})
+                continue
             text = str(args.get("text", ""))
             result = {"content": [{"type": "text", "text": text}], "isError": False}
         else:

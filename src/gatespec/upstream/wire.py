@@ -12,6 +12,8 @@ from typing import Any, Final
 
 from mcp.shared.inbound import find_invalid_x_mcp_header
 
+from gatespec.secrets import redact
+
 # `_meta` keys in this namespace are the protocol's own envelope (server identity stamps,
 # subscription ids...). They describe the upstream connection, not the result, so they are not
 # passed on to the gateway's clients.
@@ -83,11 +85,38 @@ def call_result(raw: Mapping[str, Any]) -> dict[str, Any] | str:
     out: dict[str, Any] = {"content": content}
     if "structuredContent" in raw and raw["structuredContent"] is not None:
         out["structuredContent"] = raw["structuredContent"]
+    if is_error:
+        # The upstream's error report, like its JSON-RPC error text, may quote a value a
+        # ${VAR} expanded to (its own key, its command line): redacted the same way.
+        out = _redacted(out)
     out["isError"] = is_error
     meta = strip_envelope_meta(raw.get("_meta"))
     if meta is not None:
         out["_meta"] = meta
     return out
+
+
+def _redacted(value: dict[str, Any]) -> dict[str, Any]:
+    """A copy of `value` with every string in it redacted (gatespec.secrets), keys as they
+    are; iterative, so no nesting depth can raise."""
+    root: dict[str, Any] = {}
+    stack: list[tuple[Any, Any]] = [(value, root)]
+    while stack:
+        source, target = stack.pop()
+        items = source.items() if isinstance(source, Mapping) else enumerate(source)
+        for key, item in items:
+            if isinstance(item, str):
+                item = redact(item)
+            elif isinstance(item, Mapping):
+                copy: dict[str, Any] = {}
+                stack.append((item, copy))
+                item = copy
+            elif isinstance(item, list):
+                copy_list: list[Any] = [None] * len(item)
+                stack.append((item, copy_list))
+                item = copy_list
+            target[key] = item
+    return root
 
 
 __all__ = [
