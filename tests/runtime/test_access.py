@@ -174,6 +174,26 @@ def test_config_errors_name_the_key(raw: dict[str, Any], where: str, problem: st
     assert where in exc.value.path and problem in exc.value.problem
 
 
+@pytest.mark.parametrize(
+    ("written", "environ", "problem"),
+    [
+        ("${UNSET:-abc}", {}, "its default is a token in clear text"),
+        ("${CI:-a-long-fallback-token}", {"CI": "ci-secret"}, "its default is a token in clear"),
+        ("${CI:-}", {"CI": "ci-secret"}, "its default is a token in clear text"),
+        ("${CI}", {"CI": "abc"}, "shorter than 4 characters"),
+    ],
+)
+def test_a_token_reference_puts_no_clear_text_or_trivial_token_in_force(
+    written: str, environ: dict[str, str], problem: str
+) -> None:
+    """Issue 22 item 5: "${UNSET:-abc}" put the 3-character token "abc", written in clear
+    text in the file, in force; a clear-text token is refused, and so is a default."""
+    with pytest.raises(ConfigError) as exc:
+        access({"identities": {"a": {"tokens": [written]}}}, environ)
+    assert "identities.a.tokens[0]" in exc.value.path and problem in exc.value.problem
+    assert "abc" not in str(exc.value) or "${" in written  # never the expanded value
+
+
 # ------------------------------------------------------------------ JWTs
 
 

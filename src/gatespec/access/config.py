@@ -18,8 +18,9 @@
 
 SELECTOR is models.yaml AccessSelector ({namespaces, tools, annotations}); allow/deny follow
 models.yaml AccessRules (checked against its generated JSON Schema). A static token is written
-either as "sha256:" + the hex digest of the token, or as exactly one ${VAR} reference: a token
-in clear text in the file is refused. Relative key files resolve against the config's folder.
+either as "sha256:" + the hex digest of the token, or as exactly one ${VAR} reference (without a
+":-" default, which would be a token in clear text, and naming a value of at least
+MIN_SECRET_CHARS characters): a token in clear text in the file is refused. Relative key files resolve against the config's folder.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from gatespec.access.tokens import (
     token_digest,
 )
 from gatespec.config import _Reader  # the one reader of config values
+from gatespec.secrets import MIN_SECRET_CHARS
 from gatespec_surface.schemas import MODEL_SCHEMAS
 
 __all__ = ["AccessConfig", "HttpAccess", "parse_access"]
@@ -68,7 +70,7 @@ _HTTP_KEYS: Final = frozenset(
     {"resource_url", "authorization_server", "allowed_hosts", "allowed_origins"}
 )
 _DIGEST: Final = re.compile(r"sha256:([0-9a-f]{64})")
-_ENV_ONLY: Final = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(?::-[^}]*)?\}")
+_ENV_ONLY: Final = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(?P<default>:-[^}]*)?\}")
 _NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@-]{0,127}")
 _RULES: Final = Draft202012Validator(MODEL_SCHEMAS["AccessRules"])
 
@@ -140,13 +142,28 @@ class _Parser(_Reader):
         digest = _DIGEST.fullmatch(raw)
         if digest is not None:
             return bytes.fromhex(digest.group(1))
-        if not _ENV_ONLY.fullmatch(raw):
+        reference = _ENV_ONLY.fullmatch(raw)
+        if reference is None:
             raise self.error(
                 path,
                 'a token is "sha256:<hex digest>" or one ${VAR} reference; never write a token '
                 "itself into the config",
             )
-        return token_digest(self.string(raw, path))
+        if reference.group("default") is not None:
+            # "${UNSET:-abc}" would put "abc", written in the file, in force: a clear text
+            # token by another name (and "${VAR:-}" an empty one).
+            raise self.error(
+                path,
+                "a token reference takes no ':-' default: its default is a token in clear text "
+                'in the config (write "${VAR}", or "sha256:<hex digest>")',
+            )
+        token = self.string(raw, path)
+        if len(token) < MIN_SECRET_CHARS:
+            # Never redacted from messages (gatespec.secrets) and guessed at once.
+            raise self.error(
+                path, f"the token {raw} names is shorter than {MIN_SECRET_CHARS} characters"
+            )
+        return token_digest(token)
 
     def identities(
         self, raw: Any
