@@ -2,7 +2,8 @@
 
 The result firewall puts everything large or binary here and hands the agent an ArtifactRef;
 tool_view reads a slice back through a selector. The store is bounded (total bytes and entry
-count) and evicts least-recently-used artifacts; an evicted handle gives a VIEW_FAILED that
+count, and bytes per identity) and evicts least-recently-used artifacts, from the identity that
+holds the most of the store; an evicted handle gives a VIEW_FAILED that
 says so. Handle and selector syntax, the view cap and the error codes come from
 gatespec_surface.
 
@@ -131,22 +132,40 @@ class Artifact:
         return self.data.decode("utf-8") if self.is_text else ""
 
 
+def share_of(owner: str | None) -> str | None:
+    """The share an owner's artifacts count against: its identity. An owner is a caller's
+    scope, "<identity key>|<session>" (core.Caller.scope); the session part is the last, as an
+    identity key may hold "|" itself (a JWT subject such as "auth0|1234")."""
+    return None if owner is None else owner.rpartition("|")[0] or owner
+
+
 class ArtifactStore:
-    """Bounded, thread-safe, least-recently-used artifact store. Reads (get, view) refresh an
-    artifact's recency; puts evict the least recently used until the new one fits."""
+    """Bounded, thread-safe, least-recently-used artifact store, shared fairly between
+    identities. Reads (get, view) refresh an artifact's recency. A put first keeps its own
+    identity within `max_share_bytes` (evicting that identity's least recently used
+    artifacts), then, while the store is over a bound, evicts the least recently used artifact
+    of the identity holding the most of it (bytes, or artifacts for the count bound; the
+    incoming artifact counted to its own identity): so one identity's flood evicts its own
+    artifacts, never those of an identity holding less than it (issue 22 item 6)."""
 
     def __init__(
         self,
         max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES,
         max_artifacts: int = DEFAULT_MAX_ARTIFACTS,
+        max_share_bytes: int | None = None,
     ) -> None:
         if max_total_bytes < 0 or max_artifacts < 1:
             raise ValueError("max_total_bytes must be >= 0 and max_artifacts >= 1")
         self.max_total_bytes = max_total_bytes
         self.max_artifacts = max_artifacts
+        self.max_share_bytes = min(
+            max_total_bytes, max_total_bytes if max_share_bytes is None else max_share_bytes
+        )
         self._items: OrderedDict[str, Artifact] = OrderedDict()
         self._evicted: OrderedDict[str, str | None] = OrderedDict()  # handle -> its owner
         self._total = 0
+        # share -> [bytes, artifacts] held
+        self._shares: dict[str | None, list[int]] = {}
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ bookkeeping
@@ -162,8 +181,9 @@ class ArtifactStore:
         return isinstance(handle, str) and handle in self._items
 
     def fits(self, size: int) -> bool:
-        """Whether an artifact of `size` bytes can be stored at all (evicting everything else)."""
-        return size <= self.max_total_bytes
+        """Whether an artifact of `size` bytes can be stored at all (evicting everything else
+        of its identity's)."""
+        return size <= self.max_share_bytes
 
     # ------------------------------------------------------------------ put / get
 
@@ -184,13 +204,18 @@ class ArtifactStore:
             raise TypeError(f"artifact data must be bytes, not {type(data).__name__}")
         if not self.fits(len(data)):
             raise ValueError(
-                f"artifact of {len(data)} bytes exceeds the store's {self.max_total_bytes} bytes"
+                f"artifact of {len(data)} bytes exceeds the store's {self.max_share_bytes} "
+                "bytes for one identity"
             )
         with self._lock:
             artifact = new_artifact(data, media_type, label, uri, owner, self._taken)
-            self._evict_for(artifact.size)
+            share = share_of(owner)
+            self._evict_for(artifact.size, share)
             self._items[artifact.handle] = artifact
             self._total += artifact.size
+            held = self._shares.setdefault(share, [0, 0])
+            held[0] += artifact.size
+            held[1] += 1
         return artifact.ref()
 
     def get(self, handle: object, owner: str | None = None) -> Artifact:
@@ -229,15 +254,35 @@ class ArtifactStore:
     def _taken(self, handle: str) -> bool:
         return handle in self._items or handle in self._evicted
 
-    def _evict_for(self, incoming: int) -> None:
-        while self._items and (
-            self._total + incoming > self.max_total_bytes or len(self._items) >= self.max_artifacts
-        ):
-            handle, old = self._items.popitem(last=False)
-            self._total -= old.size
-            self._evicted[handle] = old.owner
-            if len(self._evicted) > _EVICTED_MEMORY:
-                self._evicted.popitem(last=False)
+    def _evict_for(self, incoming: int, share: str | None) -> None:
+        """Make room for `incoming` bytes of `share` (the class docstring's order)."""
+        own = self._shares.get(share, [0, 0])
+        while own[0] + incoming > self.max_share_bytes and own[1]:
+            self._evict_oldest_of(share)
+        while self._items:
+            over_bytes = self._total + incoming > self.max_total_bytes
+            if not over_bytes and len(self._items) < self.max_artifacts:
+                return
+            column = 0 if over_bytes else 1
+
+            def held(s: str | None, column: int = column) -> int:
+                mine = (incoming, 1)[column] if s == share else 0
+                return self._shares[s][column] + mine
+
+            self._evict_oldest_of(max(self._shares, key=held))
+
+    def _evict_oldest_of(self, share: str | None) -> None:
+        handle = next(h for h, a in self._items.items() if share_of(a.owner) == share)
+        old = self._items.pop(handle)
+        self._total -= old.size
+        held = self._shares[share]
+        held[0] -= old.size
+        held[1] -= 1
+        if not held[1]:
+            del self._shares[share]
+        self._evicted[handle] = old.owner
+        if len(self._evicted) > _EVICTED_MEMORY:
+            self._evicted.popitem(last=False)
 
 
 def new_handle(taken: Callable[[str], bool] = lambda _: False) -> str:

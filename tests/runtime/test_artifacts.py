@@ -376,3 +376,48 @@ def test_lines_match_a_reference_split(lines: list[str], start: int, length: int
     else:
         content = store.view(handle, f"lines:{start}-{end}")["content"]
         assert content == "\n".join(lines[start - 1 : end])
+
+
+# ---------------------------------------------------------------------- shares (issue 22 item 6)
+
+ALICE, BOB = "token:alice|s1", "token:bob|s2"
+
+
+def test_one_identity_cannot_evict_anothers_artifacts() -> None:
+    """Issue 22 item 6: one shared store, plain LRU: an identity that puts enough evicted
+    every other identity's artifacts. Now the store, when full, evicts from the identity that
+    holds the most of it: a flood evicts the flooder's own artifacts."""
+    store = ArtifactStore(max_total_bytes=1000, max_artifacts=50)
+    bobs = [store.put(b"b" * 100, "text/plain", "b", owner=BOB)["handle"] for _ in range(3)]
+    alices = [store.put(b"a" * 100, "text/plain", "a", owner=ALICE)["handle"] for _ in range(100)]
+    for handle in bobs:
+        assert store.get(handle, BOB).data == b"b" * 100
+    assert store.total_bytes <= 1000
+    assert store.get(alices[-1], ALICE).size == 100  # the flooder's latest is kept...
+    err = view_error_as(store, alices[0], ALICE)
+    assert "evicted" in err.message  # ...its oldest went
+    # the count bound too: many empty artifacts of alice's never push bob's out
+    counted = ArtifactStore(max_total_bytes=1000, max_artifacts=10)
+    kept = [counted.put(b"", "text/plain", "b", owner=BOB)["handle"] for _ in range(3)]
+    for i in range(40):
+        counted.put(b"", "text/plain", str(i), owner=ALICE)
+    assert all(h in counted for h in kept) and len(counted) == 10
+
+
+def test_sessions_of_one_identity_share_its_share_and_a_share_is_capped() -> None:
+    """The share is the identity's (its sessions together: "<identity key>|<session>", a JWT
+    subject holding "|" included); max_share_bytes caps one identity below the store's size."""
+    store = ArtifactStore(max_total_bytes=1000, max_share_bytes=300)
+    bob = store.put(b"b" * 100, "text/plain", "b", owner=BOB)["handle"]
+    jwt_owner = "jwt:auth0|1234|sessionA"
+    first = store.put(b"j" * 200, "text/plain", "j", owner=jwt_owner)["handle"]
+    store.put(b"j" * 200, "text/plain", "j", owner="jwt:auth0|1234|sessionB")
+    assert first not in store  # the same identity's share: 400 > 300, its own oldest goes
+    assert bob in store
+    assert not store.fits(301) and store.fits(300)
+
+
+def view_error_as(store: ArtifactStore, handle: str, owner: str) -> GatewayError:
+    with pytest.raises(GatewayError) as info:
+        store.get(handle, owner)
+    return info.value
