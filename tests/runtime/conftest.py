@@ -73,13 +73,15 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 15.0) -> None:
+def wait_for_port(
+    port: int, proc: subprocess.Popen[bytes], timeout: float = 15.0, host: str = "127.0.0.1"
+) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise RuntimeError(f"server exited with status {proc.returncode} before listening")
         try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+            with socket.create_connection((host, port), timeout=0.2):
                 return
         except OSError:
             time.sleep(0.1)
@@ -89,9 +91,16 @@ def wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 15.
 class ServerProcess:
     """A background HTTP server process the test can kill and restart on the same port."""
 
-    def __init__(self, argv: Sequence[str], port: int, env: Mapping[str, str] | None = None):
+    def __init__(
+        self,
+        argv: Sequence[str],
+        port: int,
+        env: Mapping[str, str] | None = None,
+        host: str = "127.0.0.1",
+    ):
         self.argv = list(argv)
         self.port = port
+        self.host = host
         self.env = {**os.environ, **(env or {})}
         self.proc: subprocess.Popen[bytes] | None = None
 
@@ -99,7 +108,7 @@ class ServerProcess:
         self.proc = subprocess.Popen(
             self.argv, env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
-        wait_for_port(self.port, self.proc)
+        wait_for_port(self.port, self.proc, host=self.host)
         return self
 
     def stop(self) -> None:
@@ -127,10 +136,15 @@ class Servers:
         self.started: list[ServerProcess] = []
 
     def spawn(
-        self, argv: Sequence[str], port: int, env: Mapping[str, str] | None = None
+        self,
+        argv: Sequence[str],
+        port: int,
+        env: Mapping[str, str] | None = None,
+        host: str = "127.0.0.1",
     ) -> ServerProcess:
-        """Start an HTTP server process (killed after the test) and wait until it listens."""
-        proc = ServerProcess(argv, port, env)
+        """Start an HTTP server process (killed after the test) and wait until it listens
+        (on `host`)."""
+        proc = ServerProcess(argv, port, env, host)
         self.started.append(proc)
         return proc.start()
 

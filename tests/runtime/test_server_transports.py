@@ -233,6 +233,28 @@ async def test_dns_rebinding_protection_accepts_loopback_and_rejects_others(
             assert stream.status_code == 200
 
 
+@pytest.mark.parametrize("bind", ["127.0.0.2", "127.1.2.3"])
+async def test_every_loopback_bind_checks_host_and_origin(
+    servers: Any, tmp_path: Path, bind: str
+) -> None:
+    """Issue 22 item 7: Host/Origin checks were on only for 127.0.0.1, localhost and ::1; a
+    gateway bound to 127.0.0.2 answered `Host: evil.example` with 200 (DNS rebinding)."""
+    port = servers.free_port()
+    argv = gateway_argv(servers.python, write_config(tmp_path), "--transport", "http",
+                        "--host", bind, "--port", str(port))  # fmt: skip
+    servers.spawn(argv, port, host=bind)
+    async with httpx2.AsyncClient(base_url=f"http://{bind}:{port}", timeout=10) as http:
+        ok = await http.post("/mcp", json=INIT, headers=ACCEPT)  # Host: the bind itself
+        assert ok.status_code == 200, ok.text
+        local = {**ACCEPT, "Host": f"localhost:{port}", "Origin": f"http://{bind}:{port}"}
+        assert (await http.post("/mcp", json=INIT, headers=local)).status_code == 200
+        evil_host = {**ACCEPT, "Host": "evil.example"}
+        assert (await http.post("/mcp", json=INIT, headers=evil_host)).status_code == 421
+        evil_origin = {**ACCEPT, "Origin": "http://evil.example"}
+        assert (await http.post("/mcp", json=INIT, headers=evil_origin)).status_code == 403
+        assert (await http.get("/sse", headers={"Host": "evil.example"})).status_code == 421
+
+
 async def test_gateway_mode_over_http_lists_only_the_meta_tools(
     servers: Any, tmp_path: Path
 ) -> None:

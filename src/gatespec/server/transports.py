@@ -28,6 +28,7 @@ With a shared state backend (redis), handshake-era sessions are served by every 
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import math
 import signal
@@ -73,16 +74,31 @@ LOOPBACK_HOSTS: Final = ("127.0.0.1", "localhost", "::1")
 SHUTDOWN_GRACE: Final = 3  # seconds open streams (SSE, GET) get before uvicorn drops them
 
 
+def is_loopback(host: str) -> bool:
+    """Whether `host` names a loopback address: localhost, or any of 127.0.0.0/8 and ::1 (not
+    only 127.0.0.1: a bind to 127.0.0.2 is as open to DNS rebinding)."""
+    if host in LOOPBACK_HOSTS:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
 def loopback_security(
     host: str, hosts: tuple[str, ...] = (), origins: tuple[str, ...] = ()
 ) -> TransportSecuritySettings | None:
-    """Host/Origin checks: for a loopback bind the loopback names (what the SDK applies to
+    """Host/Origin checks: for a loopback bind (`is_loopback`) the loopback names and the
+    bound address (what the SDK applies to
     /mcp) plus `hosts` and `origins`; for another bind only those given, else None (no
     check: the operator named no host to check against)."""
     allowed_hosts = list(hosts)
     allowed_origins = list(origins)
-    if host in LOOPBACK_HOSTS:
+    if is_loopback(host):
         loopback = ["127.0.0.1", "localhost", "[::1]"]
+        bound = f"[{host}]" if ":" in host else host
+        if bound not in loopback:  # 127.0.0.2 and the rest of 127.0.0.0/8
+            loopback.append(bound)
         allowed_hosts += [*loopback, *(f"{h}:*" for h in loopback)]
         allowed_origins += [f"http://{h}{port}" for h in loopback for port in ("", ":*")]
     if not allowed_hosts:
