@@ -22,6 +22,7 @@ from mcp import Client
 from gatespec.core import Caller
 from gatespec.runtime import ProxyRuntime
 from gatespec.server import build_server
+from gatespec_surface.errors import ErrorCode, GatewayError
 from gatespec_surface.operations import BatchArgs, BatchCallsItem, CallArgs, SearchArgs
 from gatespec_surface.schemas import MODEL_SCHEMAS
 
@@ -212,3 +213,22 @@ async def test_batch_items_are_typed_arguments() -> None:
     args = BatchArgs.of({"calls": [{"operation": "/a/b"}]})
     assert args.calls == (BatchCallsItem(operation="/a/b", input={}),)
     assert CallArgs.of({"operation": "/a/b", "input": {"x": 1}}).input == {"x": 1}
+
+
+@pytest.mark.parametrize(
+    ("calls", "message"),
+    [
+        ([1, 2], "argument 'calls' item [0] must be an object, not a number"),
+        ([{"operation": "/a/b"}, "x"], "argument 'calls' item [1] must be an object, not a string"),
+        ({"a": 1}, "argument 'calls' must be an array, not an object"),
+    ],
+)
+def test_a_nested_type_error_names_where_it_is(calls: object, message: str) -> None:
+    """Issue 22 item 19: batch {"calls": [1, 2]} answered "must be an array, not an array"
+    (the item's problem told of the argument as a whole)."""
+    from gatespec.server.arguments import ArgumentChecker
+
+    with pytest.raises(GatewayError) as caught:
+        ArgumentChecker("batch").check({"calls": calls})
+    assert caught.value.code is ErrorCode.ARGS_INVALID
+    assert caught.value.message == message

@@ -113,7 +113,19 @@ class ArgumentChecker:
         grammar = self._grammar_error(arg, value, prop) if len(error.path) == 1 else None
         if grammar is not None:
             return grammar
-        if error.validator == "type":
+        if error.validator == "type" and len(error.path) > 1:
+            # Inside the argument (an array item, an object member): name where, and what
+            # that place expects, not the argument's own type.
+            where = "".join(
+                f"[{p}]" if isinstance(p, int) else f".{p}" for p in list(error.path)[1:]
+            )
+            wanted = error.validator_value
+            expected = _ARTICLED.get(wanted, wanted) if isinstance(wanted, str) else "valid"
+            message = (
+                f"argument {arg!r} item {where} must be {expected}, not {_kind(error.instance)}"
+            )
+            details["at"] = where
+        elif error.validator == "type":
             message = f"argument {arg!r} must be {_expected(prop)}, not {_kind(value)}"
         elif error.validator in ("minLength", "maxLength") and isinstance(value, str):
             limit = error.validator_value
