@@ -31,7 +31,7 @@ from gatespec_conformance.functions import same_json
 from gatespec_conformance.payloads import QUOTED_MAX, WRONG_CODE, judge_failed, judge_success
 from gatespec_conformance.rules import SPEC, Finding, Rule, charged_to, seed_value
 from gatespec_conformance.server_checks import Emit, Family, expect_error
-from gatespec_conformance.server_facts import QUERIES, Live, admitted
+from gatespec_conformance.server_facts import Live, admitted
 from gatespec_surface.errors import ErrorCode
 from gatespec_surface.grammars import is_search_operation
 from gatespec_surface.schemas import MODEL_SCHEMAS
@@ -191,7 +191,7 @@ async def _ranking(live: Live, emit: Emit) -> None:
     hits, as tool_browse's k); limit and namespace narrow the hits (seed 003 Consequences)."""
     operations = await live.operations()
     namespace = await live.namespace()
-    for query, name in QUERIES:
+    for query, name in live.served_queries():
         if name not in operations:
             continue
         call = await live.call("search", {"query": query})  # the default limit, as browse's k
