@@ -146,10 +146,12 @@ def cards_of(document: Any) -> list[dict[str, Any]] | None:
     filled = [v for v in lists if v and _card_list(v)]
     if len(filled) == 1:
         return list(filled[0])
-    if not filled and len(lists) == 1 and lists[0] == []:
-        return []
-    if not lists and _is_card(document) and "name" in document:
+    if filled:
+        return None  # two lists of cards: no one answer
+    if _is_card(document) and "name" in document:
         return [document]
+    if len(lists) == 1 and lists[0] == []:
+        return []
     return None
 
 
@@ -261,8 +263,8 @@ def _samples(schema: Any, depth: int = 0) -> list[Any]:
 
 
 def _object_samples(schema: dict[str, Any], depth: int) -> list[Any]:
-    """{} and objects filling the required properties (each with its first sample), then one
-    per sample of each optional property that has an enum or const (a kind of selection)."""
+    """{} and an object filling the required properties (each with its first sample), then one
+    per sample of each property that has an enum or const (a kind of selection)."""
     props: dict[str, Any] = (
         schema["properties"] if isinstance(schema.get("properties"), dict) else {}
     )
@@ -273,7 +275,7 @@ def _object_samples(schema: dict[str, Any], depth: int) -> list[Any]:
         base[name] = values[0] if values else ""
     out: list[Any] = [{}, dict(base)] if required else [{}]
     for name, sub in props.items():
-        if name in base or not isinstance(sub, dict):
+        if not isinstance(sub, dict):
             continue
         if "enum" in sub or "const" in sub:
             out += [{**base, name: v} for v in _samples(sub, depth + 1)[:6]]
@@ -289,9 +291,12 @@ def selectors(declared: Any) -> list[Any]:
     props: dict[str, Any] = (
         declared["properties"] if isinstance(declared.get("properties"), dict) else {}
     )
+    if "selector" not in props:  # none declared: leave it out (or guess, if allowed)
+        closed = declared.get("additionalProperties") is False
+        return [OMITTED] if closed else [OMITTED, *STRING_SELECTORS]
     schema = props.get("selector")
     required = "selector" in (declared.get("required") or [])
-    out: list[Any] = [] if required or "selector" not in props else [OMITTED]
+    out: list[Any] = [] if required else [OMITTED]
     check = _validator(schema) if schema is not None else None
     seen: list[str] = []
     for value in _samples(schema):

@@ -133,7 +133,9 @@ def install(variants: set[str]) -> None:
         schema = json.loads(json.dumps(server.VIEW.input_schema))
         schema["properties"]["selector"] = OBJECT_SELECTOR
         schema["required"] = ["handle", "selector"]
-        view = types.Tool(name="tool_view", description=server.VIEW.description, input_schema=schema)
+        view = types.Tool(
+            name="tool_view", description=server.VIEW.description, input_schema=schema
+        )
         server.PROFILES["gateway"] = (server.BROWSE, server.EXECUTE, view)
         server.Gateway.tool_view = tool_view  # type: ignore[method-assign]
 
