@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from gatespec_conformance import readings
 from gatespec_conformance.fixture_upstream import (
     ECHO,
     FAILS,
@@ -42,7 +43,8 @@ _ARGS_INVALID: Final = ErrorCode.ARGS_INVALID.value
 _NOT_FOUND: Final = ErrorCode.TOOL_NOT_FOUND.value
 _HIT_FIELDS: Final = frozenset(MODEL_SCHEMAS["SearchHit"]["properties"])
 _TYPES: Final = frozenset(MODEL_SCHEMAS["SearchHit"]["properties"]["type"]["enum"])
-_SCHEMA_KEYS: Final = ("inputSchema", "input_schema", "outputSchema", "output_schema", "properties")
+# A schema in a hit: under any field the seeds name for one (readings), or bare properties.
+_SCHEMA_KEYS: Final = (*readings.INPUT_SCHEMA_KEYS, *readings.OUTPUT_SCHEMA_KEYS, "properties")
 _ABSENT: Final = "zz_no_such_operation"
 # What the seed names a hit's parts (S003-SEARCH-FIELDS): required at both levels.
 _SEED_FIELDS: Final = frozenset(seed_value(("S003-SEARCH-FIELDS",), sorted(_HIT_FIELDS)))
