@@ -30,6 +30,7 @@ from gatespec_conformance.families import (
     grammar_amendments,
     grammar_extension,
 )
+from gatespec_conformance.oracle import seed_answers
 from gatespec_conformance.report import (
     CheckResult,
     Example,
@@ -59,6 +60,10 @@ class Case:
     label: str = ""  # how a drawn input was made (a failure cause names it)
     expect_amended: tuple[str, ...] = ()  # amendments the expected answer rests on
     seed_expect: dict[str, Any] | None = None  # the seed's own answer, when recorded
+    # What the seed itself states of the answer, as a property, where its exact answer rests
+    # on an amendment (truncation: a single line and §2.4's terminators; annotations: a float)
+    seed_prop: Property | None = None
+    seed_form: bool = False  # judged by the seed's own answer (at --level seed)
     extension: str = ""  # why no seed states what this case checks ("" when one does)
     skip: str = ""  # set at a level where this case is not judged: why
     description: str = ""
@@ -79,7 +84,10 @@ class Case:
             return replace(self, skip=f"not a seed statement: {self.extension}")
         if self.expect_amended:
             if self.seed_expect is not None:
-                return replace(self, expect=self.seed_expect, prop=None)
+                return replace(self, expect=self.seed_expect, prop=None, seed_form=True)
+            if self.seed_prop is not None:
+                expect = {"property": self.seed_prop.says}
+                return replace(self, expect=expect, prop=self.seed_prop, seed_form=True)
             shown = ", ".join(self.expect_amended)
             return replace(self, skip=f"amended by {shown}; the seed's own answer is not stated")
         return self
@@ -104,6 +112,8 @@ class Case:
                     f"{self.label}: {cause}" if self.label else cause,
                     reason,
                     example,
+                    # the expected answer's amendments, unless the seed's own answer judged it
+                    () if self.seed_form else self.expect_amended,
                 ),
             )
         return CheckResult(
@@ -158,6 +168,11 @@ def _vector_amendments(
     return tuple(dict.fromkeys(r.amended_by for r in requirements if r.amended_by)), extension
 
 
+def _seed_prop(function: str, inp: dict[str, Any]) -> Property | None:
+    found = seed_answers.seed_property(function, inp)
+    return Property(*found) if found is not None else None
+
+
 def vector_cases() -> list[Case]:
     """Every shipped vector case, in file order, with a unique hierarchical name. A case that
     lists its own `requirements` is charged to them; otherwise to those of its file's checks."""
@@ -187,6 +202,7 @@ def vector_cases() -> list[Case]:
                     f"{SUITE}/{case['function']}/vectors/{stem}",
                     expect_amended=amended,
                     seed_expect=case.get("seed_expect"),
+                    seed_prop=_seed_prop(case["function"], case["input"]),
                     extension=extension,
                     description=str(case.get("description", "")),
                 )
@@ -296,6 +312,7 @@ def _drawn_case(fam: Family, n: int, label: str, inp: dict[str, Any]) -> Case:
         prop=prop,
         label=label,
         expect_amended=fam.amended_by,
+        seed_prop=fam.seed_prop(inp) if fam.seed_prop else None,
         extension=extension,
     )
 
