@@ -48,6 +48,7 @@ from gatespec_conformance.server_checks import (
     Emit,
     Family,
     family_requirements,
+    rule_amendments,
     selected,
 )
 from gatespec_conformance.server_execute import FAMILIES as EXECUTE
@@ -95,7 +96,7 @@ def plan(profile: str, selector: Selector, notes: list[str] | None = None) -> li
     out = []
     for family in mine:
         refs = family_requirements(family, profile, notes)
-        behind = amendments(refs, family.amended_by)
+        behind = amendments(refs, (*family.amended_by, *rule_amendments(family)))
         if selected(selector, family.name(profile), [r.id for r in refs], names, behind):
             out.append(family)
     return out

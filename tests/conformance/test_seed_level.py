@@ -102,3 +102,18 @@ def test_a_crash_is_seen_at_seed_level_and_failures_name_their_amendment(cases: 
     assert spec.outcome is Outcome.FAIL
     assert spec.failures[0].amended_by == ("AM-TRUNC-CHAR-BOUNDARY", "AM-SENTENCE-ENDS")
     assert set(spec.failures[0].amended_by) <= set(spec.amended_by)  # named at both levels
+
+
+def test_a_bare_tool_id_rests_on_its_amendment_and_the_seed_permits_refusing_it(
+    cases: list,
+) -> None:
+    bare = [c for c in cases if "AM-BARE-TOOL-ID" in c.expect_amended]
+    assert {c.function for c in bare} >= {"grammar_match", "format_tool_id"}
+    case = next(c for c in bare if c.function == "grammar_match")
+    refused = {"id": 1, "error": "CATALOG_ERROR"}
+    assert judge(case.at_level("seed"), refused).outcome is Outcome.PASS  # §1.3's reading
+    assert judge(case.at_level("seed"), {"id": 1, "ok": True}).outcome is Outcome.PASS
+    wrong = judge(case.at_level("seed"), {"id": 1, "error": "PATH_INVALID"})
+    assert wrong.outcome is Outcome.FAIL  # still: an answer neither reading gives
+    spec = judge(case.at_level("spec"), refused)
+    assert spec.outcome is Outcome.FAIL and "AM-BARE-TOOL-ID" in spec.failures[0].amended_by
