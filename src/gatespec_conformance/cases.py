@@ -30,6 +30,7 @@ from gatespec_conformance.families import (
     grammar_amendments,
     grammar_extension,
 )
+from gatespec_conformance.oracle import seed_answers
 from gatespec_conformance.report import (
     CheckResult,
     Example,
@@ -42,6 +43,7 @@ from gatespec_conformance.report import (
 )
 from gatespec_surface import strategies as s
 from gatespec_surface import vectors as v
+from gatespec_surface.grammars import is_tool_id
 
 SUITE: Final = "functions"
 
@@ -59,6 +61,14 @@ class Case:
     label: str = ""  # how a drawn input was made (a failure cause names it)
     expect_amended: tuple[str, ...] = ()  # amendments the expected answer rests on
     seed_expect: dict[str, Any] | None = None  # the seed's own answer, when recorded
+    # What the seed itself states of the answer, as a property, where its exact answer rests
+    # on an amendment (truncation: a single line and §2.4's terminators; annotations: a float)
+    seed_prop: Property | None = None
+    seed_form: bool = False  # judged by the seed's own answer (at --level seed)
+    # Other answers the seed also permits, accepted at --level seed (an error code where the
+    # seed can be read both ways, as for a bare namespace:name id: AM-BARE-TOOL-ID).
+    seed_accepts: tuple[dict[str, Any], ...] = ()
+    accepts: tuple[dict[str, Any], ...] = ()  # set at --level seed from seed_accepts
     extension: str = ""  # why no seed states what this case checks ("" when one does)
     skip: str = ""  # set at a level where this case is not judged: why
     description: str = ""
@@ -78,8 +88,14 @@ class Case:
         if self.extension:
             return replace(self, skip=f"not a seed statement: {self.extension}")
         if self.expect_amended:
+            seed = replace(self, accepts=self.seed_accepts, seed_form=True)
             if self.seed_expect is not None:
-                return replace(self, expect=self.seed_expect, prop=None)
+                return replace(seed, expect=self.seed_expect, prop=None)
+            if self.seed_prop is not None:
+                expect = {"property": self.seed_prop.says}
+                return replace(seed, expect=expect, prop=self.seed_prop)
+            if self.seed_accepts and set(self.expect_amended) == {"AM-BARE-TOOL-ID"}:
+                return seed  # the spec's answer, or the other one the seed permits
             shown = ", ".join(self.expect_amended)
             return replace(self, skip=f"amended by {shown}; the seed's own answer is not stated")
         return self
@@ -104,6 +120,8 @@ class Case:
                     f"{self.label}: {cause}" if self.label else cause,
                     reason,
                     example,
+                    # the expected answer's amendments, unless the seed's own answer judged it
+                    () if self.seed_form else self.expect_amended,
                 ),
             )
         return CheckResult(
@@ -158,6 +176,44 @@ def _vector_amendments(
     return tuple(dict.fromkeys(r.amended_by for r in requirements if r.amended_by)), extension
 
 
+BARE_TOOL_ID: Final = "AM-BARE-TOOL-ID"
+_CATALOG_ERROR: Final = {"error": "CATALOG_ERROR"}
+
+
+def bare_tool_id(function: str, inp: dict[str, Any]) -> bool:
+    """Whether the case is about a tool_id with neither version nor hash8 (namespace:name):
+    seed 000 §1.1's grammar admits it, §1.3 says adapters "MUST emit hash8" without a version,
+    so a reading that refuses it is one the seed permits too; AM-BARE-TOOL-ID decides."""
+    if function == "format_tool_id":
+        parts = inp.get("parts")
+        return (
+            isinstance(parts, dict)
+            and not parts.get("version")
+            and not parts.get("hash8")
+            and is_tool_id(f"{parts.get('namespace')}:{parts.get('name')}")
+        )
+    if function == "grammar_match" and inp.get("grammar") != "tool_id":
+        return False
+    if function not in ("grammar_match", "parse_tool_id"):
+        return False
+    value = inp.get("value")
+    return isinstance(value, str) and is_tool_id(value) and not ({"@", "#"} & set(value))
+
+
+def _bare(case: Case) -> Case:
+    """A bare-id case: its expectation rests on AM-BARE-TOOL-ID too, and at --level seed the
+    refusal (CATALOG_ERROR) is accepted besides the grammar's answer."""
+    if not bare_tool_id(case.function, case.input) or "ok" not in case.expect:
+        return case
+    amended = tuple(dict.fromkeys([*case.expect_amended, BARE_TOOL_ID]))
+    return replace(case, expect_amended=amended, seed_accepts=(_CATALOG_ERROR,))
+
+
+def _seed_prop(function: str, inp: dict[str, Any]) -> Property | None:
+    found = seed_answers.seed_property(function, inp)
+    return Property(*found) if found is not None else None
+
+
 def vector_cases() -> list[Case]:
     """Every shipped vector case, in file order, with a unique hierarchical name. A case that
     lists its own `requirements` is charged to them; otherwise to those of its file's checks."""
@@ -177,18 +233,21 @@ def vector_cases() -> list[Case]:
             refs = refs_for_ids(listed) if listed is not None else requirements_for(ids)
             amended, extension = _vector_amendments(case, refs)
             out.append(
-                Case(
-                    name,
-                    case["function"],
-                    case["input"],
-                    case["expect"],
-                    tuple(ids),
-                    refs,
-                    f"{SUITE}/{case['function']}/vectors/{stem}",
-                    expect_amended=amended,
-                    seed_expect=case.get("seed_expect"),
-                    extension=extension,
-                    description=str(case.get("description", "")),
+                _bare(
+                    Case(
+                        name,
+                        case["function"],
+                        case["input"],
+                        case["expect"],
+                        tuple(ids),
+                        refs,
+                        f"{SUITE}/{case['function']}/vectors/{stem}",
+                        expect_amended=amended,
+                        seed_expect=case.get("seed_expect"),
+                        seed_prop=_seed_prop(case["function"], case["input"]),
+                        extension=extension,
+                        description=str(case.get("description", "")),
+                    )
                 )
             )
     return out
@@ -286,17 +345,20 @@ def _drawn_case(fam: Family, n: int, label: str, inp: dict[str, Any]) -> Case:
     refs = refs_for_ids(ids) if ids is not None else requirements_for(fam.check_ids)
     extension = fam.extension or (fam.case_extension(label, inp) if fam.case_extension else "")
     prop = expected if isinstance(expected, Property) else None
-    return Case(
-        f"{SUITE}/{fam.path}/{label + '/' if label else ''}{n:04d}",
-        fam.function,
-        inp,
-        expected if isinstance(expected, dict) else {"property": expected.says},
-        fam.check_ids,
-        refs,
-        prop=prop,
-        label=label,
-        expect_amended=fam.amended_by,
-        extension=extension,
+    return _bare(
+        Case(
+            f"{SUITE}/{fam.path}/{label + '/' if label else ''}{n:04d}",
+            fam.function,
+            inp,
+            expected if isinstance(expected, dict) else {"property": expected.says},
+            fam.check_ids,
+            refs,
+            prop=prop,
+            label=label,
+            expect_amended=fam.amended_by,
+            seed_prop=fam.seed_prop(inp) if fam.seed_prop else None,
+            extension=extension,
+        )
     )
 
 

@@ -411,7 +411,12 @@ def _own_config(command: list[str], directory: Any) -> Any:
 
 
 def _sizes(text: str) -> list[int]:
-    if not text.strip():
+    """ "1,20,100"; "" for none, also as the literal quotes '' or "" that reach the kit when
+    the option sits inside a quoted string (KIT_OPTS="--sizes ''")."""
+    text = text.strip()
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        text = text[1:-1].strip()
+    if not text:
         return []
     try:
         sizes = [int(part) for part in text.split(",")]

@@ -32,6 +32,8 @@ from mcp_types.jsonrpc import CONNECTION_CLOSED
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
+from gatespec_conformance import readings
+
 __all__ = ["CallLog", "CallResult", "IUTGone", "LiveSession", "Target"]
 
 PROTOCOLS: Final = ("auto", "legacy", *MODERN_PROTOCOL_VERSIONS)
@@ -80,11 +82,16 @@ class CallResult:
         return self.result is None or self.result.is_error is True
 
     @property
+    def texts(self) -> list[str]:
+        """The text parts of the content, in order."""
+        if self.result is None:
+            return []
+        return [c.text for c in self.result.content if isinstance(c, types.TextContent)]
+
+    @property
     def text(self) -> str:
         """The text content, text parts joined by newlines (what a client shows a model)."""
-        if self.result is None:
-            return ""
-        return "\n".join(c.text for c in self.result.content if isinstance(c, types.TextContent))
+        return "\n".join(self.texts)
 
     @property
     def structured(self) -> Any:
@@ -93,15 +100,8 @@ class CallResult:
     def document(self) -> tuple[Any, str]:
         """(the meta-tool's answer as JSON, where it was found): structuredContent when there
         is any ("structured"), else the text content parsed as JSON ("text"), else (None, "").
-        The seeds fix the answer, not its carrier: both are read."""
-        if self.result is None:
-            return None, ""
-        if self.structured is not None:
-            return self.structured, "structured"
-        try:
-            return json.loads(self.text), "text"
-        except ValueError:
-            return None, ""
+        The seeds fix the answer, not its carrier: both are read (readings.answer)."""
+        return readings.answer(self)
 
     @property
     def rpc_error(self) -> bool:

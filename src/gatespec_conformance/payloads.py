@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Final
 from jsonschema import Draft202012Validator
 from pydantic import ValidationError
 
+from gatespec_conformance import readings
 from gatespec_conformance.rules import (
     SEED,
     SEED_META_TOOL_CODES,
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "QUOTED_MAX",
+    "judge_answer",
     "judge_error",
     "judge_failed",
     "judge_rejection",
@@ -91,8 +93,9 @@ def payload_of(call: CallResult) -> tuple[dict[str, Any] | None, list[Finding]]:
         return None, [Finding(NOT_AN_ERROR, f"no tools/call result: {call.error}")]
     if call.result.is_error is not True:
         return None, [Finding(NOT_AN_ERROR, "isError is not true", call.shown())]
-    found, carrier = call.document()
-    if not isinstance(found, dict):
+    document, carrier = readings.answer(call)
+    found = readings.error_payload(document)
+    if found is None:
         return None, [Finding(NO_PAYLOAD, "", call.shown())]
     findings = []
     if carrier == "structured" and call.text.strip():
@@ -202,12 +205,21 @@ def judge_success(call: CallResult, tool: str) -> tuple[dict[str, Any], list[Fin
     """(the answer as a JSON object, the rules it breaks): a non-error result whose answer
     is a JSON object; at spec level, in structuredContent and valid against the output model
     (AM-OUTPUT-SCHEMA-OFF-WIRE)."""
+    found, findings = judge_answer(call, tool)
+    if not isinstance(found, dict):
+        return {}, findings or [Finding(NO_DOCUMENT, "a JSON value, not an object", call.shown())]
+    return found, findings
+
+
+def judge_answer(call: CallResult, tool: str) -> tuple[Any, list[Finding]]:
+    """(the answer as JSON, of any shape, the rules it breaks): `judge_success` for answers a
+    seed lets be other than an object (tool_browse's list[ChoiceCard], seed 000 §4.2)."""
     failed = judge_failed(call)
     if failed:
-        return {}, failed
-    found, carrier = call.document()
-    if not isinstance(found, dict):
-        return {}, [Finding(NO_DOCUMENT, "", call.shown())]
+        return None, failed
+    found, carrier = readings.answer(call)
+    if found is None:
+        return None, [Finding(NO_DOCUMENT, "", call.shown())]
     findings = []
     if carrier != "structured":
         findings.append(Finding(NOT_STRUCTURED, "the JSON is in the text content", None))

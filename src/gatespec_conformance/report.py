@@ -165,6 +165,9 @@ class CheckResult:
     amended_by: tuple[str, ...] = ()
     # Each broken rule, charged to its own requirement; empty: the whole check failed as one.
     failures: tuple[RuleFailure, ...] = ()
+    # The implementation could not be started or reached: nothing was judged, and the run
+    # fails whatever --enforce says (the failure is charged to no requirement).
+    blocking: bool = False
 
     @property
     def level(self) -> str:
@@ -368,7 +371,9 @@ class Report:
 
     def enforced(self, result: CheckResult) -> bool:
         """Whether this failed check fails the run under --enforce."""
-        return result.outcome is Outcome.FAIL and result.failed_level in ENFORCE[self.enforce]
+        if result.outcome is not Outcome.FAIL:
+            return False
+        return result.blocking or result.failed_level in ENFORCE[self.enforce]
 
     @property
     def ok(self) -> bool:
@@ -655,11 +660,23 @@ class Progress:
         self.interval = interval if not self.tty else 0.1
         self.done = 0
         self.failed = 0
+        self.checks: int | None = None  # checks reported, when `total` counts families
         self._last: float | None = None  # the first check is always shown
 
     def advance(self, result: CheckResult) -> None:
         self.done += 1
         self.failed += result.outcome is Outcome.FAIL
+        self._tick()
+
+    def advance_family(self, results: Sequence[CheckResult]) -> None:
+        """One family done, with the checks it reported (layer 2: `total` counts families,
+        and the line counts checks and failed checks as the report does)."""
+        self.done += 1
+        self.checks = (self.checks or 0) + len(results)
+        self.failed += sum(r.outcome is Outcome.FAIL for r in results)
+        self._tick()
+
+    def _tick(self) -> None:
         now = time.monotonic()
         due = self._last is None or now - self._last >= self.interval
         if self.enabled and (due or self.done == self.total):
@@ -667,7 +684,13 @@ class Progress:
             self._emit()
 
     def _emit(self) -> None:
-        line = f"{self.label}: {self.done}/{self.total} checks, {self.failed} failed"
+        if self.checks is None:
+            line = f"{self.label}: {self.done}/{self.total} checks, {self.failed} failed"
+        else:
+            line = (
+                f"{self.label}: {self.done}/{self.total} families, {self.checks} checks, "
+                f"{self.failed} failed"
+            )
         if self.tty:
             self.stream.write(f"\r\033[K{line}")
         else:

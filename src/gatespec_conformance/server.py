@@ -26,10 +26,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
+from gatespec_conformance import readings
 from gatespec_conformance.fixture_upstream import ENV_TOOLS, ENV_WELL_FORMED_ONLY, fixture_argv
 from gatespec_conformance.live_client import CallLog, IUTGone, LiveSession, Target
 from gatespec_conformance.report import (
     CheckResult,
+    Example,
     Outcome,
     Progress,
     RequirementRef,
@@ -46,6 +48,7 @@ from gatespec_conformance.server_checks import (
     Emit,
     Family,
     family_requirements,
+    rule_amendments,
     selected,
 )
 from gatespec_conformance.server_execute import FAMILIES as EXECUTE
@@ -93,7 +96,7 @@ def plan(profile: str, selector: Selector, notes: list[str] | None = None) -> li
     out = []
     for family in mine:
         refs = family_requirements(family, profile, notes)
-        behind = amendments(refs, family.amended_by)
+        behind = amendments(refs, (*family.amended_by, *rule_amendments(family)))
         if selected(selector, family.name(profile), [r.id for r in refs], names, behind):
             out.append(family)
     return out
@@ -237,15 +240,17 @@ async def run_suite(
                 except IUTGone as exc:  # never retried: a restart would fail the same way
                     session = None
                     gone = str(exc)
+                    run.results.append(start_failure(options.profile, "", target, gone))
                 else:
                     live = Live(target, options, session, log)
                     run.info.setdefault("implementation", _implementation(session))
                     run.info.setdefault("protocol", session.protocol_version)
             if gone or live is None:
-                emit.result("", Outcome.FAIL, f"not run: {gone}")
+                emit.skip("", f"not run: {gone}")
             else:
                 await _run_family(family, live, emit)
             _advance(progress, emit, start)
+        _keep_stderr(session, run, "")
         await _close(session)
         session = None
         for size in sized if resized else ():
@@ -282,6 +287,9 @@ async def _run_sized(
             session = opened
         except IUTGone as exc:
             gone = str(exc)
+            run.results.append(
+                start_failure(options.profile, f"tools={size.tools}", size.target, gone)
+            )
         live = Live(size.target, resized, session, size.log) if session is not None else None
         for family in families:
             refs = family_requirements(family, options.profile)
@@ -292,12 +300,35 @@ async def _run_sized(
             if skip:
                 emit.skip("", skip)
             elif live is None:
-                emit.result("", Outcome.FAIL, f"not run: {gone}")
+                emit.skip("", f"not run: {gone}")
             else:
                 await _run_family(family, live, emit)
             _advance(progress, emit, start)
     finally:
+        _keep_stderr(session, run, f" (tools={size.tools})")
         await _close(session)
+
+
+def _keep_stderr(session: LiveSession | None, run: ServerRun, where: str) -> None:
+    """A note with the tail of the IUT's stderr on a run it finished (warnings such as a
+    tokenizer fallback; a crash's tail is in the failure that saw it)."""
+    tail = session.stderr_tail() if session is not None else ""
+    if tail:
+        run.notes.append(f"the IUT's stderr{where} ends: {tail}")
+
+
+def start_failure(profile: str, prefix: str, target: Target, why: str) -> CheckResult:
+    """The one failure of an IUT that cannot be started or reached: charged to no requirement
+    (nothing was judged); every family is then skipped as "not run"."""
+    name = "/".join(p for p in (SUITE, profile, prefix, "start") if p)
+    return CheckResult(
+        name,
+        Outcome.FAIL,
+        reason=f"the IUT could not be reached: {why}",
+        example=Example({"target": target.describe()}, "an MCP handshake", why),
+        group=name,
+        blocking=True,
+    )
 
 
 def seed_skip(family: Family, refs: Sequence[RequirementRef], options: LiveOptions) -> str:
@@ -320,8 +351,16 @@ async def _run_family(family: Family, live: Live, emit: Emit) -> None:
         await family.run(live, emit)
     except NotGiven as exc:  # no call log, no tokens: not checkable here
         emit.skip("", str(exc))
-    except NoFact as exc:
-        emit.result("", Outcome.FAIL, f"could not run: {exc}")
+    except NoFact as exc:  # quote what the IUT sent instead of it
+        call = exc.call
+        emit.result(
+            "",
+            Outcome.FAIL,
+            f"could not run: {exc}",
+            input={call.name: call.arguments} if call is not None else None,
+            expected=None,
+            got=readings.sent(call) if call is not None else str(exc)[: readings.SENT_MAX],
+        )
     except IUTGone as exc:
         emit.result("", Outcome.FAIL, f"the IUT's connection ended: {exc}")
     except Exception as exc:  # one broken family must not end the run
@@ -329,8 +368,7 @@ async def _run_family(family: Family, live: Live, emit: Emit) -> None:
 
 
 def _advance(progress: Progress, emit: Emit, start: int) -> None:
-    failed = any(r.outcome is Outcome.FAIL for r in emit.sink[start:])
-    progress.advance(CheckResult(emit.name, Outcome.FAIL if failed else Outcome.PASS))
+    progress.advance_family(emit.sink[start:])
 
 
 async def _close(session: LiveSession | None) -> None:

@@ -353,7 +353,7 @@ async def _artifacts(live: Live, emit: Emit) -> None:
     document, _ = made.document()
     artifacts = document.get("artifacts") if isinstance(document, dict) else None
     if not isinstance(artifacts, list) or not artifacts or not isinstance(artifacts[0], dict):
-        raise NoFact(f"tool_execute of {BIG_TEXT} gave no artifact: {made.shown()}")
+        raise NoFact(f"tool_execute of {BIG_TEXT} gave no artifact", made)
     handle = str(artifacts[0].get("handle"))
     unknown = "art_" + "0" * 16
     async with live.as_token(token) as restricted:

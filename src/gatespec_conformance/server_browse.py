@@ -33,7 +33,7 @@ from gatespec_conformance.server_draws import (
     meta_args,
     vector_errors,
 )
-from gatespec_conformance.server_facts import QUERIES, BrowseObs, Live, NoFact
+from gatespec_conformance.server_facts import BrowseObs, Live, NoFact
 from gatespec_conformance.tokens import count_tokens
 from gatespec_conformance.truncation_judge import truncation_findings
 from gatespec_surface import parsers
@@ -398,7 +398,7 @@ _UNSCORED: Final = Rule(
 
 async def _queries(live: Live, emit: Emit) -> None:
     ids = await live.fixture_ids()
-    for (query, wanted), obs in zip(QUERIES, await live.queries(), strict=True):
+    for (query, wanted), obs in zip(live.served_queries(), await live.queries(), strict=True):
         cards = obs.cards or []
         want = ids.get(wanted)
         problem: Any = obs.problem
@@ -639,7 +639,7 @@ async def _cache_script(live: Live) -> dict[str, BrowseObs]:
             steps["all-seen"] = await fresh.browse({"query": _FIRST_QUERY})
         for step, obs in steps.items():
             if obs.cards is None:
-                raise NoFact(f"the {step} browse of the session failed: {obs.problem}")
+                raise NoFact(f"the {step} browse of the session failed: {obs.problem}", obs.call)
         return steps
 
     return await live.once("cache-script", run)

@@ -60,6 +60,7 @@ __all__ = [
     "expect_error",
     "expect_success",
     "family_requirements",
+    "rule_amendments",
     "selected",
 ]
 
@@ -98,6 +99,64 @@ class Family:
 
     def name(self, profile: str) -> str:
         return f"{SUITE}/{profile}/{self.key}"
+
+
+def _rule_amendments(func: Any, seen: set[int], out: dict[str, None], depth: int = 0) -> None:
+    """The amendments of every Rule a function can reach: the Rules (and amendment ids written
+    as constants, such as charged_to(f, "AM-…")) its code names, through the kit's own
+    functions it calls, nested code and closures included."""
+    from gatespec_surface.requirements import AMENDMENTS
+
+    func = getattr(func, "__wrapped__", func)
+    code = getattr(func, "__code__", None)
+    if code is None or id(code) in seen or depth > 8:
+        return
+    seen.add(id(code))
+    scope = dict(getattr(func, "__globals__", {}))
+    for cell in getattr(func, "__closure__", None) or ():
+        try:
+            scope[f"<cell{id(cell)}>"] = cell.cell_contents
+        except ValueError:
+            continue
+    codes = [code]
+    names: set[str] = set()
+    values: list[Any] = [v for k, v in scope.items() if k.startswith("<cell")]
+    while codes:
+        c = codes.pop()
+        names.update(c.co_names)
+        for const in c.co_consts:
+            if isinstance(const, type(code)):
+                codes.append(const)
+            elif isinstance(const, str) and const in AMENDMENTS:
+                out[const] = None
+    values += [scope[n] for n in names if n in scope]
+    for held in list(values):  # Rules kept in a table (a dict or a tuple of them)
+        if isinstance(held, dict):
+            values += list(held.values())
+        elif isinstance(held, tuple | list | frozenset):
+            values += list(held)
+    for value in values:
+        from gatespec_conformance.rules import Rule
+
+        if isinstance(value, Rule):
+            out.update(dict.fromkeys(value.amended_by))
+        elif callable(value) and getattr(value, "__module__", "").startswith(
+            "gatespec_conformance"
+        ):
+            _rule_amendments(value, seen, out, depth + 1)
+
+
+def rule_amendments(family: Family) -> tuple[str, ...]:
+    """Amendments the rules of a family rest on (worked out from its code): `--select AM-…`
+    selects a family whose rules rest on the amendment, besides those whose requirements do."""
+    if family.key not in _RULE_AMENDMENTS:
+        found: dict[str, None] = {}
+        _rule_amendments(family.run, set(), found)
+        _RULE_AMENDMENTS[family.key] = tuple(sorted(found))
+    return _RULE_AMENDMENTS[family.key]
+
+
+_RULE_AMENDMENTS: dict[str, tuple[str, ...]] = {}
 
 
 def family_requirements(
@@ -230,9 +289,11 @@ class Emit:
 
     def _selected(self, name: str) -> bool:
         ids = [r.id for r in self.requirements]
-        # A pattern naming the family (or one of its requirements) keeps all of its cases.
-        return self.selector.matches(self.name, ids, self.amended_by) or self.selector.matches(
-            name, ids, self.amended_by
+        # A pattern naming the family (or one of its requirements, or an amendment its
+        # requirements or its rules rest on) keeps all of its cases.
+        behind = [*self.amended_by, *rule_amendments(self.family)]
+        return self.selector.matches(self.name, ids, behind) or self.selector.matches(
+            name, ids, behind
         )
 
     def _spent(self, duration: float | None) -> float:
@@ -333,7 +394,9 @@ class Emit:
             # One cause for every check failing this way: the numbers in the words vary.
             cause = re.sub(r"\d+(?:\.\d+)?", "N", problem)
             example = Example(input, expected, got)
-            failure = RuleFailure(self.requirements, cause, problem, example, amended, spec_only)
+            failure = self._based(
+                RuleFailure(self.requirements, cause, problem, example), amended, spec_only
+            )
             self.result(
                 case,
                 Outcome.FAIL,
@@ -346,12 +409,16 @@ class Emit:
                 behind=amended,
             )
 
-    @staticmethod
-    def _based(failure: RuleFailure, amended: tuple[str, ...], spec_only: str) -> RuleFailure:
-        """A failure with the case's own basis added where the rule states none."""
-        if failure.amended_by or failure.spec_only or not (amended or spec_only):
+    def _based(self, failure: RuleFailure, amended: tuple[str, ...], spec_only: str) -> RuleFailure:
+        """A failure with the amendments its check rests on (the family's and the case's) added
+        to its rule's own, and the case's spec-only note where it rests on nothing else."""
+        on_check = tuple(dict.fromkeys([*amended, *self.family.amended_by]))
+        if failure.amended_by or on_check:
+            both = tuple(dict.fromkeys([*failure.amended_by, *on_check]))
+            return replace(failure, amended_by=both, spec_only="")
+        if failure.spec_only or not spec_only:
             return failure
-        return replace(failure, amended_by=amended, spec_only="" if amended else spec_only)
+        return replace(failure, spec_only=spec_only)
 
     def skip(self, case: str, reason: str) -> None:
         self.result(case, Outcome.SKIP, reason)

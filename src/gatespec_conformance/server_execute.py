@@ -13,6 +13,7 @@ import urllib.parse
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
+from gatespec_conformance import readings
 from gatespec_conformance.card_rules import banned_in_text
 from gatespec_conformance.fixture_upstream import (
     ADD_TOOL,
@@ -30,7 +31,12 @@ from gatespec_conformance.fixture_upstream import (
 )
 from gatespec_conformance.functions import same_json
 from gatespec_conformance.live_client import CallResult
-from gatespec_conformance.payloads import judge_rejection, judge_success, payload_of
+from gatespec_conformance.payloads import (
+    judge_answer,
+    judge_rejection,
+    judge_success,
+    payload_of,
+)
 from gatespec_conformance.rules import SEED, SPEC, Finding, Rule, recorded, seed_value
 from gatespec_conformance.server_browse import annotation_findings
 from gatespec_conformance.server_checks import (
@@ -185,8 +191,12 @@ async def _args_invalid(live: Live, emit: Emit) -> None:
         tool, args = case.input["tool"], case.input["args"]
         if tool not in (await live.fixture_ids()):
             continue  # not served (--tools)
+        tool_id = (await live.fixture_ids())[tool]
+        # Arguments that break the IUT's own declared schema for tool_execute (args not an
+        # object) may be refused by its MCP SDK at --level seed (payloads.judge_rejection).
+        breaks = await live.breaks_declared("tool_execute", {"tool_id": tool_id, "args": args})
         call, new = await _no_upstream(live, live.fixture_call(tool, args))
-        findings = expect_error(call, {_ARGS_INVALID})
+        findings = judge_rejection(call, {_ARGS_INVALID}, breaks, live.level)
         if new:
             findings.append(Finding(_REACHED, f"{len(new)} upstream call(s)", new[:2]))
         emit.judge(
@@ -341,7 +351,7 @@ async def _handle(live: Live, tool: str, match: Callable[[dict[str, Any]], bool]
         for art in _artifacts(call):
             if match(art) and isinstance(art.get("handle"), str):
                 return str(art["handle"])
-        raise NoFact(f"tool_execute({tool}) returned no suitable artifact: {call.shown()}")
+        raise NoFact(f"tool_execute({tool}) returned no suitable artifact", call)
 
     return await live.once(f"handle:{tool}", find)
 
@@ -365,15 +375,20 @@ async def _view(live: Live, emit: Emit, case: str, handle: str, selector: str, w
 
 
 _VIEW: Final = Rule("tool_view does not give the artifact's content", ("VIEW-DRILLDOWN",))
-# The selectors tried on a handle at --level seed, where their syntax is not a seed statement
-# (seed 000 §4.2 defers tool_view to #34): gatespec's "all", then forms other designs use.
-_SEED_SELECTORS: Final = ("all", "", "lines:1-3", "json:", "bytes:0-15")
+
+
+async def _seed_selectors(live: Live) -> tuple[Any, ...]:
+    """The selectors tried on a handle at --level seed, where their syntax is not a seed
+    statement (seed 000 §4.2 defers tool_view to #34): values of the form the IUT's own
+    declared inputSchema gives tool_view's selector (a string, an object, or none at all)."""
+    return tuple(readings.selectors(await live.declared_schema("tool_view")))
 
 
 async def _view_handles(live: Live, emit: Emit) -> None:
     """Every handle tool_execute returned works with tool_view: opaque handles, judged by
-    use. At --level spec the selector is "all"; at --level seed any of a few common ones."""
-    selectors = ("all",) if live.level == "spec" else _SEED_SELECTORS
+    use. At --level spec the selector is "all"; at --level seed any the IUT declares."""
+    seed_selectors = await _seed_selectors(live)
+    selectors = ("all",) if live.level == "spec" else seed_selectors
     for tool in (BIG_TEXT, STRUCTURED, IMAGE):
         if tool not in await live.fixture_ids():
             continue
@@ -385,27 +400,27 @@ async def _view_handles(live: Live, emit: Emit) -> None:
             amended: tuple[str, ...] = ()
             if tried is not None:
                 problem = [Finding(_VIEW, "no selector gave a result", tried)]
-                if live.level == "spec" and await _viewed(live, handle, _SEED_SELECTORS) is None:
+                if live.level == "spec" and await _viewed(live, handle, seed_selectors) is None:
                     amended = _SELECTOR_AMENDMENT
                     basis = "" if amended else "the selector 'all' is gatespec's"
             emit.judge(
                 f"{tool}/{handle}",
                 problem,
-                input={"handle": handle, "selectors": list(selectors)},
+                input={"handle": handle, "selectors": [repr(s) for s in selectors]},
                 got=tried,
                 spec_only=basis,
                 amended=amended,
             )
 
 
-async def _viewed(live: Live, handle: str, selectors: tuple[str, ...]) -> Any:
+async def _viewed(live: Live, handle: str, selectors: tuple[Any, ...]) -> Any:
     """None when tool_view answers `handle` with one of `selectors`, else the last refusal."""
     refusal = None
     for selector in selectors:
-        view = await live.call("tool_view", {"handle": handle, "selector": selector})
+        view = await live.call("tool_view", readings.view_arguments(handle, selector))
         if not view.is_error:
             return None
-        refusal = {selector: view.shown()}
+        refusal = {repr(selector): view.shown()}
     return refusal
 
 
@@ -718,11 +733,18 @@ async def _not_callable(live: Live, emit: Emit) -> None:
         )
 
 
-_SCHEMA_KEYS: Final = ("input_schema", "inputSchema")
-_OUTPUT_KEYS: Final = ("output_schema", "outputSchema")
 _HYDRATED: Final = Rule(
     "the hydrated schema is not the upstream's",
     ("HYDRATE-SHARED-OPERATION", "REGISTRY-STORE-FULL-SCHEMA", "EXPOSE-SCHEMAS-ONLY-VIA-HYDRATION"),
+)
+_NO_SCHEMA: Final = Rule(
+    "the hydration carries no schema under a field the seeds name "
+    f"({', '.join(readings.INPUT_SCHEMA_KEYS)})",
+    ("HYDRATE-SHARED-OPERATION", "EXPOSE-SCHEMAS-ONLY-VIA-HYDRATION"),
+)
+_TWO_SCHEMAS: Final = Rule(
+    "the hydration's schema fields say different things",
+    ("HYDRATE-SHARED-OPERATION", "REGISTRY-STORE-FULL-SCHEMA"),
 )
 _OUTPUT_KEPT: Final = Rule("the upstream outputSchema is not kept", ("HYDRATE-OUTPUT-SCHEMA-KEPT",))
 _HYDRATE_FIELDS: Final = Rule(
@@ -733,12 +755,25 @@ _HYDRATE_FIELDS: Final = Rule(
 )
 
 
-def _first(doc: dict[str, Any], keys: tuple[str, ...]) -> Any:
-    return next((doc[k] for k in keys if k in doc), None)
+def hydration_findings(document: Any, input_schema: Any, output_schema: Any) -> list[Finding]:
+    """The seed rules a hydration answer breaks (readings.hydrated: the schema under any field
+    the seeds name, in the answer or a whole HydrationResult): the upstream's input schema, and
+    its outputSchema when it has one (seed 002)."""
+    got = readings.hydrated(document)
+    findings = []
+    if not got.found:
+        findings.append(Finding(_NO_SCHEMA, "", document))
+    elif got.disagrees:
+        findings.append(Finding(_TWO_SCHEMAS, f"{got.where} and {got.disagrees}", document))
+    elif not same_json(got.input_schema, input_schema):
+        findings.append(Finding(_HYDRATED, f"at {got.where}", got.input_schema))
+    if output_schema and not same_json(got.output_schema, output_schema):
+        findings.append(Finding(_OUTPUT_KEPT, "", got.output_schema))
+    return findings
 
 
 async def _hydrate(live: Live, emit: Emit) -> None:
-    """The real schema comes back (seed 000 §4.1), under input_schema or inputSchema, and an
+    """The real schema comes back (seed 000 §4.1, §4.3), under any field the seeds name, and an
     upstream outputSchema is kept (seed 002); at --level spec, exactly HydrateResult."""
     ids = await live.fixture_ids()
     for tool in live.fixture:
@@ -746,7 +781,7 @@ async def _hydrate(live: Live, emit: Emit) -> None:
             continue
         tool_id = ids[tool.name]
         call = await live.call("tool_hydrate", {"tool_id": tool_id})
-        got, findings = judge_success(call, "tool_hydrate")
+        document, findings = judge_answer(call, "tool_hydrate")
         want = {
             "tool_id": tool_id,
             "name": tool.name,
@@ -754,16 +789,18 @@ async def _hydrate(live: Live, emit: Emit) -> None:
             "input_schema": tool.input_schema,
             "output_schema": tool.output_schema,
         }
-        if got:
-            if not same_json(_first(got, _SCHEMA_KEYS), tool.input_schema):
-                findings.append(Finding(_HYDRATED, "", _first(got, _SCHEMA_KEYS)))
-            if tool.output_schema and not same_json(_first(got, _OUTPUT_KEYS), tool.output_schema):
-                findings.append(Finding(_OUTPUT_KEPT, "", _first(got, _OUTPUT_KEYS)))
+        if document is not None:
+            findings += hydration_findings(document, tool.input_schema, tool.output_schema)
+            got = document if isinstance(document, dict) else {}
             differs = [k for k, v in want.items() if not same_json(got.get(k), v)]
             if differs:
-                findings.append(Finding(_HYDRATE_FIELDS, f"in {differs}", got))
+                findings.append(Finding(_HYDRATE_FIELDS, f"in {differs}", document))
         emit.judge(
-            tool.name, findings, input={"tool_id": tool_id}, expected=want, got=got or call.shown()
+            tool.name,
+            findings,
+            input={"tool_id": tool_id},
+            expected=want,
+            got=document if document is not None else call.shown(),
         )
 
 
@@ -829,6 +866,8 @@ async def _payloads(live: Live, emit: Emit) -> None:
             continue  # direct calls of stripped entries and hangs are judged elsewhere
         if call.rpc_error:
             continue  # refused by the IUT's MCP SDK: judged by the check that sent it
+        if live.level == "seed" and await live.breaks_declared(tool, call.arguments):
+            continue  # the IUT's SDK may refuse in its own words: judged by the sender
         document, _ = call.document()
         if isinstance(document, dict) and "status" in document and "error" not in document:
             continue  # a failed tool's envelope (AM-UPSTREAM-ISERROR): execute/upstream-error

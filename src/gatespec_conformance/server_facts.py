@@ -20,11 +20,11 @@ from typing import Any, Final, TypeVar
 import mcp_types as types
 from jsonschema import Draft202012Validator
 
-from gatespec_conformance import DEFAULT_MAX_EXAMPLES
+from gatespec_conformance import DEFAULT_MAX_EXAMPLES, readings
 from gatespec_conformance.fixture_upstream import ECHO, FixtureTool, fixture_tools
 from gatespec_conformance.live_client import CallLog, CallResult, IUTGone, LiveSession, Target
 from gatespec_conformance.oracle.tool_ids import make_tool_id, seed_id_candidates
-from gatespec_conformance.payloads import judge_success
+from gatespec_conformance.payloads import judge_answer
 from gatespec_conformance.rules import Finding, seed_value
 from gatespec_surface import parsers
 from gatespec_surface.descriptors import PROFILES
@@ -61,7 +61,12 @@ SEED_TOOL_ID_MAX: Final = int(seed_value(("S000-TOOLID-MAX-LENGTH",), 240))
 
 
 class NoFact(Exception):
-    """A fact the checks need could not be established (the reason is the message)."""
+    """A fact the checks need could not be established (the reason is the message; `call`,
+    when there is one, is the answer that did not give it: a report quotes what it sent)."""
+
+    def __init__(self, message: str, call: CallResult | None = None) -> None:
+        super().__init__(message)
+        self.call = call
 
 
 class NotGiven(NoFact):
@@ -226,7 +231,10 @@ def _carried(
     _, carrier = call.document()
     echoed = set(call.arguments.values()) if isinstance(call.arguments, dict) else set()
     strings = [v for v in strings if v not in echoed]  # the request echoed back is no prompt
-    texts = strings if carrier == "text" else [call.text, *strings]  # JSON text is no prompt
+    # JSON text is no prompt; a text item of prose beside it may be
+    texts = [*readings.prose(call.texts), *strings]
+    if carrier != "text":
+        texts.insert(0, call.text)
     for candidate in texts:
         if _prompt_of(cards, candidate):
             lines = candidate.split("\n")[-len(cards) :] if cards else []
@@ -242,10 +250,13 @@ def _parse_browse(label: str, args: dict[str, Any], call: CallResult) -> BrowseO
         return BrowseObs(label, args, call, None, lines, f"no result: {call.error}")
     if call.result.is_error:
         return BrowseObs(label, args, call, None, lines, f"error result: {call.text[:300]}")
-    document, findings = judge_success(call, "tool_browse")
-    cards = document.get("cards")
-    if not isinstance(cards, list) or not all(isinstance(c, dict) for c in cards):
-        why = "the answer holds no list of cards (structuredContent or JSON text)"
+    document, findings = judge_answer(call, "tool_browse")
+    cards = readings.cards_of(document)
+    if cards is None:
+        why = (
+            "the answer holds no list of cards (a list, an object wrapping one, or a card; "
+            f"in structuredContent or JSON text); it sent: {readings.sent(call)!r}"
+        )
         return BrowseObs(label, args, call, None, lines, why, tuple(findings))
     prompt, texts = _carried(cards, call, document)
     return BrowseObs(label, args, call, cards, lines, None, tuple(findings), prompt, texts)
@@ -272,7 +283,7 @@ class Live:
         self.browses: list[BrowseObs] = []
         self.errors: list[tuple[str, CallResult]] = []  # (meta-tool, error result)
         self._facts: dict[str, Any] = {}
-        self._failed: dict[str, str] = {}
+        self._failed: dict[str, NoFact] = {}
 
     # ------------------------------------------------------------ calls
 
@@ -292,12 +303,13 @@ class Live:
     async def once(self, key: str, compute: Callable[[], Awaitable[T]]) -> T:
         """A fact computed at most once; a failure is remembered and raised as NoFact."""
         if key in self._failed:
-            raise NoFact(self._failed[key])
+            failed = self._failed[key]
+            raise type(failed)(str(failed), failed.call)
         if key not in self._facts:
             try:
                 self._facts[key] = await compute()
             except NoFact as exc:
-                self._failed[key] = str(exc)
+                self._failed[key] = exc
                 raise
         return self._facts[key]
 
@@ -317,6 +329,11 @@ class Live:
     async def stripped(self) -> list[types.Tool]:
         """tools/list entries other than the meta-tools (transparent: the stripped catalog)."""
         return [t for t in await self.tools() if t.name not in self.meta_tools]
+
+    async def declared_schema(self, tool: str) -> Any:
+        """The inputSchema the IUT declares for `tool` in tools/list (None: not listed)."""
+        listed = {t.name: t for t in await self.tools()}
+        return listed[tool].input_schema if tool in listed else None
 
     async def breaks_declared(self, tool: str, args: Any) -> bool:
         """Whether `args` break the input schema the IUT itself declares for `tool` (an
@@ -418,12 +435,19 @@ class Live:
                     walk.parent.setdefault(card_id, path)
         root = walk.nodes["/"]
         if root.cards is None:
-            raise NoFact(f'browsing "/" failed: {root.problem}')
+            raise NoFact(f'browsing "/" failed: {root.problem}', root.call)
         return walk
 
+    def served_queries(self) -> tuple[tuple[str, str], ...]:
+        """The QUERIES whose answer the fixture serves (--tools N serves only its first N)."""
+        served = {t.name for t in self.fixture if t.expect == "admit"}
+        return tuple((q, name) for q, name in QUERIES if name in served)
+
     async def queries(self) -> list[BrowseObs]:
+        """One browse per served query, in `served_queries` order."""
+
         async def compute() -> list[BrowseObs]:
-            return [await self.browse({"query": q}, f"query={q}") for q, _ in QUERIES]
+            return [await self.browse({"query": q}, f"query={q}") for q, _ in self.served_queries()]
 
         return await self.once("queries", compute)
 
@@ -525,7 +549,7 @@ class Live:
         document, _ = call.document()
         hits = document.get("hits") if isinstance(document, dict) and not call.is_error else None
         if not isinstance(hits, list) or not all(isinstance(h, dict) for h in hits):
-            raise NoFact(f"search {args} answered no list of hits: {call.shown()}")
+            raise NoFact(f"search {args} answered no list of hits", call)
         return hits
 
     async def operations(self) -> dict[str, str]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from gatespec_conformance import readings
 from gatespec_conformance.fixture_upstream import (
     ECHO,
     FAILS,
@@ -31,7 +32,7 @@ from gatespec_conformance.functions import same_json
 from gatespec_conformance.payloads import QUOTED_MAX, WRONG_CODE, judge_failed, judge_success
 from gatespec_conformance.rules import SPEC, Finding, Rule, charged_to, seed_value
 from gatespec_conformance.server_checks import Emit, Family, expect_error
-from gatespec_conformance.server_facts import QUERIES, Live, admitted
+from gatespec_conformance.server_facts import Live, admitted
 from gatespec_surface.errors import ErrorCode
 from gatespec_surface.grammars import is_search_operation
 from gatespec_surface.schemas import MODEL_SCHEMAS
@@ -42,7 +43,8 @@ _ARGS_INVALID: Final = ErrorCode.ARGS_INVALID.value
 _NOT_FOUND: Final = ErrorCode.TOOL_NOT_FOUND.value
 _HIT_FIELDS: Final = frozenset(MODEL_SCHEMAS["SearchHit"]["properties"])
 _TYPES: Final = frozenset(MODEL_SCHEMAS["SearchHit"]["properties"]["type"]["enum"])
-_SCHEMA_KEYS: Final = ("inputSchema", "input_schema", "outputSchema", "output_schema", "properties")
+# A schema in a hit: under any field the seeds name for one (readings), or bare properties.
+_SCHEMA_KEYS: Final = (*readings.INPUT_SCHEMA_KEYS, *readings.OUTPUT_SCHEMA_KEYS, "properties")
 _ABSENT: Final = "zz_no_such_operation"
 # What the seed names a hit's parts (S003-SEARCH-FIELDS): required at both levels.
 _SEED_FIELDS: Final = frozenset(seed_value(("S003-SEARCH-FIELDS",), sorted(_HIT_FIELDS)))
@@ -191,7 +193,7 @@ async def _ranking(live: Live, emit: Emit) -> None:
     hits, as tool_browse's k); limit and namespace narrow the hits (seed 003 Consequences)."""
     operations = await live.operations()
     namespace = await live.namespace()
-    for query, name in QUERIES:
+    for query, name in live.served_queries():
         if name not in operations:
             continue
         call = await live.call("search", {"query": query})  # the default limit, as browse's k

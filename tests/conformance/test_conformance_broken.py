@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from gatespec_conformance.functions import Case, build_cases, run_cases
-from gatespec_conformance.report import CheckResult, Outcome
+from gatespec_conformance.functions import START, Case, build_cases, run_cases
+from gatespec_conformance.report import CheckResult, Outcome, Report
 
 HEADER = """\
 import hashlib, json, os, re, sys, time
@@ -132,8 +132,8 @@ def test_crash_mid_run_fails_the_rest_with_a_reason(tmp_path, cases) -> None:
     crashed = results[20]
     assert crashed.outcome is Outcome.FAIL
     assert "exited with status 3" in crashed.reason and "out of cheese" in crashed.reason
-    rest = results[21:]
-    assert rest and all(r.outcome is Outcome.FAIL and r.reason.startswith("not run:") for r in rest)
+    rest = results[21:]  # one failure, not one per case left: the rest is skipped, named
+    assert rest and all(r.outcome is Outcome.SKIP and r.reason.startswith("not run:") for r in rest)
     assert all(crashed.name in r.reason for r in rest)
 
     # With restarts, the adapter comes back: only every 21st case fails.
@@ -159,15 +159,36 @@ def test_hang_times_out_without_hanging_the_runner(tmp_path, cases) -> None:
     assert time.monotonic() - began < 15
     hash8 = [r for r in results if "/hash8/" in r.name]
     assert hash8[0].reason == "no answer within 0.5s" and hash8[1].reason == "no answer within 0.5s"
-    assert all(r.outcome is Outcome.FAIL for r in hash8)
+    assert all(r.outcome is Outcome.FAIL for r in hash8[:2])
+    assert all(r.outcome is Outcome.SKIP for r in hash8[2:])  # not run: restarts used up
     assert any(r.reason.startswith("not run:") and "--restarts 1" in r.reason for r in results)
     assert info.restarts == 1
 
 
-def test_adapter_that_cannot_start(cases) -> None:
+def test_adapter_that_cannot_start_is_one_failure(cases) -> None:
     results, _ = run_cases(["/nonexistent/adapter-binary"], cases[:5])
-    assert all(r.outcome is Outcome.FAIL for r in results)
-    assert all("adapter did not start" in r.reason for r in results)
+    (failed,) = [r for r in results if r.outcome is Outcome.FAIL]
+    assert failed.name == START and "adapter did not start" in failed.reason
+    assert failed.requirements == () and failed.blocking  # charged to nothing, fails the run
+    assert Report("functions", results, enforce="must").exit_status() == 1
+    rest = [r for r in results if r is not failed]
+    assert len(rest) == 5 and all(r.outcome is Outcome.SKIP for r in rest)
+    assert all("not run: adapter did not start" in r.reason for r in rest)
+
+
+def test_a_finished_run_keeps_the_adapters_stderr_tail(tmp_path, cases) -> None:
+    cmd = adapter(
+        tmp_path,
+        "warns",
+        """
+        print("warning: tokenizer fell back to an estimate", file=sys.stderr, flush=True)
+        def answer(fn, inp):
+            return reference_answer(fn, inp)
+        """,
+    )
+    results, info = run_cases(cmd, cases[:3])
+    assert all(r.outcome is Outcome.PASS for r in results)
+    assert any("tokenizer fell back" in n for n in info.notes)
 
 
 def test_bad_handshake_and_garbage_output(tmp_path, cases) -> None:

@@ -127,6 +127,7 @@ class _Call:
         self.result = pytypes.SimpleNamespace(is_error=True, structured_content=None)
         self.error = None
         self.text = text
+        self.texts = [text]
         self.structured = None
 
     def document(self) -> tuple[Any, str]:
