@@ -184,7 +184,10 @@ def _fullmatch_requirements(g: str, check_ids: tuple[str, ...]) -> tuple[str, ..
     from gatespec_conformance.report import requirements_for
 
     refs = requirements_for(check_ids)
-    found = tuple(r.id for r in refs if r.amended_by == "AM-FULLMATCH")
+    # the grammar's own statement (unless an amendment changed it: a path's AM-PATH-BOUNDS),
+    # and the requirement that says the whole value must match (AM-FULLMATCH)
+    own = [r.id for r in refs if r.id.endswith("-GRAMMAR") and not r.amended_by]
+    found = tuple([*own, *(r.id for r in refs if r.amended_by == "AM-FULLMATCH")])
     return found or _FULLMATCH_RULES.get(g, tuple(r.id for r in refs))
 
 

@@ -83,6 +83,19 @@ def same_json(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
+# A function that gives no answer at all (a crash, or an error where the seed wants a value)
+# breaks the one rule that says it answers, not every rule of its family: seed 000 §2.4's first
+# step, "Encode the candidate description with cl100k_base. If the token count is within
+# budget, emit verbatim", is the one a crash on any text (a special token's spelling) breaks.
+_NO_ANSWER_RULES: Final = {"truncate_description": ("TRUNC-VERBATIM-WITHIN-BUDGET",)}
+
+
+def no_answer(case: Case) -> Case:
+    """`case` charged as a function that gave no answer (see _NO_ANSWER_RULES)."""
+    rules = _NO_ANSWER_RULES.get(case.function)
+    return replace(case, requirements=refs_for_ids(rules)) if rules else case
+
+
 def judge(case: Case, reply: dict[str, Any], duration: float = 0.0) -> CheckResult:
     """One case's result from the adapter's answer line."""
 
@@ -101,7 +114,9 @@ def judge(case: Case, reply: dict[str, Any], duration: float = 0.0) -> CheckResu
         )
     if case.prop is not None:
         if "error" in reply:
-            return result(Outcome.FAIL, f"expected success, got error {reply['error']}", answer)
+            return no_answer(case).result(
+                Outcome.FAIL, f"expected success, got error {reply['error']}", answer, duration
+            )
         problem = case.prop.judge(reply["ok"])
         if problem is None:
             return result(Outcome.PASS)
@@ -110,7 +125,9 @@ def judge(case: Case, reply: dict[str, Any], duration: float = 0.0) -> CheckResu
         )
     if "ok" in case.expect:
         if "error" in reply:
-            return result(Outcome.FAIL, f"expected success, got error {reply['error']}", answer)
+            return no_answer(case).result(
+                Outcome.FAIL, f"expected success, got error {reply['error']}", answer, duration
+            )
         if same_json(case.expect["ok"], reply["ok"]):
             return result(Outcome.PASS)
         return result(Outcome.FAIL, "answer differs", answer)
@@ -286,7 +303,9 @@ def run_cases(
                             )
                         res = judge_refusal(case, reply, rendered, time.monotonic() - began)
                 except AdapterFailure as exc:
-                    res = case.result(Outcome.FAIL, str(exc), None, time.monotonic() - began)
+                    res = no_answer(case).result(
+                        Outcome.FAIL, str(exc), None, time.monotonic() - began
+                    )
                     adapter.stop(kill=True)
                     if info.restarts < restarts:
                         info.restarts += 1

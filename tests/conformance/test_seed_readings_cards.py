@@ -73,7 +73,7 @@ def test_a_trailing_newline_is_charged_to_the_full_match_rule(cases: list) -> No
     judged = grammar_value("path", "invalid", "/github\n", ("grammar.path.invalid",))
     assert judged.amended == () and judged.requirements == ("ERROR-PATH-INVALID",)
     tool_id = grammar_value("tool_id", "invalid", "a:b#0123abcd\n", ("grammar.tool_id.invalid",))
-    assert tool_id.requirements == ("TOOLID-PARSE-REJECTS-MALFORMED",)
+    assert tool_id.requirements == ("TOOLID-GRAMMAR", "TOOLID-PARSE-REJECTS-MALFORMED")
     drawn = [
         c
         for c in cases
@@ -251,3 +251,17 @@ def test_layer_two_judges_a_wider_stringified_form_at_spec_level_only() -> None:
     leaky = {**card, "description": 'Takes args_schema: {"properties": {"q": {}}} as input.'}
     seed = failures_at(card_findings(leaky), "seed")
     assert seed and seed[0].requirements[0].id == "CARD-NO-SCHEMAS"
+
+
+# ------------------------------------------------------------------ one rule per crash
+
+
+def test_a_truncation_that_gives_no_answer_is_charged_to_one_rule(cases: list) -> None:
+    case = next(c for c in cases if "/truncate_description/budget/special/" in c.name)
+    for level in ("seed", "spec"):
+        crashed = judge(case.at_level(level), {"id": 1, "error": "CATALOG_ERROR"})
+        assert crashed.outcome is Outcome.FAIL
+        assert [r.id for r in crashed.failures[0].requirements] == ["TRUNC-VERBATIM-WITHIN-BUDGET"]
+    wrong = judge(case, {"id": 1, "ok": "\n"})  # an answer, and a wrong one: its own rules
+    assert wrong.outcome is Outcome.FAIL
+    assert len(wrong.failures[0].requirements) > 1
