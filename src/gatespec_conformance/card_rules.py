@@ -12,9 +12,11 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any, Final
 
 from gatespec_conformance.families import banned_field_requirement
+from gatespec_conformance.oracle.seed_answers import seed_stringified
 from gatespec_conformance.oracle.tool_ids import join_tool_id
 from gatespec_conformance.rules import SPEC, Finding, Rule, with_facts
 from gatespec_surface.budgets import BANNED_FIELDS, BANNED_STRINGIFIED, CACHE_MARKER_ID
@@ -42,7 +44,15 @@ def _rule(cause: str, *requirements: str, **kw: Any) -> Rule:
 
 RULES: Final = {
     "fields": _rule("carries a field §2.1 does not permit", "CARD-ALLOWED-FIELDS"),
-    "id": _rule("the id is not a tool_id (nor, on an internal card, a path)", "CARD-ID-IS-TOOLID"),
+    "id": _rule("the id is not a tool_id", "CARD-ID-IS-TOOLID"),
+    # Seed 000 §5.4: the marker is "a real ChoiceCard (kind="internal")" with id
+    # __cache_breakpoint__, so an internal card's id is not a tool_id; that it is a browse path
+    # (or the marker) is AM-BROWSE-TREE's, judged at --level spec only.
+    "internal_id": _rule(
+        "an internal card's id is neither a browse path nor the marker",
+        levels=SPEC,
+        amended_by=("AM-BROWSE-TREE",),
+    ),
     "name": _rule(f"the name is not text of at most {_NAME_MAX} characters", "CARD-NAME-MAX-64"),
     "description": _rule("the description is not one line of text", "CARD-DESCRIPTION-SINGLE-LINE"),
     "tags_sorted": _rule("the tags are not sorted", "CARD-TAGS-SORTED"),
@@ -113,12 +123,21 @@ def _strings(value: Any) -> list[str]:
 
 def banned_in_text(text: str) -> list[Finding]:
     """Stringified banned fields in `text` (budgets.yaml banned.stringified), each charged to
-    the §2.2 kind it belongs to."""
+    the §2.2 kind it belongs to. One the seed's own wording does not ban (no §2.2 field given a
+    value of its kind: oracle/seed_answers.seed_stringified) is judged at --level spec only."""
     out = []
+    seed_found = seed_stringified(text)
     for pattern in BANNED_STRINGIFIED:
         found = pattern.search(text)
         if found is not None:
             rule = _BANNED_RULES[banned_field_requirement(found.group(0))]
+            if seed_found is None:
+                rule = replace(
+                    rule,
+                    levels=SPEC,
+                    spec_only="budgets.yaml banned.stringified; seed 000 §2.2 bans the named "
+                    "fields given values of their kind",
+                )
             out.append(
                 Finding(rule, f"{found.group(0)!r} stringifies a banned field", found.group(0))
             )
@@ -168,7 +187,10 @@ def card_findings(card: Any) -> list[Finding]:
     if "kind" in card and kind not in _KINDS:
         out.append(Finding(RULES["kind"], repr(kind), kind))
     if "id" in card and not _id_ok(card["id"], kind):
-        out.append(Finding(RULES["id"], repr(card["id"]), card["id"]))
+        internal = kind == "internal" and isinstance(card["id"], str)
+        out.append(
+            Finding(RULES["internal_id" if internal else "id"], repr(card["id"]), card["id"])
+        )
     name = card.get("name", "")
     if not isinstance(name, str) or len(name) > _NAME_MAX:
         shown = len(name) if isinstance(name, str) else type(name).__name__

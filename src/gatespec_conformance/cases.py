@@ -27,8 +27,7 @@ from gatespec_conformance.families import (
     Family,
     Property,
     families,
-    grammar_amendments,
-    grammar_extension,
+    grammar_value,
 )
 from gatespec_conformance.oracle import seed_answers
 from gatespec_conformance.report import (
@@ -168,9 +167,13 @@ def _vector_amendments(
     if case["function"] == "grammar_match":
         g = case["input"]["grammar"]
         kind = "valid" if "ok" in case["expect"] else "invalid"
-        extension = grammar_extension(g, kind)
+        judged = grammar_value(g, kind, case["input"]["value"])
+        extension = judged.extension
         if "amended_by" not in case:
-            return grammar_amendments(g, kind), extension
+            return judged.amended, extension
+        # the vector's own list, and what the seed's production says of the value (a path
+        # past AM-PATH-BOUNDS's cap that §3.2 accepts rests on it even when the vector says [])
+        return tuple(dict.fromkeys([*case["amended_by"], *judged.amended])), extension
     if "amended_by" in case:
         return tuple(case["amended_by"]), extension
     return tuple(dict.fromkeys(r.amended_by for r in requirements if r.amended_by)), extension
@@ -230,6 +233,11 @@ def vector_cases() -> list[Case]:
             seen.add(name)
             ids = _vector_check_ids(stem, case)
             listed = case.get("requirements")
+            if case["function"] == "grammar_match":  # what the seed says of this one value
+                g, value = case["input"]["grammar"], case["input"]["value"]
+                kind = "valid" if "ok" in case["expect"] else "invalid"
+                judged = grammar_value(g, kind, value, (f"grammar.{g}.{kind}",)).requirements
+                listed = judged if judged is not None else listed
             refs = refs_for_ids(listed) if listed is not None else requirements_for(ids)
             amended, extension = _vector_amendments(case, refs)
             out.append(
@@ -355,7 +363,7 @@ def _drawn_case(fam: Family, n: int, label: str, inp: dict[str, Any]) -> Case:
             refs,
             prop=prop,
             label=label,
-            expect_amended=fam.amended_by,
+            expect_amended=fam.case_amended(label, inp) if fam.case_amended else fam.amended_by,
             seed_prop=fam.seed_prop(inp) if fam.seed_prop else None,
             extension=extension,
         )

@@ -199,6 +199,7 @@ def _functions(args: argparse.Namespace, *_: Any) -> int:
             startup_timeout=args.startup_timeout,
             restarts=args.restarts,
             progress=progress,
+            level=args.level,
         )
     finally:
         progress.close()

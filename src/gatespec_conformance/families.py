@@ -29,6 +29,7 @@ from gatespec_conformance.oracle import (
     tool_ids,
     truncation,
 )
+from gatespec_conformance.rules import seed_value
 from gatespec_conformance.tokens import count_tokens
 from gatespec_surface import strategies as s
 from gatespec_surface import vectors as v
@@ -80,13 +81,17 @@ class Family:
     amended_by: tuple[str, ...] = ()
     # Why the seeds say nothing this family could check ("" when they do).
     extension: str = ""
-    # (label, input) -> the requirement ids its case evidences; None: every one of check_ids'.
-    requirements: Callable[[str, dict[str, Any]], tuple[str, ...]] | None = None
+    # (label, input) -> the requirement ids its case evidences; None (or a None answer): every
+    # one of check_ids'.
+    requirements: Callable[[str, dict[str, Any]], tuple[str, ...] | None] | None = None
     # (label, input) -> why the seeds state nothing for this one case ("" when they do).
     case_extension: Callable[[str, dict[str, Any]], str] | None = None
     # input -> what the seed itself states of the answer where the exact expected answer rests
     # on `amended_by` (judged at --level seed instead of skipping the case).
     seed_prop: Callable[[dict[str, Any]], Property] | None = None
+    # (label, input) -> the amendments this one case's expected answer rests on (instead of
+    # amended_by), for families whose values differ in what the seed says of them.
+    case_amended: Callable[[str, dict[str, Any]], tuple[str, ...]] | None = None
 
 
 def _plain(strategy: st.SearchStrategy[dict[str, Any]]) -> Draw:
@@ -125,6 +130,10 @@ _REJECTIONS_UNSTATED: Final = {
 }
 
 
+def _star(segment: str | None) -> str | None:
+    return None if segment is None else f"(?:{segment})|\\*"
+
+
 def grammar_amendments(g: str, kind: str) -> tuple[str, ...]:
     """Amendments an answer of grammar `g` rests on: none for a valid value, the grammar's own
     for a rejection (kind "invalid" or "cap")."""
@@ -140,10 +149,104 @@ def grammar_extension(g: str, kind: str) -> str:
     return ""
 
 
+# Seed 000 §3.2's own productions, as the generated seed facts hold them:
+#   path    = "/" [ segment ( "/" segment )* ]   (the root segment also a §1.1 namespace)
+#   segment = ( [a-z0-9] [a-z0-9_-]{0,63} ) | "*"
+# S000-PATH-SEGMENT's `value` leaves out the "*" its own statement (and §3.2) has: added here.
+_SEED_PATTERNS: Final[dict[str, str]] = {
+    g: pattern
+    for g, pattern in (
+        ("path", seed_value(("S000-PATH-GRAMMAR",), None)),
+        ("path_segment", _star(seed_value(("S000-PATH-SEGMENT",), None))),
+    )
+    if pattern is not None
+}
+# Where a grammar's rejection of a value its seed production accepts comes from.
+_SEED_ACCEPTS_AMENDED: Final = {"path": ("AM-PATH-BOUNDS",), "path_segment": ("AM-PATH-BOUNDS",)}
+# A grammar whose trailing-newline rejection no requirement of its own check ids carries under
+# AM-FULLMATCH: the requirement that does.
+_FULLMATCH_RULES: Final = {"path_segment": ("ERROR-PATH-INVALID",)}
+_TAG_SEED_MAX: Final = int(seed_value(("S000-CARD-TAG-MAX-CHARS",), 24))
+
+
+@dataclass(frozen=True)
+class GrammarValue:
+    """What one grammar_match case rests on: the amendments its expected answer rests on, why
+    no seed states it ("" when one does), and the requirements it evidences (None: those of
+    its check ids)."""
+
+    amended: tuple[str, ...]
+    extension: str
+    requirements: tuple[str, ...] | None = None
+
+
+def _fullmatch_requirements(g: str, check_ids: tuple[str, ...]) -> tuple[str, ...]:
+    from gatespec_conformance.report import requirements_for
+
+    refs = requirements_for(check_ids)
+    # the grammar's own statement (unless an amendment changed it: a path's AM-PATH-BOUNDS),
+    # and the requirement that says the whole value must match (AM-FULLMATCH)
+    own = [r.id for r in refs if r.id.endswith("-GRAMMAR") and not r.amended_by]
+    found = tuple([*own, *(r.id for r in refs if r.amended_by == "AM-FULLMATCH")])
+    return found or _FULLMATCH_RULES.get(g, tuple(r.id for r in refs))
+
+
+def grammar_value(g: str, kind: str, value: Any, check_ids: tuple[str, ...] = ()) -> GrammarValue:
+    """Judge one value of grammar `g` (kind "valid", "invalid" or "cap") by what the seed says
+    of it, not by its grammar alone:
+
+    * path, path_segment: a value the spec rejects but seed 000 §3.2's own production accepts
+      (a path past AM-PATH-BOUNDS's 256 characters or depth, "*" mid-path, "*" as a segment)
+      rests on AM-PATH-BOUNDS (skipped at --level seed); one §3.2 rejects too is the seed's
+      own rejection, judged at both levels;
+    * tag: seed 000 §2.1 states only "each ≤ 24 chars", so a longer tag breaks
+      CARD-TAG-MAX-24-CHARS and nothing else, while a shorter one rejected for its characters
+      ("-x", "Read-Only") rests on AM-TAG-GRAMMAR alone (no seed requirement);
+    * a value the grammar accepts but for a final "\n" (what re.match with `$` lets through)
+      is charged to the requirement that says "the whole value" (AM-FULLMATCH), not to the
+      grammar's other rules (a path's AM-PATH-BOUNDS bounds).
+    """
+    if kind == "valid" or not isinstance(value, str):
+        return GrammarValue(grammar_amendments(g, kind), grammar_extension(g, kind))
+    newline = value.endswith("\n") and g in GRAMMARS and GRAMMARS[g].accepts(value[:-1])
+    if g == "tag":
+        if len(value) > _TAG_SEED_MAX:
+            return GrammarValue((), "", ("CARD-TAG-MAX-24-CHARS",))
+        return GrammarValue(("AM-TAG-GRAMMAR",), _REJECTIONS_UNSTATED["tag"], ())
+    if g in _SEED_PATTERNS:
+        if re.fullmatch(_SEED_PATTERNS[g], value):
+            return GrammarValue(_SEED_ACCEPTS_AMENDED[g], grammar_extension(g, kind))
+        reqs = _fullmatch_requirements(g, check_ids) if newline else None
+        return GrammarValue((), grammar_extension(g, kind), reqs)
+    reqs = _fullmatch_requirements(g, check_ids) if newline else None
+    return GrammarValue(grammar_amendments(g, kind), grammar_extension(g, kind), reqs)
+
+
 def _grammar_draw(g: str, kind: str) -> Draw:
     values = _GRAMMAR_VALUES[kind](g)
     assert values is not None
     return _plain(values.map(lambda value: {"grammar": g, "value": value}))
+
+
+@dataclass(frozen=True)
+class _ValueJudge:
+    """grammar_value for one grammar family's cases, as its Family callbacks."""
+
+    g: str
+    kind: str
+    check_ids: tuple[str, ...]
+
+    def _of(self, inp: dict[str, Any]) -> GrammarValue:
+        return grammar_value(self.g, self.kind, inp["value"], self.check_ids)
+
+    def requirements(self, _label: str, inp: dict[str, Any]) -> tuple[str, ...] | None:
+        return self._of(inp).requirements
+
+    def extension(self, _label: str, inp: dict[str, Any]) -> str:
+        return self._of(inp).extension
+
+    def amended(self, _label: str, inp: dict[str, Any]) -> tuple[str, ...]:
+        return self._of(inp).amended
 
 
 def _grammar_families() -> list[Family]:
@@ -158,6 +261,7 @@ def _grammar_families() -> list[Family]:
         if s.over_cap(g) is not None:
             answers_by_kind["cap"] = answers_by_kind["invalid"]
         for kind, answer in answers_by_kind.items():
+            judged = _ValueJudge(g, kind, (f"grammar.{g}.{kind}",))
             out.append(
                 Family(
                     f"grammar_match/{g}/{kind}",
@@ -166,7 +270,9 @@ def _grammar_families() -> list[Family]:
                     functools.partial(_grammar_draw, g, kind),
                     functools.partial(_constant, answer),
                     amended_by=grammar_amendments(g, kind),
-                    extension=grammar_extension(g, kind),
+                    requirements=judged.requirements,
+                    case_extension=judged.extension,
+                    case_amended=judged.amended,
                 )
             )
     return out
@@ -285,13 +391,39 @@ def _joined(sep: str, keys: tuple[str, str], lead: str = "") -> Callable[[dict],
 # ------------------------------------------------------------------ cards
 
 
+# A value of each §2.2 kind, stringified after its field's name: what seed 000 §2.2 bans "in any
+# form (including stringified ...)" is a schema, an example or sample invocation, a metadata map
+# and a server URL or transport identifier, so each field is given a value of its own kind (a
+# "server_url" given a schema carries no URL).
+_STRINGIFIED_VALUES: Final = {
+    "CARD-NO-SCHEMAS": '{"type": "object"}',
+    "CARD-NO-EXAMPLES": '[{"query": "weather in Paris"}]',
+    "CARD-NO-METADATA-MAPS": '{"readOnlyHint": true}',
+    "CARD-NO-TRANSPORT-IDENTIFIERS": '"http://127.0.0.1:8765/mcp"',
+}
+
+
 @st.composite
 def _banned(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
     card = draw(s.valid_choice_card())
     banned = draw(st.sampled_from(sorted(BANNED_FIELDS)))
     if draw(st.booleans()):
         return "field", {"card": {**card, banned: {"type": "object"}}}
-    return "stringified", {"card": {**card, "description": banned + ': {"type": "object"}'}}
+    value = _STRINGIFIED_VALUES.get(banned_field_requirement(banned), '{"type": "object"}')
+    return "stringified", {"card": {**card, "description": f"{banned}: {value}"}}
+
+
+def _stringified_extension(label: str, inp: dict[str, Any]) -> str:
+    """Why no seed states a stringified case ("" when seed 000 §2.2 bans what it carries)."""
+    if label not in ("stringified", "stringified_schema"):
+        return ""
+    if seed_answers.seed_stringified(str(inp["card"].get("description", ""))) is not None:
+        return ""
+    return (
+        "seed 000 §2.2 bans the named fields 'in any form (including stringified ...)'; text "
+        'naming none of them with a value of its kind (a bare {"properties": ...}, '
+        "'args_schema: x') is banned by budgets.yaml banned.stringified's wider reading"
+    )
 
 
 # Seed 000 §2.2 names four kinds of banned content; each has its own requirement.
@@ -341,10 +473,23 @@ _INVALID_CARD_UNSTATED: Final = {
 }
 
 
+def _internal_bad_id(label: str, inp: dict[str, Any]) -> bool:
+    """A card broken by its id whose kind is internal: seed 000 §5.4 shows an internal card
+    whose id (`__cache_breakpoint__`) is no tool_id, so only AM-BROWSE-TREE's convention (a
+    browse path or the marker) rejects it."""
+    return label == "bad_id" and inp["card"].get("kind") == "internal"
+
+
 def _invalid_card_requirements(label: str, inp: dict[str, Any]) -> tuple[str, ...]:
     if label == "banned_field":
         return _banned_requirements("field", inp)
+    if _internal_bad_id(label, inp):
+        return ()
     return _INVALID_CARD[label]
+
+
+def _invalid_card_amended(label: str, inp: dict[str, Any]) -> tuple[str, ...]:
+    return ("AM-BROWSE-TREE",) if _internal_bad_id(label, inp) else ()
 
 
 # ------------------------------------------------------------------ annotations and text
@@ -570,7 +715,10 @@ def _other_families() -> list[Family]:
             lambda _i: _CATALOG_ERROR,
             oversample=4,
             requirements=_invalid_card_requirements,
-            case_extension=lambda label, _i: _INVALID_CARD_UNSTATED.get(label, ""),
+            case_extension=lambda label, inp: (
+                _INVALID_CARD_UNSTATED.get(label, "") or _stringified_extension(label, inp)
+            ),
+            case_amended=_invalid_card_amended,
         ),
         Family(
             "validate_card/banned",
@@ -579,6 +727,7 @@ def _other_families() -> list[Family]:
             _banned,
             lambda _i: _CATALOG_ERROR,
             requirements=_banned_requirements,
+            case_extension=_stringified_extension,
         ),
         Family(
             "render_card/render",

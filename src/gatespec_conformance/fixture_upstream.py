@@ -41,7 +41,7 @@ import base64
 import json
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -70,6 +70,7 @@ __all__ = [
     "FixtureTool",
     "big_text",
     "by_name",
+    "direct_result",
     "fixture_argv",
     "fixture_tools",
     "main",
@@ -344,6 +345,36 @@ FIXTURE_TOOLS: Final[tuple[FixtureTool, ...]] = (
 assert sum(t.expect == "admit" for t in FIXTURE_TOOLS) > CLUSTER_THRESHOLD  # clusters exist
 
 
+def _text_result(value: str, is_error: bool = False, **extra: Any) -> Any:
+    import mcp_types as types
+
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=value)], is_error=is_error, **extra
+    )
+
+
+def direct_result(name: str, args: Mapping[str, Any]) -> Any:
+    """The fixture's result for the tools whose results the kit judges (echo, big_text, image,
+    structured, fails), computed without a server: what a proxy that passes the upstream's
+    result through must return (None for any other tool)."""
+    if name == ECHO:
+        times = args.get("times", 1)
+        return _text_result(" ".join([str(args.get("text"))] * int(times)))
+    if name == BIG_TEXT:
+        return _text_result(big_text())
+    if name == IMAGE:
+        import mcp_types as types
+
+        data = base64.b64encode(IMAGE_BYTES).decode("ascii")
+        image = types.ImageContent(type="image", data=data, mime_type="image/png")
+        return types.CallToolResult(content=[image])
+    if name == STRUCTURED:
+        return _text_result("answer is 42", structured_content=STRUCTURED_CONTENT)
+    if name == FAILS:
+        return _text_result(FAILURE_TEXT, is_error=True)
+    return None
+
+
 def by_name(name: str) -> FixtureTool:
     return next(t for t in FIXTURE_TOOLS if t.name == name)
 
@@ -481,19 +512,9 @@ def build_server(
         name = params.name
         if features is not None and name in RELAY_TOOL_NAMES:
             return await features.call(ctx, params, bus)
-        if name == ECHO:
-            times = args.get("times", 1)
-            return text(" ".join([str(args.get("text"))] * int(times)))
-        if name == BIG_TEXT:
-            return text(big_text())
-        if name == IMAGE:
-            data = base64.b64encode(IMAGE_BYTES).decode("ascii")
-            image = types.ImageContent(type="image", data=data, mime_type="image/png")
-            return types.CallToolResult(content=[image])
-        if name == STRUCTURED:
-            return text("answer is 42", structured_content=STRUCTURED_CONTENT)
-        if name == FAILS:
-            return text(FAILURE_TEXT, is_error=True)
+        direct = direct_result(name, args)
+        if direct is not None:
+            return direct
         if name == HANG:
             await anyio.sleep(HANG_SECONDS)
             return text("woke up")

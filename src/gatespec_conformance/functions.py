@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, Final
 
 from gatespec_conformance import DEFAULT_MAX_EXAMPLES
 from gatespec_conformance.cases import SUITE, Case, build_cases, generated_cases, vector_cases
@@ -41,8 +41,12 @@ from gatespec_conformance.report import (
     Example,
     Outcome,
     Progress,
+    refs_for_ids,
 )
+from gatespec_conformance.tokens import count_tokens
 from gatespec_surface import SPEC_HASH, SPEC_VERSION
+from gatespec_surface.budgets import CARD_HARD_CAP_TOKENS as CAP
+from gatespec_surface.errors import ErrorCode
 
 START = f"{SUITE}/adapter/start"  # the one failure of an adapter that cannot start
 
@@ -79,6 +83,19 @@ def same_json(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
+# A function that gives no answer at all (a crash, or an error where the seed wants a value)
+# breaks the one rule that says it answers, not every rule of its family: seed 000 §2.4's first
+# step, "Encode the candidate description with cl100k_base. If the token count is within
+# budget, emit verbatim", is the one a crash on any text (a special token's spelling) breaks.
+_NO_ANSWER_RULES: Final = {"truncate_description": ("TRUNC-VERBATIM-WITHIN-BUDGET",)}
+
+
+def no_answer(case: Case) -> Case:
+    """`case` charged as a function that gave no answer (see _NO_ANSWER_RULES)."""
+    rules = _NO_ANSWER_RULES.get(case.function)
+    return replace(case, requirements=refs_for_ids(rules)) if rules else case
+
+
 def judge(case: Case, reply: dict[str, Any], duration: float = 0.0) -> CheckResult:
     """One case's result from the adapter's answer line."""
 
@@ -97,7 +114,9 @@ def judge(case: Case, reply: dict[str, Any], duration: float = 0.0) -> CheckResu
         )
     if case.prop is not None:
         if "error" in reply:
-            return result(Outcome.FAIL, f"expected success, got error {reply['error']}", answer)
+            return no_answer(case).result(
+                Outcome.FAIL, f"expected success, got error {reply['error']}", answer, duration
+            )
         problem = case.prop.judge(reply["ok"])
         if problem is None:
             return result(Outcome.PASS)
@@ -106,7 +125,9 @@ def judge(case: Case, reply: dict[str, Any], duration: float = 0.0) -> CheckResu
         )
     if "ok" in case.expect:
         if "error" in reply:
-            return result(Outcome.FAIL, f"expected success, got error {reply['error']}", answer)
+            return no_answer(case).result(
+                Outcome.FAIL, f"expected success, got error {reply['error']}", answer, duration
+            )
         if same_json(case.expect["ok"], reply["ok"]):
             return result(Outcome.PASS)
         return result(Outcome.FAIL, "answer differs", answer)
@@ -116,6 +137,63 @@ def judge(case: Case, reply: dict[str, Any], duration: float = 0.0) -> CheckResu
         return result(Outcome.PASS)
     return result(
         Outcome.FAIL, f"expected error {case.expect['error']}, got {reply['error']}", answer
+    )
+
+
+# ------------------------------------------------------------------ a valid card refused
+
+# Seed 000 §2.3: "Implementations MUST raise CatalogError if a single card exceeds the hard cap"
+# and "The bounds apply to the prompt-facing rendered form", a form the seeds do not fix. So the
+# one ground the seed gives for refusing a card that keeps every §2.1-§2.2 rule is its own
+# rendering over the cap: such a refusal is charged to the budget rule, and at --level seed it
+# passes when the implementation's own render_card of that card is over the hard cap in exact
+# cl100k_base tokens (the kit counts; an adapter without render_card keeps the failure).
+_REFUSAL_RULES: Final = ("BUDGET-OVER-CAP-ERROR",)
+
+
+def refused_valid_card(case: Case, reply: dict[str, Any]) -> bool:
+    return (
+        case.function == "validate_card"
+        and "ok" in case.expect
+        and reply.get("error") == ErrorCode.CATALOG_ERROR.value
+    )
+
+
+def judge_refusal(
+    case: Case, reply: dict[str, Any], rendered: dict[str, Any] | None, duration: float = 0.0
+) -> CheckResult:
+    """A CATALOG_ERROR for a valid card, given the implementation's own render_card answer for
+    it (None when not asked: --level spec, where AM-CARD-RENDER fixes the rendering)."""
+    budget = replace(case, requirements=refs_for_ids(_REFUSAL_RULES))
+    answer = {k: reply[k] for k in ("error", "message") if k in reply}
+    if rendered is None:
+        return budget.result(
+            Outcome.FAIL, f"expected success, got error {reply['error']}", answer, duration
+        )
+    line = rendered.get("ok")
+    if rendered.get("unsupported") is True or not isinstance(line, str):
+        why = (
+            "the adapter gives no render_card of it"
+            if rendered.get("unsupported")
+            else (f"its render_card answered {rendered!r:.120}")
+        )
+        return budget.result(
+            Outcome.FAIL,
+            f"refused a valid card and nothing shows its rendering over the {CAP}-token hard "
+            f"cap: {why}",
+            answer,
+            duration,
+            "a valid card refused, its rendering not shown over the hard cap",
+        )
+    tokens = count_tokens(line)
+    if tokens > CAP:
+        return budget.result(Outcome.PASS, duration=duration)
+    return budget.result(
+        Outcome.FAIL,
+        f"refused a valid card whose own rendering is {tokens} tokens (hard cap {CAP})",
+        {**answer, "rendered": line},
+        duration,
+        "a valid card refused although its own rendering is within the hard cap",
     )
 
 
@@ -161,6 +239,7 @@ def run_cases(
     restarts: int = 3,
     progress: Progress | None = None,
     env: dict[str, str] | None = None,
+    level: str = "spec",
 ) -> tuple[list[CheckResult], RunInfo]:
     """Send every case to the adapter, one at a time, in order.
 
@@ -169,7 +248,8 @@ def run_cases(
     failure. An adapter that cannot start is ONE failure (``functions/adapter/start``, charged
     to no requirement: no function was judged) and every case is skipped as "not run". The
     adapter's stderr tail is kept in the notes of a run it finished, too (warnings such as a
-    tokenizer fallback).
+    tokenizer fallback). At `level` seed, a valid card refused with CATALOG_ERROR is judged
+    with the adapter's own render_card of it (judge_refusal).
     """
     info = RunInfo()
     adapter = AdapterProcess(command, env)
@@ -210,8 +290,22 @@ def run_cases(
                         {"id": n, "function": case.function, "input": case.input}, timeout
                     )
                     res = judge(case, reply, time.monotonic() - began)
+                    if res.outcome is Outcome.FAIL and refused_valid_card(case, reply):
+                        rendered = None
+                        if level == "seed":
+                            rendered = adapter.request(
+                                {
+                                    "id": n,
+                                    "function": "render_card",
+                                    "input": {"card": case.input["card"]},
+                                },
+                                timeout,
+                            )
+                        res = judge_refusal(case, reply, rendered, time.monotonic() - began)
                 except AdapterFailure as exc:
-                    res = case.result(Outcome.FAIL, str(exc), None, time.monotonic() - began)
+                    res = no_answer(case).result(
+                        Outcome.FAIL, str(exc), None, time.monotonic() - began
+                    )
                     adapter.stop(kill=True)
                     if info.restarts < restarts:
                         info.restarts += 1

@@ -333,3 +333,40 @@ def error_payload(document: Any) -> dict[str, Any] | None:
     fields §3.4 does not list are allowed by the seed, closed only by AM-ERROR-PAYLOAD-CLOSED).
     """
     return document if isinstance(document, dict) else None
+
+
+# ------------------------------------------------------------------ a proxy's pass-through
+
+# Seed 000 §4.1 (transparent proxy): "the proxy looks up the upstream schema ..., validates args,
+# calls upstream, and returns the result"; seed 002: "Every gateway / proxy meta-tool returns
+# either a ResultEnvelope or a typed GatewayError". Both readings are the seeds': an envelope
+# (judged as one), or the upstream's own CallToolResult passed through unchanged.
+_ENVELOPE_KEYS: Final = frozenset({"status", "summary", "facts", "artifacts", "error"})
+
+
+def _part(part: Any) -> dict[str, Any]:
+    """A content part's fields that carry the result (annotations and _meta aside)."""
+    dumped = (
+        part.model_dump(by_alias=True, exclude_none=True) if hasattr(part, "model_dump") else {}
+    )
+    return {k: v for k, v in dumped.items() if k not in ("annotations", "_meta", "meta")}
+
+
+def passed_through(call: CallResult, upstream: Any) -> list[str] | None:
+    """None when `call`'s answer reads as a ResultEnvelope or a §3.4 error payload (it is judged
+    as one), or there is no result; else how it differs from `upstream` (the upstream's own
+    CallToolResult): its content parts, structuredContent and isError, [] when all agree."""
+    if call.result is None or upstream is None:
+        return None
+    document, _ = call.document()
+    if isinstance(document, dict) and _ENVELOPE_KEYS & set(document):
+        return None
+    got = call.result
+    differs = []
+    if [_part(p) for p in got.content] != [_part(p) for p in upstream.content]:
+        differs.append("its content is not the upstream's")
+    if got.structured_content != upstream.structured_content:
+        differs.append("its structuredContent is not the upstream's")
+    if bool(got.is_error) != bool(upstream.is_error):
+        differs.append(f"isError {bool(got.is_error)}, the upstream's {bool(upstream.is_error)}")
+    return differs

@@ -28,6 +28,7 @@ from gatespec_conformance.fixture_upstream import (
     STRUCTURED_CONTENT,
     big_text,
     by_name,
+    direct_result,
 )
 from gatespec_conformance.functions import same_json
 from gatespec_conformance.live_client import CallResult
@@ -100,6 +101,22 @@ _ARTIFACT: Final = Rule(
 )
 
 
+_PASSED: Final = Rule("neither a ResultEnvelope nor the upstream's result passed through")
+
+
+def _through(live: Live, call: CallResult, tool: str, args: Any = None) -> list[Finding] | None:
+    """At --level seed, a transparent proxy's tool_execute may return the upstream's result
+    itself (seed 000 §4.1 "calls upstream, and returns the result"; readings.passed_through):
+    then it must BE the fixture's result for this call (content, structuredContent, isError).
+    None when the answer is to be judged as an envelope or error payload."""
+    if live.level != "seed" or live.profile != "transparent":
+        return None
+    differs = readings.passed_through(call, direct_result(tool, args or {}))
+    if differs is None:
+        return None
+    return [Finding(_PASSED, "; ".join(differs), call.shown())] if differs else []
+
+
 def _envelope(call: CallResult) -> dict[str, Any]:
     found, _ = call.document()
     return found if isinstance(found, dict) and not call.is_error else {}
@@ -137,7 +154,8 @@ async def _round_trip(live: Live, emit: Emit) -> None:
     log = live.log
     mark = log.mark() if log else 0
     call = await live.fixture_call(ECHO, args)
-    envelope, findings = judge_success(call, "tool_execute")
+    through = _through(live, call, ECHO, args)
+    envelope, findings = judge_success(call, "tool_execute") if through is None else ({}, through)
     if envelope:
         if envelope.get("status") != "ok":
             findings.append(Finding(_STATUS, f"{envelope.get('status')!r}, not 'ok'"))
@@ -291,7 +309,10 @@ async def _upstream_error(live: Live, emit: Emit) -> None:
     envelope = found if isinstance(found, dict) and "status" in found else {}
     problem: Any = None
     amended: tuple[str, ...] = ()
-    if call.result is None:
+    through = _through(live, call, FAILS)
+    if through is not None:
+        problem = through  # the upstream's isError result itself (seed 000 §4.1)
+    elif call.result is None:
         problem = f"no result: {call.error}"
     elif call.result.is_error and envelope.get("status") == "error":
         pass  # the envelope, marked as an error result
@@ -327,7 +348,8 @@ async def _large_text(live: Live, emit: Emit) -> None:
     artifact that holds the whole text."""
     call = await live.fixture_call(BIG_TEXT)
     text = big_text()
-    envelope, findings = judge_success(call, "tool_execute")
+    through = _through(live, call, BIG_TEXT)
+    envelope, findings = judge_success(call, "tool_execute") if through is None else ({}, through)
     summary = str(envelope.get("summary", ""))
     size = len(text.encode("utf-8"))
     if envelope:
@@ -538,7 +560,8 @@ def _json_artifact(art: dict[str, Any]) -> bool:
 
 async def _structured(live: Live, emit: Emit) -> None:
     call = await live.fixture_call(STRUCTURED)
-    envelope, findings = judge_success(call, "tool_execute")
+    through = _through(live, call, STRUCTURED)
+    envelope, findings = judge_success(call, "tool_execute") if through is None else ({}, through)
     arts = _artifacts(call)
     if envelope:
         if not any(_json_artifact(a) for a in arts):
@@ -576,7 +599,8 @@ _IMAGE_SIZE: Final = Rule(
 
 async def _image(live: Live, emit: Emit) -> None:
     call = await live.fixture_call(IMAGE)
-    envelope, findings = judge_success(call, "tool_execute")
+    through = _through(live, call, IMAGE)
+    envelope, findings = judge_success(call, "tool_execute") if through is None else ({}, through)
     found = [a for a in _artifacts(call) if a.get("media_type") == "image/png"]
     if envelope and not found:
         findings.append(Finding(_IMAGE, "", _artifacts(call)))
@@ -871,6 +895,8 @@ async def _payloads(live: Live, emit: Emit) -> None:
         document, _ = call.document()
         if isinstance(document, dict) and "status" in document and "error" not in document:
             continue  # a failed tool's envelope (AM-UPSTREAM-ISERROR): execute/upstream-error
+        if tool == "tool_execute" and await _passed_failure(live, call):
+            continue  # the upstream's own isError result passed through: execute/upstream-error
         payload, _ = payload_of(call)
         code = payload.get("error") if payload else None
         key = (
@@ -888,6 +914,15 @@ async def _payloads(live: Live, emit: Emit) -> None:
             input={call.name: call.arguments, "results": len(calls)},
             got=call.shown(),
         )
+
+
+async def _passed_failure(live: Live, call: CallResult) -> bool:
+    """Whether a transparent proxy's error result is the failing fixture tool's own result
+    passed through (seed 000 §4.1 "returns the result"), at --level seed."""
+    args = call.arguments if isinstance(call.arguments, dict) else {}
+    if live.level != "seed" or args.get("tool_id") != (await live.fixture_ids()).get(FAILS):
+        return False
+    return _through(live, call, FAILS) == []
 
 
 def _shape(call: CallResult) -> list[Finding]:

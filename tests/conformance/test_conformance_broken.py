@@ -85,7 +85,9 @@ def test_trailing_newline_accepted(tmp_path, cases) -> None:
     assert "TOOLID-GRAMMAR" in [q.id for q in failed[name].requirements]
     assert failed[name].reason == "expected error CATALOG_ERROR, got success"
     path_case = "functions/grammar_match/vectors/grammars/path/invalid/'/github\\n'"
-    assert "PATH-GRAMMAR" in [q.id for q in failed[path_case].requirements]
+    # the full-match rule's (AM-FULLMATCH), not the path grammar's bounds (AM-PATH-BOUNDS)
+    assert [q.id for q in failed[path_case].requirements] == ["ERROR-PATH-INVALID"]
+    assert failed[path_case].amended_by == ("AM-FULLMATCH",)
 
 
 def test_wrong_error_code(tmp_path, cases) -> None:

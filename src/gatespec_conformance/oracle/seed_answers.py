@@ -22,13 +22,15 @@ None), the two fields of families.Property.
 
 from __future__ import annotations
 
+import json
 import math
+import re
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from gatespec_conformance.tokens import count_tokens
 
-__all__ = ["annotation_property", "seed_property", "truncation_property"]
+__all__ = ["annotation_property", "seed_property", "seed_stringified", "truncation_property"]
 
 SEED_TERMINATORS: Final = (".", "!", "?")  # seed 000 §2.4, as written
 ELLIPSIS: Final = "\u2026"
@@ -116,3 +118,51 @@ def annotation_property(annotations: Mapping[str, Any]) -> Judged:
         return None
 
     return says, judge
+
+
+# ------------------------------------------------------------------ stringified banned content
+
+# Seed 000 §2.2: "A ChoiceCard MUST NOT carry, in any form (including stringified or nested
+# inside tags): args_schema / inputSchema; output_schema / outputSchema; Examples or sample
+# invocations; Free-form metadata maps (annotations, _meta, etc.); Server URLs or transport
+# identifiers". Read as written, text stringifies one of them when it names such a field and
+# gives it a value of that kind (a schema or a metadata map is a JSON object, examples a JSON
+# object or array, a server or transport field a URL or a transport name). A bare JSON object
+# with a "properties" key, a field name with no such value ("args_schema: x",
+# '"input_schema"={...}') or a banned name given a value of another kind ("server_url: {...}"
+# carries no URL) is budgets.yaml banned.stringified's wider reading, not the seed's.
+_SCHEMA_NAMES: Final = (
+    "args_schema",
+    "inputSchema",
+    "input_schema",
+    "output_schema",
+    "outputSchema",
+)
+_MAP_NAMES: Final = ("annotations", "_meta", "metadata")
+_EXAMPLE_NAMES: Final = ("examples", "example")
+_NAMES: Final = "|".join(re.escape(n) for n in (*_SCHEMA_NAMES, *_MAP_NAMES, *_EXAMPLE_NAMES))
+_NAMED: Final = re.compile(rf"""["']?({_NAMES})["']?\s*[:=]\s*""")
+# a server URL or transport identifier given to a field that names one
+_TRANSPORT: Final = re.compile(
+    r"""["']?(server_url|url|transport|command)["']?\s*[:=]\s*["']?"""
+    r"""([a-z][a-z0-9+.-]*://\S+|stdio|sse|streamable-http|websocket)""",
+    re.IGNORECASE,
+)
+
+
+def seed_stringified(text: str) -> str | None:
+    """The §2.2 field `text` carries stringified, as the seed itself words the ban (see above),
+    or None."""
+    decoder = json.JSONDecoder()
+    for found in _NAMED.finditer(text):
+        try:
+            value, _end = decoder.raw_decode(text, found.end())
+        except json.JSONDecodeError:
+            continue
+        name = found.group(1)
+        if name in _EXAMPLE_NAMES and isinstance(value, dict | list):
+            return name
+        if isinstance(value, dict):
+            return name
+    found_transport = _TRANSPORT.search(text)
+    return found_transport.group(1) if found_transport else None

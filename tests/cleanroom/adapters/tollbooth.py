@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from tollbooth import catalog, surface, toolid
+from tollbooth import catalog, paths, surface, toolid
 from tollbooth.errors import CatalogError, GatewayError
 
 _PROBE_ID = "probe:probe#00000000"  # any grammatical id: annotation_fields builds a card for it
@@ -28,8 +28,12 @@ def _grammar(grammar: str, value: str) -> Any:
         "version": (toolid.is_version, "CATALOG_ERROR"),
         "hash8": (lambda v: toolid._HASH8.fullmatch(v) is not None, "CATALOG_ERROR"),
         "path": (lambda v: surface.validate_path(v) is None, "PATH_INVALID"),
-        # a deeper segment: §3.2 lets it start with a digit, the root must be a namespace
-        "path_segment": (lambda v: surface.validate_path(f"/x/{v}") is None, "PATH_INVALID"),
+        # one segment, by tollbooth's own §3.2 production (`segment = ... | "*"`); embedding it
+        # in a path would let a "/" inside it through ("a/b" read as two segments)
+        "path_segment": (
+            lambda v: v == paths.WILDCARD or paths.SEGMENT_RE.fullmatch(v) is not None,
+            "PATH_INVALID",
+        ),
     }
     if grammar not in checks:
         return {"unsupported": True}
