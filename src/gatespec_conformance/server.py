@@ -40,7 +40,12 @@ from gatespec_conformance.report import (
 )
 from gatespec_conformance.rules import foreign_seeds
 from gatespec_conformance.server_access import FAMILIES as ACCESS
-from gatespec_conformance.server_aggregate import AGG_FIXTURE_PAGE, AGG_IUT_PAGE, AGG_SERVERS
+from gatespec_conformance.server_aggregate import (
+    AGG_FIXTURE_PAGE,
+    AGG_IUT_PAGE,
+    AGG_MCP_VALID_ONLY,
+    AGG_SERVERS,
+)
 from gatespec_conformance.server_aggregate import FAMILIES as AGGREGATE
 from gatespec_conformance.server_browse import FAMILIES as BROWSE
 from gatespec_conformance.server_checks import (
@@ -124,18 +129,44 @@ class FixtureFiles:
         }
 
 
+def fixture_env() -> dict[str, str]:
+    """The environment a fixture entry of {mcp_config} carries: PYTHONPATH naming the folders
+    this kit's own packages were imported from, so that an IUT starting its upstreams with a
+    clean environment (the MCP SDK's default: PATH, HOME, …) runs the fixture the kit reads its
+    expectations from, not another installed copy."""
+    import os
+
+    import gatespec_surface
+
+    roots = [
+        str(Path(module.__file__).resolve().parents[1])
+        for module in (sys.modules["gatespec_conformance"], gatespec_surface)
+        if module.__file__
+    ]
+    roots += [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    return {"PYTHONPATH": os.pathsep.join(dict.fromkeys(roots))}
+
+
 def fixture_servers(
     call_log: str | Path, profile: str, tools: int | None = None, well_formed_only: bool = False
 ) -> dict[str, dict[str, Any]]:
     """The mcpServers entries fronting the fixture: one (key "fixture"), or for the aggregate
-    profile two rich ones (AGG_SERVERS) sharing one call log, each naming itself in it."""
+    profile two rich ones (AGG_SERVERS) sharing one call log, each naming itself in it and
+    serving only tools MCP's Tool schema allows (AGG_MCP_VALID_ONLY)."""
     if profile != "aggregate":
         argv = fixture_argv(call_log, tools=tools, well_formed_only=well_formed_only)
-        return {FIXTURE_KEY: {"command": argv[0], "args": argv[1:]}}
+        return {FIXTURE_KEY: {"command": argv[0], "args": argv[1:], "env": fixture_env()}}
     out = {}
     for key in AGG_SERVERS:
-        argv = fixture_argv(call_log, tools=tools, rich=True, page_size=AGG_FIXTURE_PAGE, name=key)
-        out[key] = {"command": argv[0], "args": argv[1:]}
+        argv = fixture_argv(
+            call_log,
+            tools=tools,
+            rich=True,
+            page_size=AGG_FIXTURE_PAGE,
+            name=key,
+            mcp_valid_only=AGG_MCP_VALID_ONLY,
+        )
+        out[key] = {"command": argv[0], "args": argv[1:], "env": fixture_env()}
     return out
 
 

@@ -39,9 +39,18 @@ if TYPE_CHECKING:
     from gatespec_conformance.live_client import CallResult
     from gatespec_conformance.server_facts import Live
 
-__all__ = ["AGG_FIXTURE_PAGE", "AGG_IUT_PAGE", "AGG_SERVERS", "FAMILIES"]
+__all__ = ["AGG_FIXTURE_PAGE", "AGG_IUT_PAGE", "AGG_MCP_VALID_ONLY", "AGG_SERVERS", "FAMILIES"]
 
 AGG_SERVERS: Final = ("alpha", "beta")
+# The aggregate fixtures serve only tool entries MCP's schema allows (Tool.inputSchema is
+# required and is {"type": "object", ...}). Seeds 001 and 004 say nothing about an upstream
+# that breaks MCP, and an MCP client may refuse a whole page holding such an entry (the
+# official SDK's client does: "Server X sent an invalid response"), which is what seed 001
+# "registry fetches all tools from the client (handling pagination)" builds on. No amendment
+# asks an aggregate to survive such an upstream, so no level judges it: the entries would only
+# hide every other tool of that page. (The gateway and transparent profiles keep them: seed
+# 000's catalog is checked for surviving them, AM-CARD-OVER-CAP and its kin.)
+AGG_MCP_VALID_ONLY: Final = True
 AGG_FIXTURE_PAGE: Final = 7  # the fixtures' own pages: the IUT must follow their cursors
 AGG_IUT_PAGE: Final = 10  # the page size the kit's own gatespec config asks for
 _EXTRA: Final = "gamma"  # the server a registry change adds
@@ -64,8 +73,9 @@ def expected_tools(server: str) -> tuple[list[str], set[str], set[str]]:
     required: list[str] = []
     optional: set[str] = set()
     forbidden: set[str] = set()
-    either = {t.name for t in fixture_tools() if t.expect == "either"}
-    for tool in [t.wire() for t in fixture_tools()] + list(RELAY_TOOLS):
+    served = fixture_tools(mcp_valid_only=AGG_MCP_VALID_ONLY)
+    either = {t.name for t in served if t.expect == "either"}
+    for tool in [t.wire() for t in served] + list(RELAY_TOOLS):
         name = f"{server}__{tool['name']}"
         if not is_aggregate_name(name):
             forbidden.add(name)
@@ -138,7 +148,9 @@ async def _namespacing(live: Live, emit: Emit) -> None:
         findings = []
         missing = [n for n in required if n not in listed]
         if missing:
-            findings.append(Finding(_LISTED, f"{len(missing)} missing: {missing[:5]}", missing[:5]))
+            # the example is what the IUT did list under this server (the report's "got")
+            got = [n for n in names if n.startswith(f"{server}__")][:20]
+            findings.append(Finding(_LISTED, f"{len(missing)} missing: {missing[:5]}", got))
         shown = sorted(forbidden & listed)
         if shown:
             findings.append(Finding(_UNSPLITTABLE, f"listed: {shown[:5]}", shown[:5]))
@@ -151,7 +163,8 @@ async def _namespacing(live: Live, emit: Emit) -> None:
     if twice:
         findings.append(Finding(_TWICE, f"{twice[:5]}", twice[:5]))
     if not {"alpha__echo", "beta__echo"} <= listed:
-        findings.append(Finding(_SAME_NAME, "alpha__echo and beta__echo", sorted(listed)[:10]))
+        echoes = sorted(n for n in listed if n.endswith("__echo"))
+        findings.append(Finding(_SAME_NAME, f"alpha__echo and beta__echo: got {echoes}", echoes))
     emit.judge("one-list", findings, input="tools/list", got=names[:40])
 
 
@@ -323,10 +336,10 @@ async def _pagination(live: Live, emit: Emit) -> None:
         required, _, _ = expected_tools(server)
         last_page = required[-AGG_FIXTURE_PAGE:]  # on the fixture's last pages
         missing = [n for n in last_page if n not in names]
-        problem = [Finding(_PAGES, f"{missing}", missing)] if missing else None
-        emit.judge(
-            f"upstream-cursors/{server}", problem, expected=last_page, got=sorted(names)[:30]
-        )
+        # the example (the report's "got") is what the IUT listed under this server
+        got = sorted(n for n in names if n.startswith(f"{server}__"))[:30]
+        problem = [Finding(_PAGES, f"missing {missing}", got)] if missing else None
+        emit.judge(f"upstream-cursors/{server}", problem, expected=last_page, got=got)
     try:
         await live.session.page("tools/list", "bm90LWEtY3Vyc29yLW9mLXlvdXJz")
         problem = [Finding(_CURSOR, "it answered a page", None)]
