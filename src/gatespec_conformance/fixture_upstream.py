@@ -65,6 +65,7 @@ __all__ = [
     "HANG",
     "IMAGE",
     "IMAGE_BYTES",
+    "MCP_VALID_ONLY_PROFILES",
     "STRUCTURED",
     "STRUCTURED_CONTENT",
     "FixtureTool",
@@ -76,6 +77,16 @@ __all__ = [
 ]
 
 Expect = Literal["admit", "exclude", "either"]
+
+# The profiles whose fixtures serve only tool entries MCP's schema allows (`--mcp-valid-only`:
+# Tool.inputSchema is required and is {"type": "object", ...}). Their seeds say nothing of an
+# upstream that breaks MCP: seed 003's operations come from alknet's own registry, and seed
+# 001's "registry fetches all tools from the client (handling pagination)" builds on MCP
+# answers. An MCP client may refuse a whole tools/list page holding such an entry (the official
+# SDK's does: "Server X sent an invalid response"), which would hide every other tool of that
+# page; no amendment asks these profiles to survive it, so no level judges it there. The
+# gateway and transparent profiles keep every entry: seed 000's catalog is judged on them.
+MCP_VALID_ONLY_PROFILES: Final = frozenset({"search", "aggregate"})
 
 # Tools with behaviour the kit relies on.
 ECHO: Final = "echo"

@@ -27,7 +27,12 @@ from pathlib import Path
 from typing import Any, Final
 
 from gatespec_conformance import readings
-from gatespec_conformance.fixture_upstream import ENV_TOOLS, ENV_WELL_FORMED_ONLY, fixture_argv
+from gatespec_conformance.fixture_upstream import (
+    ENV_TOOLS,
+    ENV_WELL_FORMED_ONLY,
+    MCP_VALID_ONLY_PROFILES,
+    fixture_argv,
+)
 from gatespec_conformance.live_client import CallLog, IUTGone, LiveSession, Target
 from gatespec_conformance.report import (
     CheckResult,
@@ -152,9 +157,15 @@ def fixture_servers(
 ) -> dict[str, dict[str, Any]]:
     """The mcpServers entries fronting the fixture: one (key "fixture"), or for the aggregate
     profile two rich ones (AGG_SERVERS) sharing one call log, each naming itself in it and
-    serving only tools MCP's Tool schema allows (AGG_MCP_VALID_ONLY)."""
+    serving only tools MCP's Tool schema allows (MCP_VALID_ONLY_PROFILES, as the search
+    profile's fixture does)."""
     if profile != "aggregate":
-        argv = fixture_argv(call_log, tools=tools, well_formed_only=well_formed_only)
+        argv = fixture_argv(
+            call_log,
+            tools=tools,
+            well_formed_only=well_formed_only,
+            mcp_valid_only=profile in MCP_VALID_ONLY_PROFILES,
+        )
         return {FIXTURE_KEY: {"command": argv[0], "args": argv[1:], "env": fixture_env()}}
     out = {}
     for key in AGG_SERVERS:
@@ -180,7 +191,12 @@ def fixture_files(
     """The call log path, the fixture's command and an mcpServers file fronting it."""
     directory.mkdir(parents=True, exist_ok=True)
     log = call_log or directory / "calls.jsonl"
-    argv = fixture_argv(log, tools=tools, well_formed_only=well_formed_only)
+    argv = fixture_argv(
+        log,
+        tools=tools,
+        well_formed_only=well_formed_only,
+        mcp_valid_only=profile in MCP_VALID_ONLY_PROFILES,
+    )
     config = directory / "mcp.json"
     servers = fixture_servers(log, profile, tools, well_formed_only)
     config.write_text(json.dumps({"mcpServers": servers}, indent=1) + "\n")

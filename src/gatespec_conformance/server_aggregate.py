@@ -28,7 +28,7 @@ from gatespec_conformance.fixture_rich import (
     RESOURCES,
     TEMPLATE,
 )
-from gatespec_conformance.fixture_upstream import fixture_tools
+from gatespec_conformance.fixture_upstream import MCP_VALID_ONLY_PROFILES, fixture_tools
 from gatespec_conformance.payloads import payload_of
 from gatespec_conformance.rules import SPEC, Finding, Rule, charged_to
 from gatespec_conformance.server_checks import Emit, Family
@@ -42,15 +42,8 @@ if TYPE_CHECKING:
 __all__ = ["AGG_FIXTURE_PAGE", "AGG_IUT_PAGE", "AGG_MCP_VALID_ONLY", "AGG_SERVERS", "FAMILIES"]
 
 AGG_SERVERS: Final = ("alpha", "beta")
-# The aggregate fixtures serve only tool entries MCP's schema allows (Tool.inputSchema is
-# required and is {"type": "object", ...}). Seeds 001 and 004 say nothing about an upstream
-# that breaks MCP, and an MCP client may refuse a whole page holding such an entry (the
-# official SDK's client does: "Server X sent an invalid response"), which is what seed 001
-# "registry fetches all tools from the client (handling pagination)" builds on. No amendment
-# asks an aggregate to survive such an upstream, so no level judges it: the entries would only
-# hide every other tool of that page. (The gateway and transparent profiles keep them: seed
-# 000's catalog is checked for surviving them, AM-CARD-OVER-CAP and its kin.)
-AGG_MCP_VALID_ONLY: Final = True
+# The aggregate fixtures serve only tool entries MCP's schema allows (MCP_VALID_ONLY_PROFILES).
+AGG_MCP_VALID_ONLY: Final = "aggregate" in MCP_VALID_ONLY_PROFILES
 AGG_FIXTURE_PAGE: Final = 7  # the fixtures' own pages: the IUT must follow their cursors
 AGG_IUT_PAGE: Final = 10  # the page size the kit's own gatespec config asks for
 _EXTRA: Final = "gamma"  # the server a registry change adds
