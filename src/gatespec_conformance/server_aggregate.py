@@ -420,10 +420,24 @@ _OFFERED: Final = Rule(
 )
 
 
+async def _advertised(client: Any) -> Any:
+    """The capabilities the IUT advertises. A 2026-07-28 client started in that mode (the
+    kit's --protocol 2026-07-28: mcp.Client(mode="2026-07-28")) adopts a synthesized discover
+    result without asking the server, so the kit asks server/discover itself; a handshake-era
+    session has them from initialize."""
+    import mcp_types as types
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+    if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        raw = await client.session.send_discover(client.protocol_version)
+        return types.DiscoverResult.model_validate(raw).capabilities
+    return client.server_capabilities
+
+
 async def _capabilities(live: Live, emit: Emit) -> None:
     client = live.session.client
     assert client is not None
-    caps = client.server_capabilities
+    caps = await _advertised(client)
     got = caps.model_dump(by_alias=True, exclude_none=True) if caps is not None else {}
     findings = []
     if "prompts" not in got or "resources" not in got:

@@ -74,6 +74,9 @@ def test_the_config_starts_the_kits_own_fixture(tmp_path: Path) -> None:
     (entry,) = single["mcpServers"].values()
     assert "--mcp-valid-only" not in entry["args"]  # the gateway's fixture keeps every entry
     assert entry["env"]["PYTHONPATH"].split(":")[0] == root
+    search = sv.fixture_files(tmp_path / "search", profile="search")
+    (entry,) = json.loads(search.mcp_config.read_text())["mcpServers"].values()
+    assert "--mcp-valid-only" in entry["args"] and "--mcp-valid-only" in search.argv
 
 
 @pytest.mark.parametrize("era", ERAS)
