@@ -558,6 +558,9 @@ class VectorCase(Strict):
     # wording answers instead (checked at the kit's seed level).
     amended_by: list[str] = []
     seed_expect: dict[str, Any] | None = None
+    # Where two seeds disagree (or one leaves room), every answer a seed permits: the kit's
+    # seed level accepts any of them. Instead of seed_expect, never with it.
+    seed_expect_any: list[dict[str, Any]] | None = None
 
 
 class Vectors(Strict):
@@ -983,7 +986,16 @@ def resolve_references(spec: Spec) -> None:
                 requirement("vectors.yaml", f"{where}.requirements", rid)
             for a in case.amended_by:
                 amendment("vectors.yaml", f"{where}.amended_by", a)
-            if case.seed_expect is not None and not case.amended_by:
+            if case.seed_expect is not None and case.seed_expect_any is not None:
+                errors.append(
+                    SpecError("vectors.yaml", f"{where}.seed_expect_any", "not with seed_expect")
+                )
+            if case.seed_expect_any is not None and len(case.seed_expect_any) < 2:
+                errors.append(
+                    SpecError("vectors.yaml", f"{where}.seed_expect_any", "two answers or more")
+                )
+            seed_answers = [case.seed_expect, *(case.seed_expect_any or [])]
+            if any(a is not None for a in seed_answers) and not case.amended_by:
                 errors.append(
                     SpecError(
                         "vectors.yaml",
@@ -992,7 +1004,11 @@ def resolve_references(spec: Spec) -> None:
                         "name it in amended_by",
                     )
                 )
-            for key, answer in (("expect", case.expect), ("seed_expect", case.seed_expect)):
+            answers = [("expect", case.expect), ("seed_expect", case.seed_expect)]
+            answers += [
+                (f"seed_expect_any[{i}]", a) for i, a in enumerate(case.seed_expect_any or [])
+            ]
+            for key, answer in answers:
                 if answer is None:
                     continue
                 if len(answer) != 1 or not ({"ok", "error"} & set(answer)):

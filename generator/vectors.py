@@ -150,7 +150,8 @@ def meta_schema(spec: Spec) -> dict[str, Any]:
             '{"ok": value} on success or {"error": CODE} with an error code of the spec. '
             "requirements and description say what the case evidences; amended_by lists the "
             "amendments its expected answer depends on, and seed_expect, when present, is the "
-            "answer the seed's own wording gives instead."
+            "answer the seed's own wording gives instead; seed_expect_any lists every answer "
+            "the seeds permit where they disagree (any of them is a seed's)."
         ),
         "type": "object",
         "required": ["spec_version", "spec_hash", "cases"],
@@ -185,6 +186,7 @@ def meta_schema(spec: Spec) -> dict[str, Any]:
                         "input": {"type": "object"},
                         "expect": answer,
                         "seed_expect": answer,
+                        "seed_expect_any": {"type": "array", "minItems": 2, "items": answer},
                     },
                 },
             },

@@ -2,7 +2,7 @@
 
     gatespec-conformance fixture-upstream [--call-log FILE] [--add-tool-after SECONDS]
                                           [--tools N] [--well-formed-only]
-                                          [--rich] [--page-size N]
+                                          [--mcp-valid-only] [--rich] [--page-size N]
     python -m gatespec_conformance.fixture_upstream [same options]
 
 The implementation under test (IUT) fronts this server; the kit knows every tool it lists
@@ -65,6 +65,7 @@ __all__ = [
     "HANG",
     "IMAGE",
     "IMAGE_BYTES",
+    "MCP_VALID_ONLY_PROFILES",
     "STRUCTURED",
     "STRUCTURED_CONTENT",
     "FixtureTool",
@@ -77,6 +78,16 @@ __all__ = [
 ]
 
 Expect = Literal["admit", "exclude", "either"]
+
+# The profiles whose fixtures serve only tool entries MCP's schema allows (`--mcp-valid-only`:
+# Tool.inputSchema is required and is {"type": "object", ...}). Their seeds say nothing of an
+# upstream that breaks MCP: seed 003's operations come from alknet's own registry, and seed
+# 001's "registry fetches all tools from the client (handling pagination)" builds on MCP
+# answers. An MCP client may refuse a whole tools/list page holding such an entry (the official
+# SDK's does: "Server X sent an invalid response"), which would hide every other tool of that
+# page; no amendment asks these profiles to survive it, so no level judges it there. The
+# gateway and transparent profiles keep every entry: seed 000's catalog is judged on them.
+MCP_VALID_ONLY_PROFILES: Final = frozenset({"search", "aggregate"})
 
 # Tools with behaviour the kit relies on.
 ECHO: Final = "echo"
@@ -130,6 +141,14 @@ class FixtureTool:
     def version(self) -> str | None:
         value = (self.meta or {}).get("version")
         return value if isinstance(value, str) else None
+
+    @property
+    def mcp_valid(self) -> bool:
+        """An entry MCP's schema allows: Tool.inputSchema is required and is an object schema
+        ({"type": "object", ...}). An MCP client may reject a whole tools/list page holding any
+        other entry (the official SDK's does: "sent an invalid response")."""
+        schema = self.input_schema
+        return self.has_input_schema and isinstance(schema, dict) and schema.get("type") == "object"
 
     @property
     def schema_dict(self) -> dict[str, Any]:
@@ -391,13 +410,16 @@ def _generated(n: int) -> FixtureTool:
 
 
 def fixture_tools(
-    count: int | None = None, well_formed_only: bool = False
+    count: int | None = None, well_formed_only: bool = False, mcp_valid_only: bool = False
 ) -> tuple[FixtureTool, ...]:
     """The catalog served: all of FIXTURE_TOOLS by default; with `count`, that many well-formed
     tools (the catalog's first, then generated ones), followed by the entries that must or may
-    be excluded unless `well_formed_only`."""
+    be excluded unless `well_formed_only`; `mcp_valid_only` leaves out the entries MCP's Tool
+    schema does not allow (`FixtureTool.mcp_valid`) and keeps the rest."""
     admitted = [t for t in FIXTURE_TOOLS if t.expect == "admit"]
     others = [t for t in FIXTURE_TOOLS if t.expect != "admit"]
+    if mcp_valid_only:
+        others = [t for t in others if t.mcp_valid]
     if count is not None:
         admitted = admitted[:count] + [_generated(n) for n in range(1, count - len(admitted) + 1)]
     return (*admitted, *([] if well_formed_only else others))
@@ -411,6 +433,7 @@ def fixture_argv(
     rich: bool = False,
     page_size: int | None = None,
     name: str | None = None,
+    mcp_valid_only: bool = False,
 ) -> list[str]:
     """The command that starts this server (no PATH lookup of a console script needed)."""
     argv = [python or sys.executable, "-m", "gatespec_conformance.fixture_upstream"]
@@ -420,6 +443,8 @@ def fixture_argv(
         argv += ["--tools", str(tools)]
     if well_formed_only:
         argv.append("--well-formed-only")
+    if mcp_valid_only:
+        argv.append("--mcp-valid-only")
     if rich:
         argv.append("--rich")
     if page_size is not None:
@@ -645,6 +670,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="leave out the entries an IUT must or may exclude (malformed, bad names, over cap)",
     )
     parser.add_argument(
+        "--mcp-valid-only",
+        action="store_true",
+        help="leave out the entries MCP's Tool schema does not allow (an inputSchema that is "
+        "missing or not an object schema); keep the other entries an IUT must or may exclude",
+    )
+    parser.add_argument(
         "--rich",
         action="store_true",
         help="also serve prompts, resources, templates, completion, subscriptions, logging and "
@@ -693,7 +724,7 @@ def run(args: argparse.Namespace, *_: Any) -> int:
     if call_log is not None:
         call_log.parent.mkdir(parents=True, exist_ok=True)
         call_log.touch()  # exists from the start: an empty log means "no calls yet"
-    tools = fixture_tools(*_from_env(args))
+    tools = fixture_tools(*_from_env(args), mcp_valid_only=args.mcp_valid_only)
     anyio.run(_serve, call_log, args.add_tool_after, tools, args.rich, args.page_size, args.name)
     return 0
 

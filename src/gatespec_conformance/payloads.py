@@ -23,6 +23,7 @@ from gatespec_conformance.rules import (
     SPEC,
     Finding,
     Rule,
+    charged_to,
     with_facts,
 )
 from gatespec_surface.descriptors import output_schema
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
 __all__ = [
     "QUOTED_MAX",
     "judge_answer",
+    "judge_call_error",
     "judge_error",
     "judge_failed",
     "judge_rejection",
@@ -138,6 +140,36 @@ def judge_error(
         findings.append(Finding(SPEC_CODE_SET, repr(code), code))
     if seed_codes is not None and code not in seed_codes:
         findings.append(Finding(SEED_CODE_SET, repr(code), code))
+    if code not in codes:
+        findings.append(
+            Finding(WRONG_CODE, f"expected {' or '.join(sorted(codes))}, got {code}", code)
+        )
+    return findings
+
+
+# Seed 003 (the search profile) has its own errors: Decision 4 "`isError: true` for a
+# `CallError` with the typed `details` payload per ADR-023", Decision 5 "gets `FORBIDDEN`
+# (mapped to an MCP error result)". It names no field of a CallError and closes no code set:
+# §3.4's payload and seed 002's codes reach the search profile through AM-SEARCH-CALL-RESULT
+# ("a failure of the gateway itself ... is an isError result carrying the ErrorPayload").
+CALL_ERROR_AMENDMENT: Final = "AM-SEARCH-CALL-RESULT"
+
+
+def judge_call_error(call: CallResult, codes: Collection[str], level: str) -> list[Finding]:
+    """Every rule a search-profile error answer breaks. At --level seed: an isError result
+    carrying a JSON object (either carrier) whose code (readings.call_error_code, under any
+    member) is one of `codes`. At --level spec: judge_error's §3.4 payload, its shape and code
+    set resting on AM-SEARCH-CALL-RESULT."""
+    if level != "seed":
+        shape = (SHAPE, CLOSED, BOUNDS, SPEC_CODE_SET, SEED_CODE_SET)
+        return [
+            charged_to(f, CALL_ERROR_AMENDMENT) if f.rule in shape else f
+            for f in judge_error(call, codes, None)
+        ]
+    payload, findings = payload_of(call)
+    if payload is None:
+        return findings
+    code = readings.call_error_code(payload)
     if code not in codes:
         findings.append(
             Finding(WRONG_CODE, f"expected {' or '.join(sorted(codes))}, got {code}", code)

@@ -20,7 +20,15 @@ answers through this module, so one reading holds for all of them (docs/conforma
 * `selectors`: the ``selector`` values to try on tool_view, in the form the implementation's
   own declared inputSchema takes (a string, an object, or none at all): seed 000 §4.2 defers
   tool_view's selector to #34;
-* `error_payload`: a §3.4 payload, any other fields allowed (its judgement is payloads.py's).
+* `error_payload`: a §3.4 payload, any other fields allowed (its judgement is payloads.py's);
+* `search_hits`, `hit_operation`, `batch_items`, `call_error_code`: the hits of a search-profile `search` and the operation each
+  names. Seed 003 Decision 3: search "returns operation names, namespaces, types, and short
+  descriptions": no container and no field names, so the hits may be a bare list, the spec's
+  ``hits`` or an object's one list of objects (``operations``, ``results``), and a hit's
+  operation may sit under ``operation`` (§4's `call` takes ``{ operation: "/fs/readFile" }``)
+  or ``name`` (its "operation names"); batch's items likewise (Decision 4 "returns an array of
+  results"), and an error's code under whichever member holds it (Decision 4 "a `CallError`
+  with the typed `details` payload": no field named).
 
 Nothing here decides pass or fail: a reading gives the value and says where it was found;
 the families judge it. A reading never invents content: what no permitted form carries is
@@ -30,6 +38,7 @@ None, and the family fails with what was sent (`sent`).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
@@ -41,6 +50,8 @@ if TYPE_CHECKING:
     from gatespec_conformance.live_client import CallResult
 
 __all__ = [
+    "BATCH_OUTPUT_KEYS",
+    "HIT_OPERATION_KEYS",
     "INPUT_SCHEMA_KEYS",
     "OMITTED",
     "OUTPUT_SCHEMA_KEYS",
@@ -50,8 +61,12 @@ __all__ = [
     "answer",
     "answer_of",
     "cards_of",
+    "batch_items",
+    "call_error_code",
     "error_payload",
+    "hit_operation",
     "prose",
+    "search_hits",
     "hydrated",
     "selectors",
     "sent",
@@ -370,3 +385,69 @@ def passed_through(call: CallResult, upstream: Any) -> list[str] | None:
     if bool(got.is_error) != bool(upstream.is_error):
         differs.append(f"isError {bool(got.is_error)}, the upstream's {bool(upstream.is_error)}")
     return differs
+
+
+# ------------------------------------------------------------------ search (seed 003)
+
+# Where a hit names its operation: the spec's SearchHit field first (AM-SEARCH-HITS), then the
+# seed's own word for it (Decision 3 "operation names").
+HIT_OPERATION_KEYS: Final = ("operation", "name")
+
+
+def _object_list(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(x, dict) for x in value)
+
+
+def _one_list(document: Any, key: str) -> tuple[list[dict[str, Any]] | None, str | None]:
+    """(a list of objects an answer holds, the member that held it: None for a bare list), or
+    (None, None): a bare list of objects; an object's `key` (the spec's member) when it is one;
+    else the object's only member that is a list of objects (two lists are no one answer)."""
+    if _object_list(document):
+        return list(document), None
+    if not isinstance(document, dict):
+        return None, None
+    if key in document:
+        found = document[key]
+        return (list(found), key) if _object_list(found) else (None, None)
+    lists = [(k, v) for k, v in document.items() if isinstance(v, list)]
+    if len(lists) == 1 and _object_list(lists[0][1]):
+        return list(lists[0][1]), lists[0][0]
+    return None, None
+
+
+def search_hits(document: Any) -> tuple[list[dict[str, Any]] | None, str | None]:
+    """(the hits of a search answer, the member that held them: None for a bare list), or
+    (None, None) when it carries no list of hits: a bare list of objects; an object's ``hits``
+    (the spec's SearchResult) when it is one; else the object's only member that is a list of
+    objects (``operations``; two such lists are no one answer)."""
+    return _one_list(document, "hits")
+
+
+def batch_items(document: Any) -> tuple[list[dict[str, Any]] | None, str | None]:
+    """(the items of a batch answer, the member that held them), as `search_hits`: seed 003
+    Decision 4 "returns an array of results" names no member; the spec's is ``results``."""
+    return _one_list(document, "results")
+
+
+# Where a batch item carries its call's output: the spec's BatchItemResult field, MCP's
+# casing of it, and seed 003's own word (Decision 1: call "Returns the operation's output").
+BATCH_OUTPUT_KEYS: Final = ("structured_content", "structuredContent", "output")
+_CODE_TOKEN: Final = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*")
+
+
+def call_error_code(payload: Any) -> Any:
+    """The code of a search-profile error payload (seed 003 Decision 4 "a `CallError` with the
+    typed `details` payload", Decision 5 "gets `FORBIDDEN`"; the seed names no field for the
+    code): §3.4's ``error`` when it is text, else the payload's one top-level member whose
+    value is a code (upper snake case, as ``FORBIDDEN``), else None (none, or several)."""
+    if not isinstance(payload, dict):
+        return None
+    if isinstance(payload.get("error"), str):
+        return payload["error"]
+    codes = [v for v in payload.values() if isinstance(v, str) and _CODE_TOKEN.fullmatch(v)]
+    return codes[0] if len(codes) == 1 else None
+
+
+def hit_operation(hit: dict[str, Any]) -> Any:
+    """The operation a hit names (HIT_OPERATION_KEYS, first present), or None."""
+    return next((hit[k] for k in HIT_OPERATION_KEYS if k in hit), None)

@@ -27,7 +27,12 @@ from pathlib import Path
 from typing import Any, Final
 
 from gatespec_conformance import readings
-from gatespec_conformance.fixture_upstream import ENV_TOOLS, ENV_WELL_FORMED_ONLY, fixture_argv
+from gatespec_conformance.fixture_upstream import (
+    ENV_TOOLS,
+    ENV_WELL_FORMED_ONLY,
+    MCP_VALID_ONLY_PROFILES,
+    fixture_argv,
+)
 from gatespec_conformance.live_client import CallLog, IUTGone, LiveSession, Target
 from gatespec_conformance.report import (
     CheckResult,
@@ -40,7 +45,12 @@ from gatespec_conformance.report import (
 )
 from gatespec_conformance.rules import foreign_seeds
 from gatespec_conformance.server_access import FAMILIES as ACCESS
-from gatespec_conformance.server_aggregate import AGG_FIXTURE_PAGE, AGG_IUT_PAGE, AGG_SERVERS
+from gatespec_conformance.server_aggregate import (
+    AGG_FIXTURE_PAGE,
+    AGG_IUT_PAGE,
+    AGG_MCP_VALID_ONLY,
+    AGG_SERVERS,
+)
 from gatespec_conformance.server_aggregate import FAMILIES as AGGREGATE
 from gatespec_conformance.server_browse import FAMILIES as BROWSE
 from gatespec_conformance.server_checks import (
@@ -124,18 +134,50 @@ class FixtureFiles:
         }
 
 
+def fixture_env() -> dict[str, str]:
+    """The environment a fixture entry of {mcp_config} carries: PYTHONPATH naming the folders
+    this kit's own packages were imported from, so that an IUT starting its upstreams with a
+    clean environment (the MCP SDK's default: PATH, HOME, …) runs the fixture the kit reads its
+    expectations from, not another installed copy."""
+    import os
+
+    import gatespec_surface
+
+    roots = [
+        str(Path(module.__file__).resolve().parents[1])
+        for module in (sys.modules["gatespec_conformance"], gatespec_surface)
+        if module.__file__
+    ]
+    roots += [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    return {"PYTHONPATH": os.pathsep.join(dict.fromkeys(roots))}
+
+
 def fixture_servers(
     call_log: str | Path, profile: str, tools: int | None = None, well_formed_only: bool = False
 ) -> dict[str, dict[str, Any]]:
     """The mcpServers entries fronting the fixture: one (key "fixture"), or for the aggregate
-    profile two rich ones (AGG_SERVERS) sharing one call log, each naming itself in it."""
+    profile two rich ones (AGG_SERVERS) sharing one call log, each naming itself in it and
+    serving only tools MCP's Tool schema allows (MCP_VALID_ONLY_PROFILES, as the search
+    profile's fixture does)."""
     if profile != "aggregate":
-        argv = fixture_argv(call_log, tools=tools, well_formed_only=well_formed_only)
-        return {FIXTURE_KEY: {"command": argv[0], "args": argv[1:]}}
+        argv = fixture_argv(
+            call_log,
+            tools=tools,
+            well_formed_only=well_formed_only,
+            mcp_valid_only=profile in MCP_VALID_ONLY_PROFILES,
+        )
+        return {FIXTURE_KEY: {"command": argv[0], "args": argv[1:], "env": fixture_env()}}
     out = {}
     for key in AGG_SERVERS:
-        argv = fixture_argv(call_log, tools=tools, rich=True, page_size=AGG_FIXTURE_PAGE, name=key)
-        out[key] = {"command": argv[0], "args": argv[1:]}
+        argv = fixture_argv(
+            call_log,
+            tools=tools,
+            rich=True,
+            page_size=AGG_FIXTURE_PAGE,
+            name=key,
+            mcp_valid_only=AGG_MCP_VALID_ONLY,
+        )
+        out[key] = {"command": argv[0], "args": argv[1:], "env": fixture_env()}
     return out
 
 
@@ -149,7 +191,12 @@ def fixture_files(
     """The call log path, the fixture's command and an mcpServers file fronting it."""
     directory.mkdir(parents=True, exist_ok=True)
     log = call_log or directory / "calls.jsonl"
-    argv = fixture_argv(log, tools=tools, well_formed_only=well_formed_only)
+    argv = fixture_argv(
+        log,
+        tools=tools,
+        well_formed_only=well_formed_only,
+        mcp_valid_only=profile in MCP_VALID_ONLY_PROFILES,
+    )
     config = directory / "mcp.json"
     servers = fixture_servers(log, profile, tools, well_formed_only)
     config.write_text(json.dumps({"mcpServers": servers}, indent=1) + "\n")

@@ -23,9 +23,10 @@ from typing import Any, Final
 
 import httpx2
 
+from gatespec_conformance import readings
 from gatespec_conformance.fixture_upstream import ADD_TOOL, BIG_TEXT, ECHO, FAILS, STRUCTURED
 from gatespec_conformance.live_client import CallResult
-from gatespec_conformance.payloads import QUOTED_MAX, payload_of
+from gatespec_conformance.payloads import QUOTED_MAX, judge_call_error, payload_of
 from gatespec_conformance.rules import SEED_META_TOOL_CODES, SPEC, Finding, Rule, seed_value
 from gatespec_conformance.server_checks import Emit, Family, expect_error
 from gatespec_conformance.server_facts import Live, NoFact, NotGiven
@@ -157,7 +158,7 @@ async def _shown(live: Live) -> tuple[set[str], list[str]]:
         texts += [_unscored(h) for h in hits]
         for query in ("read a file", "delete something"):
             texts += [_unscored(h) for h in await live.search_hits({"query": query})]
-        return {str(h.get("operation", "")).rsplit("/", 1)[-1] for h in hits}, texts
+        return {str(readings.hit_operation(h) or "").rsplit("/", 1)[-1] for h in hits}, texts
     listed = await live.listed_ids()
     if live.profile == "gateway":
         texts += [obs.text for obs in (await live.walk()).nodes.values()]
@@ -229,7 +230,10 @@ async def _forbidden(live: Live, emit: Emit) -> None:
             for label, tool, args in _attempts(live.profile, targets[name]):
                 mark = log.mark()
                 call = await restricted.call(tool, args)
-                findings = expect_error(call, {_FORBIDDEN}, _SEED_CODES)
+                if live.profile == "search":  # seed 003's CallError (payloads.judge_call_error)
+                    findings = judge_call_error(call, {_FORBIDDEN}, live.level)
+                else:
+                    findings = expect_error(call, {_FORBIDDEN}, _SEED_CODES)
                 reached = [e for e in log.since(mark) if e.get("name") == name]
                 if reached:
                     findings.append(Finding(_REACHED, "", reached[:2]))
@@ -240,12 +244,18 @@ async def _forbidden(live: Live, emit: Emit) -> None:
             key = await live.batch_key()
             call = await restricted.call("batch", {key: [*calls, {"operation": "/x/y"}]})
             document, _ = call.document()
-            items = document.get("results") if isinstance(document, dict) else None
+            items, _ = readings.batch_items(document)  # the array under any member at seed
             findings = []
-            if not isinstance(items, list) or len(items) != len(calls) + 1:
+            if items is None or len(items) != len(calls) + 1:
                 findings.append(Finding(_REACHED, "no result per call", call.shown()))
             else:
-                codes = [(i.get("error") or {}).get("error") for i in items[: len(calls)]]
+                # each failed item's error, its code under any member at --level seed (seed
+                # 003 names none: readings.call_error_code), §3.4's `error` at --level spec
+                errors = [i.get("error") or {} for i in items[: len(calls)]]
+                if live.level == "seed":
+                    codes = [readings.call_error_code(e) for e in errors]
+                else:
+                    codes = [e.get("error") if isinstance(e, dict) else None for e in errors]
                 if codes != [_FORBIDDEN] * len(calls):
                     findings.append(Finding(_REACHED, f"codes {codes}", items[:2]))
             reached = [e for e in log.since(mark) if e.get("name") in HIDDEN_PROBES]

@@ -28,7 +28,7 @@ from gatespec_conformance.fixture_rich import (
     RESOURCES,
     TEMPLATE,
 )
-from gatespec_conformance.fixture_upstream import fixture_tools
+from gatespec_conformance.fixture_upstream import MCP_VALID_ONLY_PROFILES, fixture_tools
 from gatespec_conformance.payloads import payload_of
 from gatespec_conformance.rules import SPEC, Finding, Rule, charged_to
 from gatespec_conformance.server_checks import Emit, Family
@@ -39,9 +39,11 @@ if TYPE_CHECKING:
     from gatespec_conformance.live_client import CallResult
     from gatespec_conformance.server_facts import Live
 
-__all__ = ["AGG_FIXTURE_PAGE", "AGG_IUT_PAGE", "AGG_SERVERS", "FAMILIES"]
+__all__ = ["AGG_FIXTURE_PAGE", "AGG_IUT_PAGE", "AGG_MCP_VALID_ONLY", "AGG_SERVERS", "FAMILIES"]
 
 AGG_SERVERS: Final = ("alpha", "beta")
+# The aggregate fixtures serve only tool entries MCP's schema allows (MCP_VALID_ONLY_PROFILES).
+AGG_MCP_VALID_ONLY: Final = "aggregate" in MCP_VALID_ONLY_PROFILES
 AGG_FIXTURE_PAGE: Final = 7  # the fixtures' own pages: the IUT must follow their cursors
 AGG_IUT_PAGE: Final = 10  # the page size the kit's own gatespec config asks for
 _EXTRA: Final = "gamma"  # the server a registry change adds
@@ -64,8 +66,9 @@ def expected_tools(server: str) -> tuple[list[str], set[str], set[str]]:
     required: list[str] = []
     optional: set[str] = set()
     forbidden: set[str] = set()
-    either = {t.name for t in fixture_tools() if t.expect == "either"}
-    for tool in [t.wire() for t in fixture_tools()] + list(RELAY_TOOLS):
+    served = fixture_tools(mcp_valid_only=AGG_MCP_VALID_ONLY)
+    either = {t.name for t in served if t.expect == "either"}
+    for tool in [t.wire() for t in served] + list(RELAY_TOOLS):
         name = f"{server}__{tool['name']}"
         if not is_aggregate_name(name):
             forbidden.add(name)
@@ -138,7 +141,9 @@ async def _namespacing(live: Live, emit: Emit) -> None:
         findings = []
         missing = [n for n in required if n not in listed]
         if missing:
-            findings.append(Finding(_LISTED, f"{len(missing)} missing: {missing[:5]}", missing[:5]))
+            # the example is what the IUT did list under this server (the report's "got")
+            got = [n for n in names if n.startswith(f"{server}__")][:20]
+            findings.append(Finding(_LISTED, f"{len(missing)} missing: {missing[:5]}", got))
         shown = sorted(forbidden & listed)
         if shown:
             findings.append(Finding(_UNSPLITTABLE, f"listed: {shown[:5]}", shown[:5]))
@@ -151,7 +156,8 @@ async def _namespacing(live: Live, emit: Emit) -> None:
     if twice:
         findings.append(Finding(_TWICE, f"{twice[:5]}", twice[:5]))
     if not {"alpha__echo", "beta__echo"} <= listed:
-        findings.append(Finding(_SAME_NAME, "alpha__echo and beta__echo", sorted(listed)[:10]))
+        echoes = sorted(n for n in listed if n.endswith("__echo"))
+        findings.append(Finding(_SAME_NAME, f"alpha__echo and beta__echo: got {echoes}", echoes))
     emit.judge("one-list", findings, input="tools/list", got=names[:40])
 
 
@@ -323,10 +329,10 @@ async def _pagination(live: Live, emit: Emit) -> None:
         required, _, _ = expected_tools(server)
         last_page = required[-AGG_FIXTURE_PAGE:]  # on the fixture's last pages
         missing = [n for n in last_page if n not in names]
-        problem = [Finding(_PAGES, f"{missing}", missing)] if missing else None
-        emit.judge(
-            f"upstream-cursors/{server}", problem, expected=last_page, got=sorted(names)[:30]
-        )
+        # the example (the report's "got") is what the IUT listed under this server
+        got = sorted(n for n in names if n.startswith(f"{server}__"))[:30]
+        problem = [Finding(_PAGES, f"missing {missing}", got)] if missing else None
+        emit.judge(f"upstream-cursors/{server}", problem, expected=last_page, got=got)
     try:
         await live.session.page("tools/list", "bm90LWEtY3Vyc29yLW9mLXlvdXJz")
         problem = [Finding(_CURSOR, "it answered a page", None)]
@@ -414,10 +420,24 @@ _OFFERED: Final = Rule(
 )
 
 
+async def _advertised(client: Any) -> Any:
+    """The capabilities the IUT advertises. A 2026-07-28 client started in that mode (the
+    kit's --protocol 2026-07-28: mcp.Client(mode="2026-07-28")) adopts a synthesized discover
+    result without asking the server, so the kit asks server/discover itself; a handshake-era
+    session has them from initialize."""
+    import mcp_types as types
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+    if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        raw = await client.session.send_discover(client.protocol_version)
+        return types.DiscoverResult.model_validate(raw).capabilities
+    return client.server_capabilities
+
+
 async def _capabilities(live: Live, emit: Emit) -> None:
     client = live.session.client
     assert client is not None
-    caps = client.server_capabilities
+    caps = await _advertised(client)
     got = caps.model_dump(by_alias=True, exclude_none=True) if caps is not None else {}
     findings = []
     if "prompts" not in got or "resources" not in got:

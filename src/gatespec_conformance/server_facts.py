@@ -359,7 +359,7 @@ class Live:
             candidates = set()
             for hit in hits:
                 try:
-                    namespace, name = parsers.parse_search_operation(hit.get("operation"))
+                    namespace, name = parsers.parse_search_operation(readings.hit_operation(hit))
                 except GatewayError:
                     continue
                 found.add(namespace)
@@ -547,8 +547,8 @@ class Live:
         """The hits of one search (NoFact when the answer holds none)."""
         call = await self.call("search", args)
         document, _ = call.document()
-        hits = document.get("hits") if isinstance(document, dict) and not call.is_error else None
-        if not isinstance(hits, list) or not all(isinstance(h, dict) for h in hits):
+        hits, _ = readings.search_hits(document) if not call.is_error else (None, None)
+        if hits is None:
             raise NoFact(f"search {args} answered no list of hits", call)
         return hits
 
@@ -584,7 +584,7 @@ class Live:
         hits = await self.search_hits(await self.listing())
         by_last: dict[str, list[str]] = {}
         for hit in hits:
-            operation = str(hit.get("operation", ""))
+            operation = str(readings.hit_operation(hit) or "")
             by_last.setdefault(operation.rsplit("/", 1)[-1], []).append(operation)
         return {
             t.name: by_last[t.name][0] for t in self.fixture if len(by_last.get(t.name, ())) == 1

@@ -29,9 +29,15 @@ from gatespec_conformance.fixture_upstream import (
     by_name,
 )
 from gatespec_conformance.functions import same_json
-from gatespec_conformance.payloads import QUOTED_MAX, WRONG_CODE, judge_failed, judge_success
+from gatespec_conformance.payloads import (
+    QUOTED_MAX,
+    WRONG_CODE,
+    judge_call_error,
+    judge_failed,
+    judge_success,
+)
 from gatespec_conformance.rules import SPEC, Finding, Rule, charged_to, seed_value
-from gatespec_conformance.server_checks import Emit, Family, expect_error
+from gatespec_conformance.server_checks import Emit, Family
 from gatespec_conformance.server_facts import Live, admitted
 from gatespec_surface.errors import ErrorCode
 from gatespec_surface.grammars import is_search_operation
@@ -50,6 +56,16 @@ _ABSENT: Final = "zz_no_such_operation"
 _SEED_FIELDS: Final = frozenset(seed_value(("S003-SEARCH-FIELDS",), sorted(_HIT_FIELDS)))
 
 _FIELDS: Final = Rule("a hit lacks a field the seed names", ("SEARCH-RESULT-FIELDS",))
+# Seed 003 Decision 3 names what a hit says ("operation names, namespaces, types, and short
+# descriptions"), not the answer's container nor the field of the operation name: --level seed
+# reads both as readings.search_hits and readings.hit_operation do; the spec's SearchResult
+# ({"hits": [SearchHit]}, SearchHit.operation) is AM-SEARCH-HITS'.
+_HITS_FORM: Final = Rule(
+    "search's hits are not SearchResult's hits, or a hit names its operation other than as operation",
+    ("SEARCH-RESULT-FIELDS",),
+    SPEC,
+    amended_by=("AM-SEARCH-HITS",),
+)
 _CLOSED: Final = Rule(
     "a hit carries fields SearchHit does not list",
     ("SEARCH-RESULT-FIELDS",),
@@ -124,14 +140,29 @@ def _field(item: dict[str, Any], *keys: str) -> Any:
     return next((item[k] for k in keys if k in item), None)
 
 
-def _objects(document: dict[str, Any], key: str) -> list[dict[str, Any]]:
-    """The objects of a list-valued field of an answer (the rest is judged elsewhere)."""
-    value = document.get(key)
-    return [x for x in value if isinstance(x, dict)] if isinstance(value, list) else []
+def _members(document: Any) -> Any:
+    """What shows an answer's form in a finding: its members' names, or that it is a list."""
+    return sorted(document) if isinstance(document, dict) else "a list"
+
+
+def _hits(document: Any) -> tuple[list[dict[str, Any]], list[Finding]]:
+    """The hits of a search answer (none when it carries no list of hits: the family's
+    findings then say what is missing), and a finding when they are not in the spec's form."""
+    hits, key = readings.search_hits(document)
+    if hits is None:
+        return [], []
+    if key != "hits":
+        where = f"under {key!r}" if key else "a bare list"
+        return hits, [Finding(_HITS_FORM, f"the hits are {where}", _members(document))]
+    return hits, []
 
 
 def _problems(hit: dict[str, Any]) -> list[Finding]:
     found = []
+    if "operation" not in hit and readings.hit_operation(hit) is not None:
+        # the seed's "operation names" under `name`: the seed's fields are all there
+        found.append(Finding(_HITS_FORM, "the operation is under 'name'", hit))
+        hit = {**hit, "operation": readings.hit_operation(hit)}
     if not _SEED_FIELDS <= set(hit):
         found.append(Finding(_FIELDS, f"fields {sorted(hit)}", hit))
     if set(hit) - _HIT_FIELDS:
@@ -155,10 +186,11 @@ async def _fields(live: Live, emit: Emit) -> None:
     args = await live.listing()
     call = await live.call("search", args)
     document, findings = judge_success(call, "search")
-    hits = _objects(document, "hits")
+    hits, form = _hits(document)
+    findings += form
     for hit in hits:
         findings += _problems(hit)
-    listed = {h.get("operation") for h in hits}
+    listed = {readings.hit_operation(h) for h in hits}
     must = [operations[t.name] for t in live.fixture if admitted(t, live.level)]
     missing = sorted(op for op in must if op not in listed)
     if missing:
@@ -171,7 +203,7 @@ async def _types(live: Live, emit: Emit) -> None:
     """Only query and mutation operations exist (no subscription); readOnlyHint makes a
     query (AM-SEARCH-NO-SUBSCRIPTIONS)."""
     operations = await live.operations()
-    hits = {h.get("operation"): h for h in await live.search_hits(await live.listing())}
+    hits = {readings.hit_operation(h): h for h in await live.search_hits(await live.listing())}
     for name in ("read_only_tool", "destructive_tool", ECHO):
         op = operations.get(name)
         if op is None:
@@ -198,8 +230,9 @@ async def _ranking(live: Live, emit: Emit) -> None:
             continue
         call = await live.call("search", {"query": query})  # the default limit, as browse's k
         document, findings = judge_success(call, "search")
-        hits = _objects(document, "hits")
-        if operations[name] not in [h.get("operation") for h in hits]:
+        hits, form = _hits(document)
+        findings += form
+        if operations[name] not in [readings.hit_operation(h) for h in hits]:
             findings.append(Finding(_RANKED, f"{operations[name]} not among the hits", hits))
         scores = [h.get("score") for h in hits]
         numbers = [float(s) for s in scores if isinstance(s, int | float)]
@@ -218,7 +251,7 @@ async def _ranking(live: Live, emit: Emit) -> None:
             continue
         call = await live.call("search", args)
         document, findings = judge_success(call, "search")
-        if len(_objects(document, "hits")) > most:
+        if len(_hits(document)[0]) > most:
             findings.append(Finding(_FILTER, f"more than {most} hit(s)", document))
         if not declared:  # only the spec names the argument (AM-SEARCH-HITS)
             findings = [charged_to(f, "AM-SEARCH-HITS") for f in findings]
@@ -251,7 +284,9 @@ async def _schema(live: Live, emit: Emit) -> None:
         )
     absent = await live.absent_operation(_ABSENT)
     call = await live.call("schema", {"operation": absent})
-    findings = _code_by_amendment(expect_error(call, {_NOT_FOUND}, None), "AM-ACCESS-NO-LEAK")
+    findings = _code_by_amendment(
+        judge_call_error(call, {_NOT_FOUND}, live.level), "AM-ACCESS-NO-LEAK"
+    )
     emit.judge("unknown", findings, input={"operation": absent}, got=call.shown())
 
 
@@ -289,7 +324,7 @@ async def _call(live: Live, emit: Emit) -> None:
     if live.level == "seed":  # the seed does not say who refuses it: the upstream may
         findings = [] if call.is_error else [Finding(_SUCCEEDED, "", call.shown())]
     else:
-        findings = expect_error(call, {_ARGS_INVALID}, None)
+        findings = judge_call_error(call, {_ARGS_INVALID}, live.level)
     if log.since(mark):
         findings.append(Finding(_REACHED, "", log.since(mark)))
     emit.judge(
@@ -313,7 +348,11 @@ async def _batch(live: Live, emit: Emit) -> None:
     call = await live.call("batch", {key: calls})
     reached = sorted(str(e.get("name")) for e in log.since(mark))
     document, findings = judge_success(call, "batch")
-    items = _objects(document, "results")
+    items, member = readings.batch_items(document)
+    items = items or []
+    if items and member != "results":
+        where = f"under {member!r}" if member else "a bare list"
+        findings.append(Finding(_ITEM_FIELDS, f"the items are {where}", _members(document)))
     want_errors = [False, True, True, True, False]
     got = [bool(_field(i, "is_error", "isError") or i.get("error")) for i in items]
     if live.level == "seed" and len(got) == len(want_errors):
@@ -329,9 +368,12 @@ async def _batch(live: Live, emit: Emit) -> None:
         codes = [(i.get("error") or {}).get("error") for i in items[2:4]]
         if codes != [_NOT_FOUND, _ARGS_INVALID]:
             findings.append(Finding(_UNSTATED_CODE, "the failed items' codes", items[2:4]))
-        last = _field(items[4], "structured_content", "structuredContent")
+        # the output under the spec's field, MCP's casing, or seed 003's "output"
+        last = _field(items[4], *readings.BATCH_OUTPUT_KEYS)
         if not same_json(last, STRUCTURED_CONTENT):
             findings.append(Finding(_ITEMS, "structured content of the last item", items[4]))
+        elif _field(items[4], "structured_content") is None:
+            findings.append(Finding(_ITEM_FIELDS, "the output is not structured_content", items[4]))
     # the invalid echo may reach upstream at --level seed (the upstream refuses it)
     must = sorted([ECHO, FAILS, STRUCTURED])
     if reached != must and not (live.level == "seed" and reached == sorted([*must, ECHO])):
