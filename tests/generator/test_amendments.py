@@ -90,7 +90,8 @@ def test_shrinking_the_namespace_cap_reaches_every_output(tmp_path: Path) -> Non
         short_ns = "[a-z][a-z0-9_-]{0,15}"
         amendment = {
             "title": "Namespaces of at most 16 characters",
-            "amends": {"seed": "000", "section": "1.1"},
+            # S000-PATH-GRAMMAR sits in §3.2: an amendment names every section it changes
+            "amends": [{"seed": "000", "section": "1.1"}, {"seed": "000", "section": "3.2"}],
             "kind": "change",
             "changes": {
                 "S000-GRAMMAR-NAMESPACE": short_ns,
