@@ -186,6 +186,9 @@ class Generator:
         errors += facts.citations()
         errors += facts.amendment_scope()
         errors += facts.check()
+        errors += checks.unreferenced_amendments(
+            self.spec, build_cases(self.spec, self.analyses), self.project_root
+        )
         errors += facts.accounting()
         checks.raise_if(errors)
 

@@ -232,6 +232,8 @@ class ModelSpec(Strict):
     source: Source
     json_schema: dict[str, Any] = Field(alias="schema")
     rules: dict[str, str] = {}
+    # Amendments the model's shape rests on.
+    amendments: list[str] = []
 
 
 # ---------------------------------------------------------------- budgets
@@ -482,6 +484,8 @@ class MetaToolSpec(Strict):
     output: str | None
     result: Literal["model", "upstream"] = "model"
     errors: list[str]
+    # Amendments the meta-tool's definition rests on.
+    amendments: list[str] = []
 
 
 class AggregateListing(Strict):
@@ -920,8 +924,12 @@ def resolve_references(spec: Spec) -> None:
 
     for mname, m in spec.models.items():
         schema_ext("models.yaml", f"models.{mname}.schema", m.json_schema)
+        for a in m.amendments:
+            amendment("models.yaml", f"models.{mname}.amendments", a)
     for tname, t in spec.profiles.meta_tools.items():
         where = f"meta_tools.{tname}"
+        for a in t.amendments:
+            amendment("profiles.yaml", f"{where}.amendments", a)
         schema_ext("profiles.yaml", f"{where}.input_schema", t.input_schema)
         if t.output is not None and t.output not in spec.models:
             errors.append(
