@@ -357,6 +357,7 @@ class Annotations(Strict):
 
 class Firewall(Strict):
     source: Source
+    amendments: list[str] = []
     summary_max_chars: int
     max_facts: int
     fact_max_chars: int

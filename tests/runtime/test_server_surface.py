@@ -447,3 +447,46 @@ def test_a_needed_argument_the_schema_does_not_declare_is_refused_at_start(
     monkeypatch.setitem(arguments.META_TOOL_INPUT_SCHEMAS, "tool_hydrate", schema)
     with pytest.raises(ValueError, match="no argument 'tool_id'"):
         arguments.ArgumentChecker("tool_hydrate")
+
+
+# ---------------------------------------------------------------- profiles.yaml lists_upstream_tools
+
+
+def test_lists_upstream_tools_decides_which_surface_serves_a_profile(monkeypatch: Any) -> None:
+    """profiles.yaml lists_upstream_tools is read: "namespaced" (the aggregate profile, seed 004:
+    the client sees the upstreams' tools namespaced) gets the aggregate surface, "stripped" a
+    meta-tool surface that lists stripped entries, "none" one that lists only meta-tools."""
+    import dataclasses
+
+    from gatespec.server import surface as surface_module
+
+    rt = runtime("transparent")
+    assert MetaToolSurface(rt).lists_stripped is True
+    profiles = dict(surface_module.PROFILES)
+    monkeypatch.setattr(surface_module, "PROFILES", profiles)
+    profiles["transparent"] = dataclasses.replace(
+        profiles["transparent"], lists_upstream_tools="none"
+    )
+    assert MetaToolSurface(rt).lists_stripped is False
+    assert [t.name for t in MetaToolSurface(rt).list_tools()] == list(
+        PROFILES["transparent"].meta_tools
+    )
+
+    # the aggregate profile: its own surface while "namespaced", refused as a meta-tool
+    # profile (it has none) once the spec says otherwise
+    class Aggregate:
+        profile = "aggregate"
+
+    seen: list[Any] = []
+    import gatespec.aggregate.surface as aggregate_surface
+
+    monkeypatch.setattr(
+        aggregate_surface,
+        "build_aggregate_server",
+        lambda runtime, **_: seen.append(runtime) or "aggregate",
+    )
+    assert build_server(Aggregate()) == "aggregate" and len(seen) == 1  # type: ignore[arg-type]
+    profiles["aggregate"] = dataclasses.replace(profiles["aggregate"], lists_upstream_tools="none")
+    with pytest.raises(ValueError, match="has no meta-tools"):
+        build_server(Aggregate())  # type: ignore[arg-type]
+    assert len(seen) == 1
