@@ -190,6 +190,7 @@ class Generator:
             self.spec, build_cases(self.spec, self.analyses), self.project_root
         )
         errors += facts.accounting()
+        errors += facts.restated()
         checks.raise_if(errors)
 
     # ------------------------------------------------------------ rendering

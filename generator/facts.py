@@ -412,6 +412,50 @@ class FactChecker:
                 )
         return out
 
+    def restated(self) -> list[SpecError]:
+        """Prose that states a number refers to where the spec holds it: a model rule, or an
+        extension reason in the file of the rule, that writes a rule's seed-pinned value as a
+        literal would keep saying it after an amendment changed it. {section.key} renders the
+        rule's value; an unknown one is an error."""
+        errors: list[SpecError] = []
+        pinned: dict[str, dict[int, str]] = {}  # file -> value -> "section.key"
+        for fact in self.spec.seed_facts.values():
+            for at in fact.at:
+                file, _, path = at.partition("#")
+                if file not in RULE_FILES_OF_BOUNDS or path.count(".") != 1:
+                    continue
+                for place in self.places(at):
+                    if isinstance(place.value, int) and not isinstance(place.value, bool):
+                        pinned.setdefault(file, {})[place.value] = path
+        texts: list[tuple[str, str, str, set[str]]] = []  # file, where, text, files it may restate
+        for mname, model in self.spec.models.items():
+            for rname, text in model.rules.items():
+                texts.append(("models.yaml", f"models.{mname}.rules.{rname}", text, set(pinned)))
+        for file, entries in self.spec.extensions.items():
+            for path, reason in entries.items():
+                texts.append((EXTENSIONS_FILE, f"extensions.{file}.{path}", reason, {file}))
+        for file, where, text, scope in texts:
+            for m in _PLACEHOLDER.finditer(text):
+                if not isinstance(
+                    getattr(getattr(self.spec.budgets, m.group(1), None), m.group(2), None), int
+                ):
+                    errors.append(SpecError(file, where, f"{m.group(0)} names no integer rule"))
+            bare = _PLACEHOLDER.sub("", text)
+            for m in _NUMBER.finditer(bare):
+                n = int(m.group(1))
+                for rule_file in sorted(scope):
+                    ref = pinned.get(rule_file, {}).get(n)
+                    if ref is not None:
+                        errors.append(
+                            SpecError(
+                                file,
+                                where,
+                                f"states {n}, the value of {ref} a seed fact pins: write "
+                                f"{{{ref}}} so that the text follows the rule",
+                            )
+                        )
+        return errors
+
     def numbers(self) -> Iterator[str]:
         """file#path of every number in the bound files."""
         for file in BOUND_FILES:
@@ -520,6 +564,20 @@ def _within(fact: SeedFact, src: Source) -> bool:
     return fact.section == src.section or any(
         fact.section.startswith(src.section + sep) for sep in (".", ": ")
     )
+
+
+_PLACEHOLDER = re.compile(r"\{([a-z_]+)\.([a-z_]+)\}")
+_NUMBER = re.compile(r"(?<![\w.])(\d+)(?![\w.]\d)")
+RULE_FILES_OF_BOUNDS = ("budgets.yaml", "cards.yaml", "browse.yaml", "firewall.yaml")
+
+
+def render_text(spec: Spec, text: str) -> str:
+    """A spec text with each {section.key} replaced by the rule's value (one source per number)."""
+
+    def value(m: re.Match[str]) -> str:
+        return str(getattr(getattr(spec.budgets, m.group(1), None), m.group(2), m.group(0)))
+
+    return _PLACEHOLDER.sub(value, text)
 
 
 def _covered(loc: str, places: set[str] | dict[str, str]) -> bool:
