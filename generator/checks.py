@@ -243,3 +243,41 @@ def unreferenced_amendments(
         for a in spec.amendments
         if not refs.get(a)
     ]
+
+
+def seed_verdicts(spec: Spec) -> list[SpecError]:
+    """A grammar example whose verdict the seed's own grammar (its regex fact, and its length
+    fact) would give the other way rests on an amendment, and names it (issue 20: every
+    expectation resting on an amendment names it)."""
+    errors: list[SpecError] = []
+    for gname, g in spec.grammars.items():
+        found = [
+            (fid, f) for fid, f in spec.seed_facts.items() if f"regex:{gname}" in f.at and f.value
+        ]
+        if not found or g.spec.examples_amended_by:
+            continue
+        fact_id, regex_fact = found[0]
+        seed_rx = re.compile(str(regex_fact.value))
+        caps = [
+            f.value
+            for f in spec.seed_facts.values()
+            if f"grammars.yaml#grammars.{gname}.max_length" in f.at
+        ]
+        seed_cap = caps[0] if caps else g.spec.max_length
+        for kind in ("valid", "invalid"):
+            for i, example in enumerate(getattr(g.spec, kind)):
+                if not isinstance(example, str):
+                    continue
+                seed_ok = seed_rx.fullmatch(example) is not None and (
+                    seed_cap is None or len(example) <= seed_cap
+                )
+                if seed_ok != (kind == "valid"):
+                    errors.append(
+                        SpecError(
+                            "grammars.yaml",
+                            f"grammars.{gname}.{kind}[{i}]",
+                            f"{example!r} is {kind} only under an amendment (the seed's "
+                            f"grammar, {fact_id}, says otherwise): name it in amended_by",
+                        )
+                    )
+    return errors

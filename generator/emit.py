@@ -186,6 +186,7 @@ class Generator:
         errors += facts.citations()
         errors += facts.amendment_scope()
         errors += facts.check()
+        errors += checks.seed_verdicts(self.spec)
         errors += checks.unreferenced_amendments(
             self.spec, build_cases(self.spec, self.analyses), self.project_root
         )
