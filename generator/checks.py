@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import re
 from pathlib import Path
+from typing import Any
 
 from .errors import SpecError, SpecErrors
 from .grammar import Analysis, GrammarCompiler
@@ -178,3 +179,105 @@ def requirement_checks(spec: Spec, checks: dict[str, str], project_root: Path) -
 def raise_if(errors: list[SpecError]) -> None:
     if errors:
         raise SpecErrors(errors)
+
+
+KIT = Path("src") / "gatespec_conformance"
+_AMENDMENT_ID = re.compile(r"AM-[A-Z0-9]+(?:-[A-Z0-9]+)*")
+
+
+def kit_amendments(project_root: Path) -> set[str]:
+    """Amendment ids the conformance kit's rules name (string constants in its modules)."""
+    found: set[str] = set()
+    for path in sorted((project_root / KIT).rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                if _AMENDMENT_ID.fullmatch(node.value):
+                    found.add(node.value)
+    return found
+
+
+def amendment_references(
+    spec: Spec, cases: list[dict[str, Any]], kit: set[str]
+) -> dict[str, list[str]]:
+    """amendment id -> what refers to it: a grammar (its amendments or examples), a vector case
+    (hand-written or generated from a grammar), a requirement, a rule section, a model, a
+    meta-tool, the stripped entry or name mapping, or a rule of the conformance kit."""
+    refs: dict[str, list[str]] = {a: [] for a in spec.amendments}
+
+    def add(ids: list[str] | tuple[str, ...], where: str) -> None:
+        for a in ids:
+            refs.setdefault(a, []).append(where)
+
+    for gname, g in spec.grammars.items():
+        add(g.spec.amendments, f"grammars.{gname}")
+        add(g.spec.examples_amended_by, f"grammars.{gname} examples")
+    add(spec.name_mapping.amendments, "name_mapping")
+    add(spec.profiles.stripped_entry.amendments, "stripped_entry")
+    for tname, t in spec.profiles.meta_tools.items():
+        add(t.amendments, f"meta_tools.{tname}")
+    for mname, m in spec.models.items():
+        add(m.amendments, f"models.{mname}")
+    for sec_name in type(spec.budgets).model_fields:
+        add(getattr(getattr(spec.budgets, sec_name), "amendments", []) or [], f"rules.{sec_name}")
+    for r in spec.requirements:
+        add([r.amended_by] if r.amended_by else [], f"requirements.{r.id}")
+    for case in cases:
+        add(case.get("amended_by", []), f"vectors {case['file']}:{case['name']}")
+    add(sorted(kit & set(spec.amendments)), "the conformance kit")
+    return refs
+
+
+def unreferenced_amendments(
+    spec: Spec, cases: list[dict[str, Any]], project_root: Path
+) -> list[SpecError]:
+    """An amendment nothing refers to decides nothing anyone checks (issue 20): the kit cannot
+    select it, and no failure is charged to it."""
+    refs = amendment_references(spec, cases, kit_amendments(project_root))
+    return [
+        SpecError(
+            "amendments.yaml",
+            f"amendments.{a}",
+            "no grammar, vector, requirement, rule, model, meta-tool or kit rule refers to it: "
+            "name it where the spec rests on it (amendments / amended_by)",
+        )
+        for a in spec.amendments
+        if not refs.get(a)
+    ]
+
+
+def seed_verdicts(spec: Spec) -> list[SpecError]:
+    """A grammar example whose verdict the seed's own grammar (its regex fact, and its length
+    fact) would give the other way rests on an amendment, and names it (issue 20: every
+    expectation resting on an amendment names it)."""
+    errors: list[SpecError] = []
+    for gname, g in spec.grammars.items():
+        found = [
+            (fid, f) for fid, f in spec.seed_facts.items() if f"regex:{gname}" in f.at and f.value
+        ]
+        if not found or g.spec.examples_amended_by:
+            continue
+        fact_id, regex_fact = found[0]
+        seed_rx = re.compile(str(regex_fact.value))
+        caps = [
+            f.value
+            for f in spec.seed_facts.values()
+            if f"grammars.yaml#grammars.{gname}.max_length" in f.at
+        ]
+        seed_cap = caps[0] if caps else g.spec.max_length
+        for kind in ("valid", "invalid"):
+            for i, example in enumerate(getattr(g.spec, kind)):
+                if not isinstance(example, str):
+                    continue
+                seed_ok = seed_rx.fullmatch(example) is not None and (
+                    seed_cap is None or len(example) <= seed_cap
+                )
+                if seed_ok != (kind == "valid"):
+                    errors.append(
+                        SpecError(
+                            "grammars.yaml",
+                            f"grammars.{gname}.{kind}[{i}]",
+                            f"{example!r} is {kind} only under an amendment (the seed's "
+                            f"grammar, {fact_id}, says otherwise): name it in amended_by",
+                        )
+                    )
+    return errors

@@ -31,6 +31,7 @@ from .facts import FactChecker
 from .grammar import Analysis, GrammarCompiler
 from .ir import Spec
 from .schema import SchemaResolver
+from .seed_text import Seeds, seed_folder
 from .vectors import build_cases, disagreements, meta_schema
 from .views import RECORD_MODELS, Views
 
@@ -170,13 +171,27 @@ class Generator:
     def vector_files(self) -> list[str]:
         return list(self._vector_files)
 
+    def seeds(self) -> Seeds:
+        """The seed texts the spec cites (../shared/seeds beside the checkout)."""
+        files = {n: info.file for n, info in self.spec.surface.seeds.items()}
+        return Seeds(seed_folder(self.project_root), files)
+
     def static_checks(self) -> None:
         errors = checks.grammar_checks(self.spec, self.compiler, self.analyses)
         errors += checks.budget_checks(self.spec)
         errors += checks.requirement_checks(self.spec, self.check_nodes(), self.project_root)
-        facts = FactChecker(self.spec, self.spec.raw, self.compiler, self.analyses, self.caps)
+        facts = FactChecker(
+            self.spec, self.spec.raw, self.compiler, self.analyses, self.caps, self.seeds()
+        )
+        errors += facts.citations()
+        errors += facts.amendment_scope()
         errors += facts.check()
+        errors += checks.seed_verdicts(self.spec)
+        errors += checks.unreferenced_amendments(
+            self.spec, build_cases(self.spec, self.analyses), self.project_root
+        )
         errors += facts.accounting()
+        errors += facts.restated()
         checks.raise_if(errors)
 
     # ------------------------------------------------------------ rendering

@@ -15,7 +15,8 @@ from typing import Any
 
 from .errors import SpecError
 from .grammar import Analysis, GrammarCompiler
-from .ir import Spec
+from .ir import BOUND_KEYWORDS, SeedFact, Source, Spec, _walk_sources
+from .seed_text import QUOTE_MAX_CHARS, Seeds, normalise
 
 FACTS_FILE = "seed_facts.yaml"
 EXTENSIONS_FILE = "extensions.yaml"
@@ -29,7 +30,7 @@ BOUND_FILES = (
     "firewall.yaml",
     "profiles.yaml",
 )
-_STEP = re.compile(r"\.?([^.\[\]{}]+)|\[(\d+)\]|\.?\{([^}]+)\}")
+_STEP = re.compile(r"\.?([^.\[\]{}]+)|\[(\d+)\]|\.?\{([^}]+)\}|\[(\w+)=([^\]]+)\]")
 _MISSING = object()
 
 
@@ -41,15 +42,28 @@ class Place:
     value: Any
 
 
-def _steps(path: str) -> list[str | int | list[str]]:
-    out: list[str | int | list[str]] = []
+@dataclass(frozen=True)
+class _Select:
+    """`[id=A,B]`: the items of a list whose `id` is A or B (requirements by id)."""
+
+    key: str
+    values: tuple[str, ...]
+
+
+def _steps(path: str) -> list[str | int | list[str] | _Select]:
+    out: list[str | int | list[str] | _Select] = []
     pos = 0
     while pos < len(path):
         m = _STEP.match(path, pos)
         if not m or m.end() == pos:
             raise ValueError(f"cannot read key path {path!r} at {pos}")
-        key, index, alts = m.groups()
-        out.append(key if key is not None else int(index) if index is not None else alts.split(","))
+        key, index, alts, sel_key, sel_values = m.groups()
+        if sel_key is not None:
+            out.append(_Select(sel_key, tuple(sel_values.split(","))))
+        else:
+            out.append(
+                key if key is not None else int(index) if index is not None else alts.split(",")
+            )
         pos = m.end()
     return out
 
@@ -60,6 +74,16 @@ def resolve_path(data: Any, path: str) -> list[tuple[str, Any]]:
     for step in _steps(path):
         nxt: list[tuple[str, Any]] = []
         for where, node in results:
+            if isinstance(step, _Select):
+                for want in step.values:
+                    found = [
+                        item
+                        for item in (node if isinstance(node, list) else [])
+                        if isinstance(item, dict) and str(item.get(step.key)) == want
+                    ]
+                    label = f"{where}[{step.key}={want}]"
+                    nxt.append((label, found[0] if len(found) == 1 else _MISSING))
+                continue
             keys = step if isinstance(step, list) else [step]
             for key in keys:
                 label = f"{where}[{key}]" if isinstance(key, int) else f"{where}.{key}".lstrip(".")
@@ -81,12 +105,14 @@ class FactChecker:
         compiler: GrammarCompiler,
         analyses: dict[str, Analysis],
         caps: dict[str, int | None],
+        seeds: Seeds | None = None,
     ) -> None:
         self.spec = spec
         self.raw = raw
         self.compiler = compiler
         self.analyses = analyses
         self.caps = caps
+        self.seeds = seeds
 
     # ------------------------------------------------------------ places
 
@@ -110,8 +136,26 @@ class FactChecker:
             raise ValueError(f"{at!r} is not FILE#key.path of a spec file")
         return [
             Place(f"{file}#{where}", None if value is _MISSING else value)
-            for where, value in resolve_path(self.raw[file], path)
+            for where, value in self._through_bounds(file, path)
         ]
+
+    def _through_bounds(self, file: str, path: str) -> list[tuple[str, Any]]:
+        """resolve_path, where a bound keyword a schema sets through `x-bound` (maxLength:
+        firewall.summary_max_chars) reads as the rule's value: a bound moved to another rule
+        is a bound changed."""
+        out = []
+        for where, value in resolve_path(self.raw[file], path):
+            parent, _, keyword = where.rpartition(".")
+            if value is _MISSING and keyword in BOUND_KEYWORDS and parent:
+                node = dict(resolve_path(self.raw[file], parent)).get(parent)
+                ref = node.get("x-bound", {}).get(keyword) if isinstance(node, dict) else None
+                if isinstance(ref, str):
+                    section, _, attr = ref.partition(".")
+                    rule = getattr(getattr(self.spec.budgets, section, None), attr, _MISSING)
+                    out.append((f"{where} (x-bound {ref})", rule))
+                    continue
+            out.append((where, value))
+        return out
 
     # ------------------------------------------------------------ comparison
 
@@ -134,10 +178,149 @@ class FactChecker:
             if not isinstance(spec_value, dict):
                 return False
             return set(spec_value) == set(fact_value or [])
+        if compare == "contains":
+            words = fact_value if isinstance(fact_value, list) else [fact_value]
+            return isinstance(spec_value, str) and all(
+                _squeeze(str(w)) in _squeeze(spec_value) for w in words
+            )
         have, want = cls._members(spec_value), cls._members(fact_value)
+        if compare == "none_of" and spec_value is None:
+            return True  # nothing there: none of the excluded members either
         if have is None or want is None:
             return False
-        return {"set": have == want, "subset": have <= want, "superset": have >= want}[compare]
+        return {
+            "set": have == want,
+            "subset": have <= want,
+            "superset": have >= want,
+            "none_of": not (have & want),
+        }[compare]
+
+    # ------------------------------------------------------------ the seed's own words
+
+    def citations(self) -> list[SpecError]:
+        """Each fact's quotes are words of its cited seed section; every section a fact, an
+        amendment, a requirement or any other `source` cites exists in its seed."""
+        if self.seeds is None:
+            return []
+        errors: list[SpecError] = []
+        for number, info in self.spec.surface.seeds.items():
+            if number in self.seeds.problems:
+                errors.append(
+                    SpecError(
+                        "surface.yaml",
+                        f"seeds.{number}.file",
+                        f"cannot read seed {number} ({info.file}): {self.seeds.problems[number]}",
+                    )
+                )
+            elif self.seeds.texts[number].problems:
+                errors.append(
+                    SpecError(
+                        "surface.yaml",
+                        f"seeds.{number}",
+                        "; ".join(self.seeds.texts[number].problems),
+                    )
+                )
+        for fact_id, fact in self.spec.seed_facts.items():
+            where = f"facts.{fact_id}"
+            text, why = self.seeds.locate(fact.seed, fact.section)
+            if text is None:
+                if fact.seed not in self.seeds.problems:
+                    errors.append(SpecError(FACTS_FILE, f"{where}.section", str(why)))
+                continue
+            for i, quote in enumerate(fact.quote):
+                if len(quote) > QUOTE_MAX_CHARS:
+                    errors.append(
+                        SpecError(
+                            FACTS_FILE,
+                            f"{where}.quote[{i}]",
+                            f"{len(quote)} characters: quote a few words (at most "
+                            f"{QUOTE_MAX_CHARS}), not the passage",
+                        )
+                    )
+                if normalise(quote) not in text:
+                    errors.append(
+                        SpecError(
+                            FACTS_FILE,
+                            f"{where}.quote[{i}]",
+                            f"{quote!r} is not in {self.seeds.where(fact.seed, fact.section)}: "
+                            "a fact rests on the seed's own words",
+                        )
+                    )
+            if fact.kind == "stated":
+                for leaf in _unquoted(fact):
+                    errors.append(
+                        SpecError(
+                            FACTS_FILE,
+                            f"{where}.value",
+                            f"{leaf!r} is not in the words quoted from "
+                            f"{self.seeds.where(fact.seed, fact.section)}: a stated value is "
+                            "the seed's own (quote the words that state it, or say "
+                            "`kind: inference`)",
+                        )
+                    )
+        for file, where, src in self._sources():
+            if (
+                src.seed in self.seeds.texts
+                and self.seeds.texts[src.seed].section(src.section) is None
+            ):
+                errors.append(
+                    SpecError(file, where, f"seed {src.seed} has no section {src.section!r}")
+                )
+        return errors
+
+    def _sources(self) -> list[tuple[str, str, Source]]:
+        spec = self.spec
+        parts: list[tuple[str, Any]] = [
+            ("grammars.yaml", {f"grammars.{k}": g.spec for k, g in spec.grammars.items()}),
+            ("errors.yaml", {f"codes.{k}": v for k, v in spec.error_codes.items()}),
+            ("models.yaml", {f"models.{k}": v for k, v in spec.models.items()}),
+            ("budgets.yaml", spec.budgets),
+            ("profiles.yaml", spec.profiles),
+            ("amendments.yaml", {f"amendments.{k}": v for k, v in spec.amendments.items()}),
+            (
+                "requirements.yaml",
+                {f"requirements[{i}]": r for i, r in enumerate(spec.requirements)},
+            ),
+        ]
+        out: list[tuple[str, str, Source]] = []
+        for file, obj in parts:
+            found: list[tuple[str, Source]] = []
+            _walk_sources(obj, "", found)
+            out.extend((file, w, s) for w, s in found)
+        return out
+
+    # ------------------------------------------------------------ amendments
+
+    def amendment_scope(self) -> list[SpecError]:
+        """Only a change changes facts, and only facts in the sections it says it amends."""
+        errors: list[SpecError] = []
+        facts = self.spec.seed_facts
+        for am_id, am in self.spec.amendments.items():
+            where = f"amendments.{am_id}"
+            if am.changes and am.kind != "change":
+                errors.append(
+                    SpecError(
+                        "amendments.yaml",
+                        f"{where}.kind",
+                        f"a {am.kind} decides what a seed leaves open and changes no seed fact; "
+                        f"it changes {', '.join(sorted(am.changes))}: make it a change",
+                    )
+                )
+            for fact_id in am.changes:
+                fact = facts.get(fact_id)
+                if fact is None:
+                    continue
+                if not any(_within(fact, src) for src in am.sources):
+                    cited = ", ".join(f"seed {s.seed} §{s.section}" for s in am.sources)
+                    errors.append(
+                        SpecError(
+                            "amendments.yaml",
+                            f"{where}.amends",
+                            f"{fact_id} sits in seed {fact.seed} §{fact.section}, which the "
+                            f"amendment does not amend ({cited}): name that section in amends",
+                        )
+                    )
+        return errors
 
     # ------------------------------------------------------------ the check
 
@@ -186,7 +369,7 @@ class FactChecker:
                             SpecError(
                                 place.where.split("#")[0] if "#" in place.where else FACTS_FILE,
                                 place.where.split("#")[-1],
-                                f"seed {fact.seed} §{fact.section} states {fact.value!r} "
+                                f"{_says(fact)} {_wanted(fact)} "
                                 f"({fact_id}: {fact.statement}) but the spec holds "
                                 f"{shown!r}; restore it or name an amendment that "
                                 f"changes {fact_id} to this value",
@@ -228,6 +411,50 @@ class FactChecker:
                     if fact.compare == "equal" or not isinstance(p.value, dict)
                 )
         return out
+
+    def restated(self) -> list[SpecError]:
+        """Prose that states a number refers to where the spec holds it: a model rule, or an
+        extension reason in the file of the rule, that writes a rule's seed-pinned value as a
+        literal would keep saying it after an amendment changed it. {section.key} renders the
+        rule's value; an unknown one is an error."""
+        errors: list[SpecError] = []
+        pinned: dict[str, dict[int, str]] = {}  # file -> value -> "section.key"
+        for fact in self.spec.seed_facts.values():
+            for at in fact.at:
+                file, _, path = at.partition("#")
+                if file not in RULE_FILES_OF_BOUNDS or path.count(".") != 1:
+                    continue
+                for place in self.places(at):
+                    if isinstance(place.value, int) and not isinstance(place.value, bool):
+                        pinned.setdefault(file, {})[place.value] = path
+        texts: list[tuple[str, str, str, set[str]]] = []  # file, where, text, files it may restate
+        for mname, model in self.spec.models.items():
+            for rname, text in model.rules.items():
+                texts.append(("models.yaml", f"models.{mname}.rules.{rname}", text, set(pinned)))
+        for file, entries in self.spec.extensions.items():
+            for path, reason in entries.items():
+                texts.append((EXTENSIONS_FILE, f"extensions.{file}.{path}", reason, {file}))
+        for file, where, text, scope in texts:
+            for m in _PLACEHOLDER.finditer(text):
+                if not isinstance(
+                    getattr(getattr(self.spec.budgets, m.group(1), None), m.group(2), None), int
+                ):
+                    errors.append(SpecError(file, where, f"{m.group(0)} names no integer rule"))
+            bare = _PLACEHOLDER.sub("", text)
+            for m in _NUMBER.finditer(bare):
+                n = int(m.group(1))
+                for rule_file in sorted(scope):
+                    ref = pinned.get(rule_file, {}).get(n)
+                    if ref is not None:
+                        errors.append(
+                            SpecError(
+                                file,
+                                where,
+                                f"states {n}, the value of {ref} a seed fact pins: write "
+                                f"{{{ref}}} so that the text follows the rule",
+                            )
+                        )
+        return errors
 
     def numbers(self) -> Iterator[str]:
         """file#path of every number in the bound files."""
@@ -271,6 +498,86 @@ class FactChecker:
                     )
                 )
         return errors
+
+
+def _leaves(value: Any) -> Iterator[Any]:
+    if isinstance(value, dict):
+        for v in value.values():
+            yield from _leaves(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _leaves(v)
+    elif value is not None and not isinstance(value, bool):
+        yield value
+
+
+def _unquoted(fact: SeedFact) -> list[Any]:
+    """The numbers and words of a stated fact's value that its quotes do not contain (case and
+    white space aside; a number must stand alone, so 64 is not found in 640)."""
+    quoted = _squeeze(" ".join(fact.quote))
+    missing = []
+    for leaf in _leaves(fact.value):
+        if isinstance(leaf, (int, float)):
+            if not re.search(rf"(?<![\d.]){re.escape(str(leaf))}(?![\d])", quoted):
+                missing.append(leaf)
+        elif all(at.startswith("regex:") for at in fact.at) and str(leaf).startswith(
+            ("(?:", "\\/")
+        ):
+            # a pattern as the generator compiles it (references inlined): its parts are
+            # the sub-grammars' own facts, each checked against its quote
+            continue
+        elif _squeeze(str(leaf)) not in quoted:
+            missing.append(leaf)
+    return missing
+
+
+def _squeeze(text: str) -> str:
+    """Text compared by its letters: case, white space, "-" and "_" aside; SHALL is MUST
+    (RFC 2119)."""
+    return re.sub(r"[\s_-]+", "", re.sub(r"\bSHALL\b", "MUST", text)).lower()
+
+
+def _says(fact: SeedFact) -> str:
+    """Who says it: the seed itself, or the spec reading the seed's words."""
+    quote = "; ".join(f'"{q}"' for q in fact.quote)
+    if fact.kind == "inference":
+        return f"inferred from seed {fact.seed} §{fact.section} ({quote}):"
+    return f"seed {fact.seed} §{fact.section} states ({quote}):"
+
+
+def _wanted(fact: SeedFact) -> str:
+    value = fact.value
+    return {
+        "equal": f"{value!r}",
+        "set": f"exactly {value!r}",
+        "keys": f"exactly the keys {value!r}",
+        "subset": f"nothing beyond {value!r}",
+        "superset": f"at least {value!r}",
+        "none_of": f"none of {value!r}",
+        "contains": f"text containing {value!r}",
+    }[fact.compare]
+
+
+def _within(fact: SeedFact, src: Source) -> bool:
+    if fact.seed != src.seed:
+        return False
+    return fact.section == src.section or any(
+        fact.section.startswith(src.section + sep) for sep in (".", ": ")
+    )
+
+
+_PLACEHOLDER = re.compile(r"\{([a-z_]+)\.([a-z_]+)\}")
+_NUMBER = re.compile(r"(?<![\w.])(\d+)(?![\w.]\d)")
+RULE_FILES_OF_BOUNDS = ("budgets.yaml", "cards.yaml", "browse.yaml", "firewall.yaml")
+
+
+def render_text(spec: Spec, text: str) -> str:
+    """A spec text with each {section.key} replaced by the rule's value (one source per number)."""
+
+    def value(m: re.Match[str]) -> str:
+        return str(getattr(getattr(spec.budgets, m.group(1), None), m.group(2), m.group(0)))
+
+    return _PLACEHOLDER.sub(value, text)
 
 
 def _covered(loc: str, places: set[str] | dict[str, str]) -> bool:

@@ -41,6 +41,8 @@ class Source(Strict):
 class SeedInfo(Strict):
     title: str
     role: str
+    # The seed's file in the seed folder (../shared/seeds beside the checkout).
+    file: str
 
 
 class Surface(Strict):
@@ -230,6 +232,8 @@ class ModelSpec(Strict):
     source: Source
     json_schema: dict[str, Any] = Field(alias="schema")
     rules: dict[str, str] = {}
+    # Amendments the model's shape rests on.
+    amendments: list[str] = []
 
 
 # ---------------------------------------------------------------- budgets
@@ -353,6 +357,7 @@ class Annotations(Strict):
 
 class Firewall(Strict):
     source: Source
+    amendments: list[str] = []
     summary_max_chars: int
     max_facts: int
     fact_max_chars: int
@@ -480,6 +485,8 @@ class MetaToolSpec(Strict):
     output: str | None
     result: Literal["model", "upstream"] = "model"
     errors: list[str]
+    # Amendments the meta-tool's definition rests on.
+    amendments: list[str] = []
 
 
 class AggregateListing(Strict):
@@ -503,7 +510,9 @@ class Profiles(Strict):
 
 class Amendment(Strict):
     title: str
-    amends: Source
+    # The seed sections it amends: one, or several when the facts it changes sit in several.
+    # Every fact in `changes` must sit in one of them (or in a subsection of one).
+    amends: Source | list[Source]
     # change: the spec departs from what a seed states; clarification: the seed is silent or
     # ambiguous and the spec decides. `changes` names the seed facts (seed_facts.yaml) the
     # amendment overrides, each with the value the spec holds instead (null for a fact that is a
@@ -513,23 +522,34 @@ class Amendment(Strict):
     decision: str
     rationale: str
 
+    @property
+    def sources(self) -> list[Source]:
+        return self.amends if isinstance(self.amends, list) else [self.amends]
+
 
 # ---------------------------------------------------------------- seed facts, extensions
 
 
 class SeedFact(Strict):
-    """Something a seed states, pinned to where the spec holds it."""
+    """Something a seed states (or what the spec infers from its words), pinned to where the
+    spec holds it."""
 
     seed: str
     section: str
+    # stated: the quoted words say it; inference: the spec reads it out of the quoted words
+    # (refusals then say "inferred from", never "states").
+    kind: Literal["stated", "inference"] = "stated"
+    # The exact words of the seed section it rests on (whitespace aside), each a short quote;
+    # generation fails when one is not in the cited section of the seed file.
+    quote: list[str] = Field(min_length=1)
     statement: str
     # The value the seed states; absent for a statement with no single checkable value.
     value: Any = None
     # Where the spec holds it: "file#key.path" (`[i]` for list items, `{a,b}` for several keys,
-    # whose values are pooled), or a view "regex:GRAMMAR" / "maxlen:GRAMMAR". Several places
-    # must all hold it.
+    # `[id=A,B]` for the list items whose id is A or B), or a view "regex:GRAMMAR" /
+    # "maxlen:GRAMMAR". Several places must all hold it.
     at: list[str] = []
-    compare: Literal["equal", "set", "subset", "superset", "keys"] = "equal"
+    compare: Literal["equal", "set", "subset", "superset", "keys", "none_of", "contains"] = "equal"
 
 
 class SeedFacts(Strict):
@@ -908,8 +928,12 @@ def resolve_references(spec: Spec) -> None:
 
     for mname, m in spec.models.items():
         schema_ext("models.yaml", f"models.{mname}.schema", m.json_schema)
+        for a in m.amendments:
+            amendment("models.yaml", f"models.{mname}.amendments", a)
     for tname, t in spec.profiles.meta_tools.items():
         where = f"meta_tools.{tname}"
+        for a in t.amendments:
+            amendment("profiles.yaml", f"{where}.amendments", a)
         schema_ext("profiles.yaml", f"{where}.input_schema", t.input_schema)
         if t.output is not None and t.output not in spec.models:
             errors.append(

@@ -36,6 +36,8 @@ class Mutation:
     file: str
     edit: Edit
     expect: str  # a fragment the generation error must contain
+    # Edits of other files made with it (a fact changed together with the spec value it pins).
+    more: tuple[tuple[str, Edit], ...] = ()
 
 
 def _set(path: str, value: Any) -> Edit:
@@ -91,7 +93,27 @@ def _requirement(rid: str, fn: Callable[[dict[str, Any]], None]) -> Edit:
 
 
 G, M, P, B = "grammars.yaml", "models.yaml", "profiles.yaml", "budgets.yaml"
+F, A, R = "seed_facts.yaml", "amendments.yaml", "requirements.yaml"
 CARD = "models.ChoiceCard.schema.properties"
+
+
+def _drop(path: str, item: Any) -> Edit:
+    return _apply(path, lambda xs: [x for x in xs if x != item])
+
+
+def _fact(fact_id: str, **fields: Any) -> Edit:
+    def edit(data: dict[str, Any]) -> None:
+        data["facts"][fact_id].update(fields)
+
+    return edit
+
+
+def _amendment(am_id: str, **fields: Any) -> Edit:
+    def edit(data: dict[str, Any]) -> None:
+        data["amendments"][am_id].update(fields)
+
+    return edit
+
 
 MUTATIONS: tuple[Mutation, ...] = (
     # ---- bounds, one off
@@ -242,11 +264,139 @@ MUTATIONS: tuple[Mutation, ...] = (
                  checks=["tests/runtime/test_cards.py::test_no_such_test"])),
              "test_no_such_test"),
     Mutation("extension-dropped", "a bound loses its reason", "extensions.yaml",
-             lambda d: d["extensions"]["firewall.yaml"].pop("firewall.max_facts"),
-             "firewall.max_facts"),
+             lambda d: d["extensions"]["firewall.yaml"].pop("firewall.view_max_chars"),
+             "firewall.view_max_chars"),
     Mutation("amendment-dropped", "the amendment behind the 235 cap removed", "amendments.yaml",
              _apply("amendments", lambda a: {k: v for k, v in a.items() if k != "AM-TOOLID-CAP"}),
              "AM-TOOLID-CAP"),
+    # ==== issue 21's escape classes, one or more edits each
+    # ---- 1. required-ness and types
+    Mutation("hydrate-not-required", "tool_hydrate no longer requires tool_id", P,
+             _apply("meta_tools.tool_hydrate.input_schema", lambda s: {k: v for k, v in s.items()
+                                                                      if k != "required"}),
+             "S000-HYDRATE-REQUIRED"),
+    Mutation("view-not-required", "tool_view no longer requires handle", P,
+             _set("meta_tools.tool_view.input_schema.required", []), "S000-VIEW-REQUIRED"),
+    Mutation("call-not-required", "call no longer requires operation", P,
+             _set("meta_tools.call.input_schema.required", []), "S003-CALL-REQUIRED"),
+    Mutation("has-schema-nullable", "a card's has_schema may be null", M,
+             _set(f"{CARD}.has_schema", {"anyOf": [{"type": "boolean"}, {"type": "null"}]}),
+             "S000-CARD-HAS-SCHEMA-BOOLEAN"),
+    Mutation("side-effects-string", "a card's side_effects is a string", M,
+             _set(f"{CARD}.side_effects.type", "string"), "S000-CARD-SIDE-EFFECTS-BOOL"),
+    Mutation("search-type-optional", "a search hit's type is optional", M,
+             _drop("models.SearchHit.schema.required", "type"), "S003-SEARCH-FIELDS-REQUIRED"),
+    Mutation("card-score-required", "a card must carry a score", M,
+             _apply("models.ChoiceCard.schema.required", lambda rs: [*rs, "score"]),
+             "S000-CARD-SCORE-OPTIONAL"),
+    # ---- 2. comparisons that see both directions
+    Mutation("hydrate-no-hydrate-failed", "tool_hydrate can no longer answer HYDRATE_FAILED", P,
+             _drop("meta_tools.tool_hydrate.errors", "HYDRATE_FAILED"), "S000-HYDRATE-FAILED"),
+    Mutation("execute-no-timeout", "tool_execute can no longer answer TIMEOUT", P,
+             _drop("meta_tools.tool_execute.errors", "TIMEOUT"), "S001-TIMEOUT-ON-EXECUTION"),
+    Mutation("call-no-tool-not-found", "call can no longer answer TOOL_NOT_FOUND", P,
+             _drop("meta_tools.call.errors", "TOOL_NOT_FOUND"), "S001-TOOL-NOT-FOUND-ON-CALLS"),
+    Mutation("execute-no-args-invalid", "tool_execute can no longer answer ARGS_INVALID", P,
+             _drop("meta_tools.tool_execute.errors", "ARGS_INVALID"), "S000-EXECUTE-ARGS-INVALID"),
+    Mutation("view-no-view-failed", "tool_view can no longer answer VIEW_FAILED", P,
+             _drop("meta_tools.tool_view.errors", "VIEW_FAILED"), "S002-VIEW-FAILED"),
+    Mutation("search-hit-schema", "search hits carry the input schema", M,
+             _apply("models.SearchHit.schema.properties",
+                    lambda ps: {**ps, "input_schema": {"type": "object"}}),
+             "S003-SEARCH-NO-SCHEMAS"),
+    Mutation("search-hit-extra", "search hits carry a field the seed does not list", M,
+             _apply("models.SearchHit.schema.properties",
+                    lambda ps: {**ps, "tool_id": {"type": "string"}}),
+             "S003-SEARCH-FIELDS"),
+    Mutation("status-no-ok", "the envelope status ok renamed success", M,
+             _set("models.ResultEnvelope.schema.properties.status.enum", ["success", "error"]),
+             "S002-STATUS"),
+    # ---- 3. every place of a seed number
+    Mutation("hydration-tags-10", "hydration results carry up to 10 tags", M,
+             _set("models.HydrationResult.schema.properties.tags.maxItems", 10),
+             "S000-TAGS-MAX-WHERE-CARDS-TAGS"),
+    Mutation("summary-xbound-moved", "the envelope summary bound moved to another rule", M,
+             _set("models.ResultEnvelope.schema.properties.summary.x-bound.maxLength",
+                  "firewall.fact_max_chars"),
+             "S002-SUMMARY-MAX"),
+    Mutation("rule-text-literal", "a rule text writes the summary bound as 500", M,
+             _set("models.ResultEnvelope.rules.summary_bound",
+                  "The summary is at most 500 characters."),
+             "states 500, the value of firewall.summary_max_chars"),
+    Mutation("extension-reason-literal", "an extension reason writes the summary bound as 500",
+             "extensions.yaml",
+             lambda d: d["extensions"]["firewall.yaml"].update({
+                 "firewall.text_artifact_threshold_chars":
+                     "Text longer than the 500-character summary is kept whole."}),
+             "states 500"),
+    # ---- 4. requirement levels and literals
+    Mutation("sse-endpoint-rewritten", "the SSE endpoint requirement says /events", R,
+             _requirement("TRANSPORT-SSE-ENDPOINT",
+                          lambda r: r.update(text=r["text"].replace("/sse", "/events"))),
+             "S001-LITERAL-SSE-ENDPOINT"),
+    Mutation("messages-rewritten", "the endpoint event points to /msg?session=", R,
+             _requirement("TRANSPORT-SSE-ENDPOINT", lambda r: r.update(
+                 text=r["text"].replace("/messages?sessionId=", "/msg?session="))),
+             "S001-LITERAL-SSE-ENDPOINT"),
+    Mutation("shall-to-may", "the call timeout becomes a MAY", R,
+             _requirement("ROUTE-TIMEOUT", lambda r: r.update(level="MAY")),
+             "S001-LEVEL-POLICIES"),
+    Mutation("must-not-to-should-not", "banned schemas on cards become a SHOULD NOT", R,
+             _requirement("CARD-NO-SCHEMAS", lambda r: r.update(level="SHOULD NOT")),
+             "S000-LEVEL-BANNED"),
+    Mutation("summary-other-error", "PATH_NOT_FOUND's summary describes a malformed path",
+             "errors.yaml",
+             _set("codes.PATH_NOT_FOUND.summary", "The browse path is malformed."),
+             "S000-LITERAL-PATH-NOT-FOUND"),
+    # ---- 5. seed 000 §2.2's banned content
+    Mutation("banned-examples", "examples no longer banned", "cards.yaml",
+             _drop("banned.fields", "examples"), "S000-BANNED-EXAMPLES"),
+    Mutation("banned-url", "server URLs no longer banned", "cards.yaml",
+             _drop("banned.fields", "server_url"), "S000-BANNED-TRANSPORT"),
+    # ---- 6. profile values the runtime reads
+    Mutation("aggregate-lists-none", "the aggregate profile lists no upstream tools", P,
+             _set("profiles.aggregate.lists_upstream_tools", "none"),
+             "S004-AGGREGATE-LISTS-NAMESPACED"),
+    Mutation("gateway-lists-stripped", "the gateway profile lists stripped entries", P,
+             _set("profiles.gateway.lists_upstream_tools", "stripped"),
+             "S002-GATEWAY-LISTS-NOTHING"),
+    # ---- 7. the judge itself
+    Mutation("fact-moved-with-spec", "card names up to 65 characters, the fact moved with it", M,
+             _set(f"{CARD}.name.maxLength", 65), "S000-CARD-NAME-MAX",
+             more=((F, _fact("S000-CARD-NAME-MAX", value=65)),)),
+    Mutation("fact-quote-forged", "the fact's quote and value moved with the spec", M,
+             _set(f"{CARD}.name.maxLength", 65), "is not in seed 000",
+             more=((F, _fact("S000-CARD-NAME-MAX", value=65,
+                             quote=["name— short display name (≤ 65 characters)."])),)),
+    Mutation("inference-as-stated", "an inference credited to the seed's words", F,
+             _fact("S003-FORBIDDEN-SCHEMA", kind="stated"), "S003-FORBIDDEN-SCHEMA"),
+    Mutation("fact-wrong-section", "the timeout fact cites Tool Routing", F,
+             _fact("S001-TIMEOUT", section="Tool Routing"), "S001-TIMEOUT"),
+    Mutation("fact-dropped-quote", "a fact with no quote", F,
+             _fact("S000-CARD-TAGS-MAX", quote=[]), "S000-CARD-TAGS-MAX"),
+    # ---- 8. amendments checked against what they change
+    Mutation("clarification-changes", "the 235 cap recorded as a clarification", A,
+             _amendment("AM-TOOLID-CAP", kind="clarification"), "a clarification decides"),
+    Mutation("amendment-other-seed", "the 235 cap cites seed 004", A,
+             _amendment("AM-TOOLID-CAP", amends={"seed": "004", "section": "Error Handling"}),
+             "S000-TOOLID-MAX-LENGTH sits in seed 000 §1.1"),
+    # ---- 9. seed-stated behaviour changed by an amendment only
+    Mutation("facts-64", "64 facts per envelope, AM-FACT-BOUNDS still says 32", "firewall.yaml",
+             _set("firewall.max_facts", 64), "AM-FACT-BOUNDS says 32"),
+    Mutation("page-size-unamended", "aggregate paging without its amendment's change", A,
+             _amendment("AM-AGGREGATE-LISTING", changes={}), "S001-UNIFIED-LIST"),
+    # ---- issue 20: amendments referenced
+    Mutation("amendment-unreferenced", "AM-BARE-TOOL-ID's example no longer names it", G,
+             _apply("grammars.tool_id.valid",
+                    lambda vs: [v["value"] if isinstance(v, dict) and v["value"] == "a:b" else v
+                                for v in vs]),
+             "AM-BARE-TOOL-ID: no grammar"),
+    Mutation("vector-amendment-dropped", "a vector resting on AM-PATH-BOUNDS no longer says so", G,
+             _apply("grammars.path.invalid",
+                    lambda vs: [v["value"] if isinstance(v, dict) and v["value"] == "/*/github"
+                                else v for v in vs]
+),
+             "'/*/github' is invalid only under an amendment"),
 )  # fmt: skip
 
 
@@ -266,12 +416,13 @@ def _spec_copy(spec_dir: Path) -> Iterator[Path]:
 
 
 def _mutate(spec_dir: Path, mutation: Mutation) -> None:
-    path = spec_dir / mutation.file
-    data = yaml.load(
-        path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    )
-    mutation.edit(data)
-    path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    for file, edit in ((mutation.file, mutation.edit), *mutation.more):
+        path = spec_dir / file
+        data = yaml.load(
+            path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        )
+        edit(data)
+        path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
 
 
 def _generate(spec_dir: Path, root: Path) -> None:

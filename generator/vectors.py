@@ -26,6 +26,10 @@ def _grammar_cases(spec: Spec, analyses: dict[str, Analysis]) -> list[dict[str, 
         tree = analyses[gname].tree
         cap = g.spec.max_length
         longest = trees.longest(tree)
+        # The longest string is the syntax's: it rests on every amendment that changed the
+        # grammar's seed syntax, and on the one behind its cap when the cap binds.
+        syntax_ams = _amending(spec, [f"regex:{gname}"])
+        cap_ams = _amending(spec, [f"grammars.yaml#grammars.{gname}.max_length", f"maxlen:{gname}"])
         rows: list[tuple[str, str | Example, bool]] = [("valid", e, True) for e in g.spec.valid]
         rows += [("invalid", e, False) for e in g.spec.invalid]
         rows += [
@@ -36,6 +40,8 @@ def _grammar_cases(spec: Spec, analyses: dict[str, Analysis]) -> list[dict[str, 
         for label, example, ok in rows:
             value = example if isinstance(example, str) else example.value
             own = [] if isinstance(example, str) else example.amended_by
+            if label == "longest":
+                own = [*syntax_ams, *([] if ok else cap_ams)]
             if value in seen:
                 continue
             seen.add(value)
@@ -59,6 +65,12 @@ def _grammar_cases(spec: Spec, analyses: dict[str, Analysis]) -> list[dict[str, 
                 }
             )
     return cases
+
+
+def _amending(spec: Spec, places: list[str]) -> list[str]:
+    """The amendments that change a seed fact pinned at any of `places`."""
+    facts = {fid for fid, f in spec.seed_facts.items() if set(f.at) & set(places)}
+    return sorted(a for a, am in spec.amendments.items() if facts & set(am.changes))
 
 
 def build_cases(spec: Spec, analyses: dict[str, Analysis]) -> list[dict[str, Any]]:

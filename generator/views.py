@@ -13,6 +13,7 @@ from typing import Any
 from . import ir
 from .arguments import ArgClass, ArgumentClasses
 from .errors import SpecError
+from .facts import render_text
 from .grammar import Analysis
 from .schema import SchemaResolver
 from .support.card_rules import CardRules
@@ -326,7 +327,7 @@ class Views:
                 f"the card validator implements {sorted(CardRules.RULES)}, the spec names "
                 f"{sorted(rules)}",
             )
-        return Validators(rules)
+        return Validators({k: render_text(self.spec, v) for k, v in rules.items()})
 
     def schemas(self) -> Schemas:
         spec = self.spec

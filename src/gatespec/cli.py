@@ -89,7 +89,9 @@ if TYPE_CHECKING:
 def _proxy_runtime(config: GatewayConfig, profile: str) -> ServedRuntime:
     # Imported on use: argument and config errors need none of the catalog machinery, and
     # the stdio upstreams start while it loads (see _runtime).
-    if profile == "aggregate":
+    from gatespec_surface.descriptors import PROFILES
+
+    if PROFILES[profile].lists_upstream_tools == "namespaced":  # the aggregate runtime
         from gatespec.aggregate import AggregateRuntime
 
         return AggregateRuntime.from_config(config)  # type: ignore[return-value]

@@ -90,7 +90,8 @@ def test_shrinking_the_namespace_cap_reaches_every_output(tmp_path: Path) -> Non
         short_ns = "[a-z][a-z0-9_-]{0,15}"
         amendment = {
             "title": "Namespaces of at most 16 characters",
-            "amends": {"seed": "000", "section": "1.1"},
+            # S000-PATH-GRAMMAR sits in §3.2: an amendment names every section it changes
+            "amends": [{"seed": "000", "section": "1.1"}, {"seed": "000", "section": "3.2"}],
             "kind": "change",
             "changes": {
                 "S000-GRAMMAR-NAMESPACE": short_ns,
@@ -191,12 +192,15 @@ def test_a_new_error_code_reaches_enum_payload_descriptors_and_vectors(tmp_path:
 
 def test_a_new_card_field_reaches_models_validators_and_output_schemas(tmp_path: Path) -> None:
     def edit(spec: Path) -> None:
-        _edit_yaml(
-            spec / "models.yaml",
-            lambda d: d["models"]["ChoiceCard"]["schema"]["properties"].update(
-                title={"type": "string", "maxLength": 40}
-            ),
-        )
+        def add_title(d: dict) -> None:
+            d["models"]["ChoiceCard"]["schema"]["properties"]["title"] = {
+                "type": "string",
+                "maxLength": 40,
+            }
+            # the model rests on the amendment (an amendment nothing names fails generation)
+            d["models"]["ChoiceCard"]["amendments"] = ["AM_TITLE"]
+
+        _edit_yaml(spec / "models.yaml", add_title)
         # §2.1: "No other field may be added to the rendered card without a spec amendment."
         fields = "id name description tags kind namespace has_schema score cost_hint side_effects"
         amendment = {

@@ -369,3 +369,124 @@ async def test_gateway_mode_does_not_subscribe_to_catalog_changes() -> None:
     server = build_server(rt)
     assert server.notifier is None and rt.listeners == []
     assert build_server(runtime("gateway"), notify_list_changed=True).notifier is not None
+
+
+# ---------------------------------------------------------------- arguments the runtime needs
+# Seed 000 §4.1/§4.2 call tool_hydrate(tool_id), tool_execute(tool_id, args), tool_view(handle,
+# selector); seed 003 Decision 4 call/batch take {operation, input}. Without the argument the
+# operation needs, the answer is ARGS_INVALID (§3.4, §4.4) even when the spec's input schema
+# no longer lists it as required (issue 21: tool_hydrate({}) answered UPSTREAM_ERROR with a
+# Python TypeError once `required` was dropped).
+
+
+def _without_required(monkeypatch: Any, tool: str) -> None:
+    from gatespec.server import arguments
+
+    schema = json.loads(json.dumps(arguments.META_TOOL_INPUT_SCHEMAS[tool]))
+    schema.pop("required", None)
+    for prop in schema.get("properties", {}).values():
+        prop.get("items", {}).pop("required", None)
+    monkeypatch.setitem(arguments.META_TOOL_INPUT_SCHEMAS, tool, schema)
+
+
+@pytest.mark.parametrize(
+    ("profile", "tool", "arguments", "argument"),
+    [
+        ("transparent", "tool_hydrate", {}, "tool_id"),
+        ("gateway", "tool_execute", {"args": {}}, "tool_id"),
+        ("gateway", "tool_view", {"selector": "all"}, "handle"),
+    ],
+)
+async def test_a_missing_needed_argument_is_args_invalid_even_when_the_spec_drops_required(
+    monkeypatch: Any, profile: str, tool: str, arguments: dict[str, Any], argument: str
+) -> None:
+    _without_required(monkeypatch, tool)
+    rt = runtime(profile)
+    async with Client(build_server(rt), cache=None) as client:
+        payload = payload_of(await client.call_tool(tool, arguments))
+    assert payload["error"] == "ARGS_INVALID"
+    assert payload["details"]["argument"] == argument
+    assert f"missing required argument {argument!r}" in payload["message"]
+    assert rt.calls == []
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "argument"),
+    [
+        ("tool_hydrate", {}, "tool_id"),
+        ("tool_execute", {}, "tool_id"),
+        ("tool_view", {}, "handle"),
+        ("schema", {}, "operation"),
+        ("call", {"input": {}}, "operation"),
+        ("batch", {}, "calls"),
+        ("batch", {"calls": [{"operation": "/a/b"}, {"input": {}}]}, "calls[1].operation"),
+    ],
+)
+def test_the_argument_checker_needs_what_the_operation_needs(
+    monkeypatch: Any, tool: str, arguments: dict[str, Any], argument: str
+) -> None:
+    from gatespec.server.arguments import ArgumentChecker
+
+    _without_required(monkeypatch, tool)
+    with pytest.raises(GatewayError) as err:
+        ArgumentChecker(tool).check(arguments)
+    assert err.value.code is ErrorCode.ARGS_INVALID
+    assert err.value.details["argument"] == argument
+
+
+def test_a_needed_argument_the_schema_does_not_declare_is_refused_at_start(
+    monkeypatch: Any,
+) -> None:
+    """A spec that renames an argument the runtime needs stops the server from starting, not
+    every call at run time."""
+    from gatespec.server import arguments
+
+    schema = json.loads(json.dumps(arguments.META_TOOL_INPUT_SCHEMAS["tool_hydrate"]))
+    schema["properties"] = {"id": schema["properties"].pop("tool_id")}
+    schema["required"] = ["id"]
+    monkeypatch.setitem(arguments.META_TOOL_INPUT_SCHEMAS, "tool_hydrate", schema)
+    with pytest.raises(ValueError, match="no argument 'tool_id'"):
+        arguments.ArgumentChecker("tool_hydrate")
+
+
+# ---------------------------------------------------------------- profiles.yaml lists_upstream_tools
+
+
+def test_lists_upstream_tools_decides_which_surface_serves_a_profile(monkeypatch: Any) -> None:
+    """profiles.yaml lists_upstream_tools is read: "namespaced" (the aggregate profile, seed 004:
+    the client sees the upstreams' tools namespaced) gets the aggregate surface, "stripped" a
+    meta-tool surface that lists stripped entries, "none" one that lists only meta-tools."""
+    import dataclasses
+
+    from gatespec.server import surface as surface_module
+
+    rt = runtime("transparent")
+    assert MetaToolSurface(rt).lists_stripped is True
+    profiles = dict(surface_module.PROFILES)
+    monkeypatch.setattr(surface_module, "PROFILES", profiles)
+    profiles["transparent"] = dataclasses.replace(
+        profiles["transparent"], lists_upstream_tools="none"
+    )
+    assert MetaToolSurface(rt).lists_stripped is False
+    assert [t.name for t in MetaToolSurface(rt).list_tools()] == list(
+        PROFILES["transparent"].meta_tools
+    )
+
+    # the aggregate profile: its own surface while "namespaced", refused as a meta-tool
+    # profile (it has none) once the spec says otherwise
+    class Aggregate:
+        profile = "aggregate"
+
+    seen: list[Any] = []
+    import gatespec.aggregate.surface as aggregate_surface
+
+    monkeypatch.setattr(
+        aggregate_surface,
+        "build_aggregate_server",
+        lambda runtime, **_: seen.append(runtime) or "aggregate",
+    )
+    assert build_server(Aggregate()) == "aggregate" and len(seen) == 1  # type: ignore[arg-type]
+    profiles["aggregate"] = dataclasses.replace(profiles["aggregate"], lists_upstream_tools="none")
+    with pytest.raises(ValueError, match="has no meta-tools"):
+        build_server(Aggregate())  # type: ignore[arg-type]
+    assert len(seen) == 1

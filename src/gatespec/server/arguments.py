@@ -53,6 +53,21 @@ def _grammar_table() -> dict[str, tuple[GrammarInfo, Callable[[object], object]]
 
 _GRAMMARS: Final = _grammar_table()
 
+# What each meta-tool's implementation cannot run without (the runtime's own need: seed 000
+# §4.1/§4.2 tool_hydrate(tool_id), tool_execute(tool_id, args), tool_view(handle, selector);
+# seed 003 Decision 4 call/batch take {operation, input}). Checked whatever the input schema's
+# `required` says, so a spec that stops requiring one of them turns its absence into
+# ARGS_INVALID, never into a crash inside the operation. "calls[].operation": the key of each
+# item of the array `calls`.
+NEEDED: Final[dict[str, tuple[str, ...]]] = {
+    "tool_execute": ("tool_id",),
+    "tool_hydrate": ("tool_id",),
+    "tool_view": ("handle",),
+    "schema": ("operation",),
+    "call": ("operation",),
+    "batch": ("calls", "calls[].operation"),
+}
+
 
 def _shown(value: str) -> str:
     return repr(clip(value, _SHOWN_MAX))
@@ -77,6 +92,11 @@ class ArgumentChecker:
         self.schema: Mapping[str, Any] = META_TOOL_INPUT_SCHEMAS[tool]
         self.properties: Mapping[str, Mapping[str, Any]] = self.schema.get("properties", {})
         self.declared: frozenset[ErrorCode] = frozenset(META_TOOL_ERRORS[tool])
+        self.needed: tuple[str, ...] = NEEDED.get(tool, ())
+        for need in self.needed:
+            top = need.partition("[]")[0]
+            if top not in self.properties:
+                raise ValueError(f"{tool}'s input schema has no argument {top!r}, which it needs")
         Draft202012Validator.check_schema(self.schema)
         self._validator = Draft202012Validator(self.schema)
         self._fast = fast_validator(Draft202012Validator, self.schema)
@@ -88,10 +108,31 @@ class ArgumentChecker:
             errors = list(self._validator.iter_errors(args))
             if errors:
                 raise self._explain(args, min(errors, key=self._rank))
+        missing = self._missing(args)
+        if missing is not None:
+            raise GatewayError(
+                ErrorCode.ARGS_INVALID,
+                f"{self.tool} is missing required argument {missing!r}",
+                "",
+                {"rule": "required", "accepted": list(self.properties), "argument": missing},
+            )
         for name, prop in self.properties.items():
             if name not in args and "default" in prop:
                 args[name] = copy.deepcopy(prop["default"])
         return args
+
+    def _missing(self, args: Mapping[str, Any]) -> str | None:
+        """The first argument the operation needs that the call does not give (`calls[2].
+        operation` for an item of an array), or None."""
+        for need in self.needed:
+            top, sep, key = need.partition("[].")
+            if top not in args:
+                return top
+            if sep and isinstance(args[top], list):
+                for i, item in enumerate(args[top]):
+                    if isinstance(item, Mapping) and key not in item:
+                        return f"{top}[{i}].{key}"
+        return None
 
     def _rank(self, error: ValidationError) -> tuple[int, int]:
         # Shape problems of the whole call first (exactly-one, missing, unknown), then the

@@ -307,7 +307,9 @@ def build_server(
     structured_errors: put error payloads in structuredContent too; by default only when
     tools/list advertises no output schema (see the module docstring).
     """
-    if runtime.profile == "aggregate":  # the aggregate profile has a surface of its own
+    # A profile whose tools/list is the upstreams' own tools, namespaced (profiles.yaml
+    # lists_upstream_tools: the aggregate profile), has a surface of its own.
+    if PROFILES[runtime.profile].lists_upstream_tools == "namespaced":
         from gatespec.aggregate.surface import build_aggregate_server
 
         return build_aggregate_server(
