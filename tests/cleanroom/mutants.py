@@ -220,14 +220,13 @@ def tb_one_bad_schema_drops_server() -> None:
 
 
 def tb_tool_dropped() -> None:
-    """The alphabetically first upstream tool is silently left out of the catalog."""
+    """An upstream tool named `echo` is silently left out of the catalog (as if a name check
+    mistook it for a reserved word)."""
     catalog = _m("tollbooth.catalog")
     real = catalog.Catalog.from_upstreams.__func__
 
     def from_upstreams(cls: Any, listings: Any, namespaces: Any = None) -> Any:
-        names = sorted(t.get("name", "") for tools in listings.values() for t in tools)
-        first = names[0] if names else None
-        kept = {s: [t for t in tools if t.get("name") != first] for s, tools in listings.items()}
+        kept = {s: [t for t in tools if t.get("name") != "echo"] for s, tools in listings.items()}
         return real(cls, kept, namespaces)
 
     catalog.Catalog.from_upstreams = classmethod(from_upstreams)
@@ -356,7 +355,152 @@ TOLLBOOTH: dict[str, Callable[[], None]] = {
     "upstream-error-hidden": tb_upstream_error_hidden,
 }
 
-MUTANTS: dict[str, dict[str, Callable[[], None]]] = {"tollbooth": TOLLBOOTH}
+
+# ------------------------------------------------------------------ switchyard (seeds 003, 001/004)
+
+
+def sy_search_shows_all() -> None:
+    """search lists every operation, whoever asks (seed 003 §5: filtered by AccessControl)."""
+    search = _m("switchyard.search")
+
+    class Everyone:
+        @staticmethod
+        def check(identity: Any, operation: str) -> bool:
+            return True
+
+    real = search.SearchProfile._search
+
+    async def _search(self: Any, identity: Any, args: Any) -> Any:
+        access, self.access = self.access, Everyone()
+        try:
+            return await real(self, identity, args)
+        finally:
+            self.access = access
+
+    search.SearchProfile._search = _search
+
+
+def sy_call_unchecked() -> None:
+    """schema and call dispatch without the AccessControl check (seed 003 §5: FORBIDDEN);
+    search still filters."""
+    search = _m("switchyard.search")
+    real = search.SearchProfile._lookup
+
+    async def _lookup(self: Any, identity: Any, name: Any) -> Any:
+        return await real(self, search.LOCAL_OPERATOR, name)
+
+    search.LOCAL_OPERATOR = _m("switchyard.access").LOCAL_OPERATOR
+    search.SearchProfile._lookup = _lookup
+
+
+def sy_search_full_schemas() -> None:
+    """search hits carry the operation's full input schema (seed 003 §3: not the full schemas)."""
+    operations = _m("switchyard.operations")
+    real = operations.Operation.summary
+
+    def summary(self: Any, limit: int) -> dict[str, Any]:
+        return {**real(self, limit), "inputSchema": self.input_schema}
+
+    operations.Operation.summary = summary
+
+
+def sy_batch_reversed() -> None:
+    """batch answers in reverse order (seed 003 §4: an array of results for the array of calls)."""
+    search = _m("switchyard.search")
+    real = search.SearchProfile._batch
+
+    async def _batch(self: Any, identity: Any, args: Any) -> Any:
+        result = await real(self, identity, args)
+        body = dict(result.structured_content)
+        body["results"] = list(reversed(body["results"]))
+        return search.types.CallToolResult(content=search.text(body), structured_content=body)
+
+    search.SearchProfile._batch = _batch
+
+
+def sy_route_to_first_server() -> None:
+    """tools/call goes to the first configured server whatever the prefix says (seed 004)."""
+    aggregate = _m("switchyard.aggregate")
+    real = aggregate.AggregateProfile._route
+
+    def _route(self: Any, qualified: str, what: str) -> Any:
+        parsed = real(self, qualified, what)
+        return type(parsed)(self.pool.keys()[0], parsed.name)
+
+    aggregate.AggregateProfile._route = _route
+
+
+def sy_names_not_namespaced() -> None:
+    """tools/list offers the upstreams' clean names (seed 004: namespaced at the boundary)."""
+    namespacing = _m("switchyard.namespacing")
+    namespacing.apply_name = lambda server, name: name or None
+    _m("switchyard.aggregate").ns.apply_name = namespacing.apply_name
+
+
+def sy_namespaced_name_upstream() -> None:
+    """The namespaced name is sent upstream instead of the clean one (seed 004, Principle 1)."""
+    aggregate = _m("switchyard.aggregate")
+    real = aggregate.AggregateProfile._route
+
+    def _route(self: Any, qualified: str, what: str) -> Any:
+        parsed = real(self, qualified, what)
+        return type(parsed)(parsed.server, qualified) if what == "Tool" else parsed
+
+    aggregate.AggregateProfile._route = _route
+    real_resolve = aggregate.AggregateProfile._resolve
+
+    async def _resolve(self: Any, kind: str, what: str, server: str, name: str, q: str) -> Any:
+        clean = name.split("__", 1)[1] if "__" in name else name
+        return await real_resolve(self, kind, what, server, clean, q)
+
+    aggregate.AggregateProfile._resolve = _resolve
+
+
+def sy_prompts_one_server() -> None:
+    """prompts/list holds the first upstream's prompts only (seed 001: from all servers)."""
+    aggregate = _m("switchyard.aggregate")
+    real = aggregate.AggregateProfile.list_prompts
+
+    async def list_prompts(self: Any, ctx: Any, params: Any) -> Any:
+        result = await real(self, ctx, params)
+        servers = sorted({p.name.split("__", 1)[0] for p in result.prompts})
+        keep = (
+            [p for p in result.prompts if p.name.split("__", 1)[0] == servers[0]] if servers else []
+        )
+        return result.model_copy(update={"prompts": keep})
+
+    aggregate.AggregateProfile.list_prompts = list_prompts
+
+
+def sy_unknown_tool_routed() -> None:
+    """A tool the named server does not have is sent upstream anyway (seed 001: Tool not found)."""
+    aggregate = _m("switchyard.aggregate")
+
+    async def _resolve(self: Any, kind: str, what: str, server: str, name: str, q: str) -> Any:
+        found = await self.registry.resolve(kind, server, name)
+        if found is None:
+            return aggregate.types.Tool(name=name, input_schema={"type": "object"})
+        return found
+
+    aggregate.AggregateProfile._resolve = _resolve
+
+
+SWITCHYARD: dict[str, Callable[[], None]] = {
+    "search-shows-all": sy_search_shows_all,
+    "call-unchecked": sy_call_unchecked,
+    "search-full-schemas": sy_search_full_schemas,
+    "batch-reversed": sy_batch_reversed,
+    "route-to-first-server": sy_route_to_first_server,
+    "names-not-namespaced": sy_names_not_namespaced,
+    "namespaced-name-upstream": sy_namespaced_name_upstream,
+    "prompts-one-server": sy_prompts_one_server,
+    "unknown-tool-routed": sy_unknown_tool_routed,
+}
+
+MUTANTS: dict[str, dict[str, Callable[[], None]]] = {
+    "tollbooth": TOLLBOOTH,
+    "switchyard": SWITCHYARD,
+}
 
 
 def apply(impl: str, name: str) -> None:
