@@ -49,6 +49,9 @@ QUOTED_MAX: Final = 200  # characters of an IUT's answer quoted in a finding
 _SEED_FIELDS: Final = ("error", "message", "path")
 
 NOT_AN_ERROR: Final = Rule("the call did not fail as an isError result", ("ERROR-NEVER-RAISE",))
+# A call answered as a success where the seed demands an error breaks the rule that demands
+# it (the check's own requirements, as for a wrong code), not the never-raise rule.
+ACCEPTED: Final = Rule("the call succeeded where an error is due")
 NO_PAYLOAD: Final = Rule(
     "no JSON error payload in the text content or structuredContent",
     ("ERROR-BROWSE-CARRIER", "ERROR-META-TOOL-RESULT"),
@@ -94,7 +97,7 @@ def payload_of(call: CallResult) -> tuple[dict[str, Any] | None, list[Finding]]:
     if call.result is None:
         return None, [Finding(NOT_AN_ERROR, f"no tools/call result: {call.error}")]
     if call.result.is_error is not True:
-        return None, [Finding(NOT_AN_ERROR, "isError is not true", call.shown())]
+        return None, [Finding(ACCEPTED, "isError is not true", call.shown())]
     document, carrier = readings.answer(call)
     found = readings.error_payload(document)
     if found is None:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Final
 
 from gatespec_conformance.payloads import (
+    ACCEPTED,
     SHAPE_REQUIREMENTS,
     WRONG_CODE,
     judge_error,
@@ -335,7 +336,7 @@ class Emit:
         )
 
     def _fallback(self, finding: Finding) -> tuple[RequirementRef, ...]:
-        if finding.rule is WRONG_CODE:
+        if finding.rule is WRONG_CODE or finding.rule is ACCEPTED:
             own = tuple(r for r in self.requirements if r.id not in SHAPE_REQUIREMENTS)
             return own or self.requirements
         return self.requirements

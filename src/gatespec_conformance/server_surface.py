@@ -203,6 +203,30 @@ def _names_in(namespace: str | None, ids: Any) -> dict[str, list[str]]:
     return out
 
 
+# A fixture tool listed under no id at all is a tool the client cannot reach: in the gateway
+# profile the path tree left it out (§3.2 "Returns the children at the addressed node"), in
+# the transparent one the stripped list did (§4.1 "surfaces the entire upstream catalog").
+# Listed under another id, it breaks the id rules instead (the family's own requirements).
+_UNREACHABLE: Final = {
+    "gateway": Rule("a fixture tool cannot be reached by path browsing", ("BROWSE-PATH-CHILDREN",)),
+    "transparent": Rule(
+        "a fixture tool is missing from the stripped tools/list",
+        ("EXPOSE-TRANSPARENT-FULL-CATALOG",),
+    ),
+}
+_WRONG_ID: Final = Rule(
+    "a fixture tool is listed under another id",
+    (
+        "TOOLID-NAMESPACE-SOURCE",
+        "TOOLID-VERSION-FROM-META",
+        "TOOLID-HASH8-WHEN-NO-VERSION",
+        "HASH-INPUT",
+        "HASH-CANONICAL-SHAPE",
+        "TOOLID-SOLE-KEY",
+    ),
+)
+
+
 async def _tool_ids(live: Live, emit: Emit) -> None:
     expected = await live.expected()
     listed = await live.listed_ids()
@@ -211,11 +235,15 @@ async def _tool_ids(live: Live, emit: Emit) -> None:
         if not admitted(tool, live.level):
             continue
         allowed = expected.allowed(tool.name)
-        problem = None
+        problem: list[Finding] | None = None
         if not allowed & set(listed):
-            problem = f"{' or '.join(sorted(allowed))} is not listed"
+            wanted = " or ".join(sorted(allowed))
             if tool.name in by_name:
-                problem += f" (listed under {by_name[tool.name]})"
+                detail = f"{wanted} is not listed (listed under {by_name[tool.name]})"
+                problem = [Finding(_WRONG_ID, detail)]
+            else:
+                unreachable = _UNREACHABLE.get(live.profile, _WRONG_ID)
+                problem = [Finding(unreachable, f"{wanted} is not listed")]
         emit.judge(
             tool.name,
             problem,
