@@ -231,19 +231,28 @@ async def _tool_ids(live: Live, emit: Emit) -> None:
     expected = await live.expected()
     listed = await live.listed_ids()
     by_name = _names_in(None if live.level == "seed" else expected.namespace, listed)
-    for tool in live.fixture:
-        if not admitted(tool, live.level):
-            continue
+    # Listed ids no fixture tool explains: a tool missing by its id may be one of them under an
+    # id the kit cannot trace back (a mapped, cut name), so its failure names both rules.
+    admitted_tools = [tool for tool in live.fixture if admitted(tool, live.level)]
+    explained = {i for tool in admitted_tools for i in expected.allowed(tool.name)}
+    unexplained = [i for ids in by_name.values() for i in ids if i not in explained]
+    for tool in admitted_tools:
         allowed = expected.allowed(tool.name)
         problem: list[Finding] | None = None
         if not allowed & set(listed):
             wanted = " or ".join(sorted(allowed))
-            if tool.name in by_name:
-                detail = f"{wanted} is not listed (listed under {by_name[tool.name]})"
+            # under its own name, or under a name mapped from it (AM-NAME-MAPPING)
+            near = by_name.get(tool.name) or [
+                i for n, ids in by_name.items() if _squash(n) == _squash(tool.name) for i in ids
+            ]
+            if near:
+                detail = f"{wanted} is not listed (listed under {near})"
                 problem = [Finding(_WRONG_ID, detail)]
             else:
                 unreachable = _UNREACHABLE.get(live.profile, _WRONG_ID)
                 problem = [Finding(unreachable, f"{wanted} is not listed")]
+                if unexplained and unreachable is not _WRONG_ID:
+                    problem.append(Finding(_WRONG_ID, f"unexplained ids listed: {unexplained[:3]}"))
         emit.judge(
             tool.name,
             problem,
