@@ -220,13 +220,15 @@ def tb_one_bad_schema_drops_server() -> None:
 
 
 def tb_tool_dropped() -> None:
-    """An upstream tool named `echo` is silently left out of the catalog (as if a name check
-    mistook it for a reserved word)."""
+    """An upstream tool named `structured` is silently left out of the catalog (as if a name
+    check mistook it for a reserved word)."""
     catalog = _m("tollbooth.catalog")
     real = catalog.Catalog.from_upstreams.__func__
 
     def from_upstreams(cls: Any, listings: Any, namespaces: Any = None) -> Any:
-        kept = {s: [t for t in tools if t.get("name") != "echo"] for s, tools in listings.items()}
+        kept = {
+            s: [t for t in tools if t.get("name") != "structured"] for s, tools in listings.items()
+        }
         return real(cls, kept, namespaces)
 
     catalog.Catalog.from_upstreams = classmethod(from_upstreams)

@@ -128,7 +128,7 @@ def test_layer_one_at_both_levels(tmp_path: Path) -> None:
 
 
 @contextmanager
-def _search_over_http(directory: Path) -> Iterator[tuple[str, Path]]:
+def _search_over_http(directory: Path, mutant: str | None = None) -> Iterator[tuple[str, Path]]:
     """switchyard's search profile over Streamable HTTP fronting the fixture (MCP-valid tools
     only, as the kit's own config for this profile), behind an unrestricted identity and one
     allowed exactly the access checks' tools (README: allow globs over operation names)."""
@@ -151,7 +151,8 @@ def _search_over_http(directory: Path) -> Iterator[tuple[str, Path]]:
         )
     )
     port = free_port()
-    command = [*LAUNCH, "--", "serve", "--profile", "search", "--config", str(config)]
+    launch = LAUNCH if mutant is None else [*LAUNCH[:2], "--mutant", mutant, *LAUNCH[2:]]
+    command = [*launch, "--", "serve", "--profile", "search", "--config", str(config)]
     command += ["--http", f"127.0.0.1:{port}"]
     with (directory / "iut.err").open("w") as errors:
         proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=errors)
@@ -192,6 +193,30 @@ def test_search_over_stdio_at_both_levels(tmp_path: Path) -> None:
     assert _failed(seed) == [] and status == 0
     status, spec = _run(tmp_path, "search", "spec", command=_serve("search"))
     assert status == 1 and unbased(spec) == []
+
+
+# The access-control mutants of tests/cleanroom/mutants.py need both identities over HTTP.
+ACCESS_MUTANTS = [
+    ("search-shows-all", "server/search/access/visible", "SEARCH-ACCESS-FILTERED"),
+    ("call-unchecked", "server/search/access/forbidden", "SEARCH-CALL-FORBIDDEN"),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize(("mutant", "family", "requirement"), ACCESS_MUTANTS)
+def test_access_mutant_is_caught(
+    tmp_path: Path, mutant: str, family: str, requirement: str
+) -> None:
+    with _search_over_http(tmp_path, mutant) as (url, call_log):
+        options = ["--url", url, "--call-log", str(call_log), "--token", OWN]
+        options += ["--restricted-token", RESTRICTED, "--select", family]
+        status, seed = _run(tmp_path, "search", "seed", options=options)
+    failed = outcomes(seed, "fail")
+    assert status == 1 and failed, f"{mutant} went unnoticed"
+    assert all(c["name"].startswith(family) for c in failed)
+    charged = {r["id"] for c in failed for f in c["failures"] for r in f["requirements"]}
+    assert requirement in charged, charged
 
 
 # ------------------------------------------------------------------ aggregate

@@ -45,7 +45,11 @@ def _unexpected(report: dict) -> list[tuple[str, str, tuple[str, ...]]]:
 
 def test_layer1_functions(tmp_path: Path) -> None:
     status, report = run_functions(
-        tmp_path, "tollbooth", "seed", expected_failures=STRINGIFIED, max_examples=str(DEFAULT_MAX_EXAMPLES)
+        tmp_path,
+        "tollbooth",
+        "seed",
+        expected_failures=STRINGIFIED,
+        max_examples=str(DEFAULT_MAX_EXAMPLES),
     )
     assert _unexpected(report) == [] and report["stale"] == []
     assert status == 0
