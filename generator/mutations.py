@@ -386,11 +386,9 @@ MUTATIONS: tuple[Mutation, ...] = (
     Mutation("page-size-unamended", "aggregate paging without its amendment's change", A,
              _amendment("AM-AGGREGATE-LISTING", changes={}), "S001-UNIFIED-LIST"),
     # ---- issue 20: amendments referenced
-    Mutation("amendment-unreferenced", "AM-BARE-TOOL-ID's example no longer names it", G,
-             _apply("grammars.tool_id.valid",
-                    lambda vs: [v["value"] if isinstance(v, dict) and v["value"] == "a:b" else v
-                                for v in vs]),
-             "AM-BARE-TOOL-ID: no grammar"),
+    Mutation("amendment-unreferenced", "the search_operation grammar no longer names its amendment",
+             G, _apply("grammars.search_operation.amendments", lambda _: []),
+             "AM-SEARCH-OPERATION-NAME: no grammar"),
     Mutation("vector-amendment-dropped", "a vector resting on AM-PATH-BOUNDS no longer says so", G,
              _apply("grammars.path.invalid",
                     lambda vs: [v["value"] if isinstance(v, dict) and v["value"] == "/*/github"

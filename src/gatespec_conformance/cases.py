@@ -42,6 +42,7 @@ from gatespec_conformance.report import (
 )
 from gatespec_surface import strategies as s
 from gatespec_surface import vectors as v
+from gatespec_surface.errors import ErrorCode
 from gatespec_surface.grammars import is_tool_id
 
 SUITE: Final = "functions"
@@ -180,7 +181,7 @@ def _vector_amendments(
 
 
 BARE_TOOL_ID: Final = "AM-BARE-TOOL-ID"
-_CATALOG_ERROR: Final = {"error": "CATALOG_ERROR"}
+_CATALOG_ERROR: Final = {"error": ErrorCode.CATALOG_ERROR.value}
 
 
 def bare_tool_id(function: str, inp: dict[str, Any]) -> bool:

@@ -475,7 +475,7 @@ _INVALID_CARD_UNSTATED: Final = {
 
 def _internal_bad_id(label: str, inp: dict[str, Any]) -> bool:
     """A card broken by its id whose kind is internal: seed 000 §5.4 shows an internal card
-    whose id (`__cache_breakpoint__`) is no tool_id, so only AM-BROWSE-TREE's convention (a
+    whose id (the cache marker's) is no tool_id, so only AM-BROWSE-TREE's convention (a
     browse path or the marker) rejects it."""
     return label == "bad_id" and inp["card"].get("kind") == "internal"
 

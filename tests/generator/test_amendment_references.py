@@ -25,18 +25,20 @@ def test_every_amendment_of_the_spec_is_referenced() -> None:
 
 
 def test_an_unreferenced_amendment_fails_generation() -> None:
-    """AM-BARE-TOOL-ID is referenced only by the tool_id example it decides; without it,
-    generation names the amendment."""
-
-    def drop(examples: list[object]) -> list[object]:
-        return [e["value"] if isinstance(e, dict) and e["value"] == "a:b" else e for e in examples]
-
+    """AM-SEARCH-OPERATION-NAME is referenced only by the search_operation grammar it decides
+    (the kit names it nowhere); without that reference, generation names the amendment."""
     outcome = run(
-        Mutation("bare", "", "grammars.yaml", _apply("grammars.tool_id.valid", drop), "x"),
+        Mutation(
+            "unreferenced",
+            "",
+            "grammars.yaml",
+            _apply("grammars.search_operation.amendments", lambda _: []),
+            "x",
+        ),
         ROOT / "spec",
         ROOT,
     )
-    assert "amendments.AM-BARE-TOOL-ID: no grammar, vector, requirement" in outcome.detail
+    assert "amendments.AM-SEARCH-OPERATION-NAME: no grammar, vector, requirement" in outcome.detail
 
 
 def test_a_kit_rule_counts_as_a_reference(tmp_path: Path) -> None:
