@@ -248,7 +248,7 @@ _ROOT = re.compile(NAMESPACE_PATTERN)
 
 def seed_path_valid(path: str) -> bool:
     """§3.2 as written: "/" or "/" segments joined by "/", each a path segment or "*", the
-    "*", the first also a namespace; no depth or length bound, "*" anywhere."""
+    first also a namespace; no depth or length bound, "*" anywhere."""
     if path == "/":
         return True
     if not path.startswith("/"):
