@@ -392,6 +392,8 @@ def _configure_logging(verbose: int) -> None:
     logging.basicConfig(level=level, handlers=[handler])
     if verbose == 0:  # the progress lines already say which upstream failed and why
         logging.getLogger("gatespec.upstream.pool").setLevel(logging.ERROR)
+        # A reload is news for the operator (at INFO: nothing went wrong), shown by default.
+        logging.getLogger("gatespec.reload").setLevel(logging.INFO)
 
 
 def _say(message: str, stream: TextIO | None = None) -> None:
