@@ -2,6 +2,7 @@
 # `make -C DIR run` must not announce the directory on stdout (the MCP channel).
 MAKEFLAGS += --no-print-directory
 PYTHON ?= python3
+NPM    ?= npm
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
@@ -11,11 +12,16 @@ STAMP  := $(VENV)/.installed
 install: $(STAMP)
 
 # generated/ is the project folder of the surface's own distribution (gatespec-surface).
+# Each long step says so on stderr first (never stdout: `make run`'s is the MCP channel), so
+# a client that started `make run` on a fresh clone shows why it waits.
 $(STAMP): pyproject.toml generated/pyproject.toml package.json package-lock.json
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@test -x $(PY) || { echo "gatespec: creating the virtual environment $(VENV)" >&2; $(PYTHON) -m venv $(VENV); }
+	@echo "gatespec: installing Python packages into $(VENV) (pip; 1-3 minutes the first time)" >&2
 	$(PY) -m pip install --quiet -e ./generated -e ".[dev]"
-	npm ci --no-audit --no-fund --loglevel=error
-	touch $(STAMP)
+	@echo "gatespec: installing the npm test servers into node_modules (npm ci)" >&2
+	$(NPM) ci --no-audit --no-fund --loglevel=error
+	@touch $(STAMP)
+	@echo "gatespec: installed" >&2
 
 generate: install
 	$(PY) -m generator

@@ -56,6 +56,7 @@ from gatespec_surface.schemas import META_TOOL_INPUT_SCHEMAS
 __all__ = ["OTHER_CLUSTER", "BrowseResponse", "BrowseTree", "Browser", "build_ranker", "leaf_slug"]
 
 _BROWSE_ARGS: Final = META_TOOL_INPUT_SCHEMAS["tool_browse"]["properties"]
+ROOT_PATH: Final = "/"  # the tree's root: one card per namespace
 _QUERY_MIN_CHARS: Final[int] = _BROWSE_ARGS["query"]["minLength"]
 _SEGMENT_MAX: Final[int] = PATH_SEGMENT_MAX_LENGTH
 _SLUG_BAD: Final = re.compile(f"[^{LEAF_SLUG_KEEP}]")
@@ -305,6 +306,13 @@ class Browser:
             cards = [with_score(c, None) for c in self.tree.listing(path)]
             return Selection(cards, render_preamble(len(cards), path=str(path)), {"path": path})
         cards, total = self._ranked(query, top_k)
+        if not cards:
+            # Nothing matches: never an empty list while the catalog has tools. The answer is
+            # the root of the tree (one card per namespace), worded and marked as the path
+            # browse it is, so the model goes on by path; for an empty catalog too, whose
+            # empty answer then points at path browsing as well.
+            root = [with_score(c, None) for c in self.tree.listing(ROOT_PATH)]
+            return Selection(root, render_preamble(len(root), path=ROOT_PATH), {"path": ROOT_PATH})
         return Selection(cards, render_preamble(len(cards), total=total), {})
 
     def render(

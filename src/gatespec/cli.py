@@ -295,6 +295,13 @@ def _parser() -> argparse.ArgumentParser:
         type=_port,
         help=f"HTTP port, 0 picks a free one (default: the config's gateway.port, else {_DEFAULTS.port})",
     )
+    serve.add_argument(
+        "--metrics-port",
+        type=_port,
+        help="serving stdio: also serve Prometheus metrics at http://HOST:PORT/metrics "
+        "(default: the config's gateway.metrics_port, else none; over HTTP /metrics is "
+        "always served beside /mcp)",
+    )
     serve.set_defaults(run=_serve)
 
     catalog = _command(
@@ -385,6 +392,8 @@ def _configure_logging(verbose: int) -> None:
     logging.basicConfig(level=level, handlers=[handler])
     if verbose == 0:  # the progress lines already say which upstream failed and why
         logging.getLogger("gatespec.upstream.pool").setLevel(logging.ERROR)
+        # A reload is news for the operator (at INFO: nothing went wrong), shown by default.
+        logging.getLogger("gatespec.reload").setLevel(logging.INFO)
 
 
 def _say(message: str, stream: TextIO | None = None) -> None:
@@ -429,6 +438,7 @@ def _serve(args: argparse.Namespace, factory: RuntimeFactory | None) -> int:
             options.drain_timeout,
             options.sessions,
             config,
+            args.metrics_port if args.metrics_port is not None else options.metrics_port,
         )
         # A stdio gateway without the client that started it has nobody to serve.
         return anyio.run(_until_stopped, main, transport == "stdio")
@@ -524,6 +534,7 @@ async def _serve_async(
     drain_timeout: float = DEFAULT_DRAIN_TIMEOUT,
     sessions: SessionBounds | None = None,
     config: GatewayConfig | None = None,
+    metrics_port: int | None = None,
 ) -> None:
     from gatespec.access import LOCAL
     from gatespec.server import bind_http, build_server, print_ready, serve_http, serve_stdio
@@ -546,7 +557,8 @@ async def _serve_async(
                 tg.start_soon(watch_config, cast("Reconfigurable", runtime), config)
             if sock is None:
                 _say(f"serving the {runtime.profile} profile over stdio")
-                await serve_stdio(server)
+                with _metrics_port(server, host, metrics_port):
+                    await serve_stdio(server)
             else:
                 await serve_http(
                     server,
@@ -565,6 +577,32 @@ async def _serve_async(
             await runtime.aclose()
         if sock is not None:
             sock.close()
+
+
+@contextlib.contextmanager
+def _metrics_port(server: Any, host: str, port: int | None) -> Iterator[None]:
+    """Serve the stdio gateway's metrics at http://host:port/metrics while it serves (one
+    client: one session), with prometheus-client's own threaded HTTP server."""
+    metrics = getattr(server, "metrics", None)
+    if port is None or metrics is None:
+        yield
+        return
+    from prometheus_client import start_http_server
+
+    from gatespec.serving import ServeError
+
+    metrics.sessions = lambda: 1
+    try:
+        web, thread = start_http_server(port, addr=host, registry=metrics.registry)
+    except OSError as exc:
+        raise ServeError(f"cannot serve metrics on {host}:{port}: {exc.strerror or exc}") from exc
+    _say(f"metrics at http://{host}:{web.server_port}/metrics")
+    try:
+        yield
+    finally:
+        web.shutdown()
+        web.server_close()
+        thread.join(timeout=5)
 
 
 def _stubs(config: GatewayConfig) -> frozenset[str]:

@@ -38,14 +38,17 @@ Rules (each violation raises `ConfigError` naming the file, the key path and the
   ``command`` itself is kept verbatim (it is looked up on PATH by the OS).
 - ``timeout`` (seconds) on a server overrides ``gateway.call_timeout`` for calls to it, like
   Cline's per-server request timeout. Connecting always uses ``gateway.connect_timeout``.
-- Unknown top-level keys are ignored (the file is often shared with a desktop client that keeps
-  its own settings there); unknown keys inside ``gateway`` are rejected.
+- An unknown top-level key that is a near miss of ``mcpServers`` or ``gateway`` (``gatway``)
+  is an error with a "did you mean"; any other is ignored with a warning (the file is often
+  shared with a desktop client that keeps its own settings there). Unknown keys inside
+  ``gateway`` are rejected.
 - Server keys are kept verbatim: mapping them to tool namespaces is a later layer's job.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 import re
@@ -64,7 +67,10 @@ if TYPE_CHECKING:
     from gatespec.access.config import AccessConfig
     from gatespec.state.config import StateConfig
 
+logger = logging.getLogger(__name__)
+
 __all__ = [
+    "TOP_LEVEL_KEYS",
     "DEFAULT_CALL_TIMEOUT",
     "DEFAULT_CONNECT_TIMEOUT",
     "DEFAULT_DRAIN_TIMEOUT",
@@ -125,6 +131,9 @@ _COMMON_SERVER_KEYS: Final = frozenset({"type", "transport", "timeout"})
 _ALL_SERVER_KEYS: Final = (
     frozenset().union(*_KEYS_BY_TRANSPORT.values()) | _COMMON_SERVER_KEYS | IGNORED_SERVER_KEYS
 )
+# The document's own keys. Another key is another client's setting (a file shared with a
+# desktop client) and is ignored with a warning, unless it is a near miss of one of these.
+TOP_LEVEL_KEYS: Final = frozenset({"mcpServers", "gateway"})
 _GATEWAY_KEYS: Final = frozenset(
     {
         "profile",
@@ -145,6 +154,7 @@ _GATEWAY_KEYS: Final = frozenset(
         "max_sessions_per_client",
         "session_idle_timeout",
         "state",  # where per-caller state lives, shared by replicas (gatespec.state.config)
+        "metrics_port",  # stdio serving: Prometheus /metrics on this port (gatespec.metrics)
     }
 )
 PLUGIN_TYPES: Final = ("tool_filter", "audit_log")
@@ -245,6 +255,9 @@ class GatewayOptions:
     sessions: SessionBounds = field(default_factory=SessionBounds)
     # Artifacts and cache-stable sessions: None is this process's memory (gatespec.state).
     state: StateConfig | None = None
+    # Serving stdio: also serve GET /metrics on this port of `host` (None: no metrics port;
+    # the HTTP transport serves /metrics on its own port).
+    metrics_port: int | None = None
 
 
 @dataclass(frozen=True)
@@ -347,6 +360,17 @@ def parse_config(
         server = reader.server(key, raw)
         if server is not None:
             servers[key] = server
+    for key in data:
+        if key not in TOP_LEVEL_KEYS:
+            hint = _suggest(str(key), TOP_LEVEL_KEYS)
+            if hint:  # a near miss of ours: a typo, never another client's setting
+                raise ConfigError(src, str(key), "unknown top-level key" + hint)
+            logger.warning(
+                "%s: ignoring top-level key %r (not a gatespec key: %s)",
+                src or "config",
+                key,
+                ", ".join(sorted(TOP_LEVEL_KEYS)),
+            )
     options = reader.options(data.get("gateway", {}))
     for i, plugin in enumerate(options.plugins):
         for key in plugin.servers:
@@ -600,6 +624,9 @@ class _Reader:
             else None,
             watch=self.boolean(raw["watch"], f"{at}.watch") if "watch" in raw else defaults.watch,
             plugins=self.plugins(raw["plugins"], f"{at}.plugins") if "plugins" in raw else (),
+            metrics_port=self.port(raw["metrics_port"], f"{at}.metrics_port")
+            if "metrics_port" in raw
+            else None,
         )
 
     def session_bounds(self, raw: dict[str, Any]) -> SessionBounds:

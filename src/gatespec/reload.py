@@ -85,7 +85,7 @@ async def watch_config(
             logger.error("config not applied, the running servers stay: %s", exc)
             return
         current = fresh
-        logger.warning("config reloaded from %s: %s", path, changed or "no server changed")
+        logger.info("config reloaded from %s: %s", path, _in_words(changed))
         if on_reload is not None:
             await on_reload(fresh)
 
@@ -134,3 +134,19 @@ async def _sighups(flag: _Flag) -> None:
         with anyio.open_signal_receiver(signal.SIGHUP) as signals:
             async for _ in signals:
                 flag.set()
+
+
+def _in_words(changed: object) -> str:
+    """What a reload changed, as a sentence: "added beta; removed gamma; restarted alpha"."""
+    if not changed:
+        return "no server changed"
+    parts = [
+        f"{verb} {', '.join(keys)}"
+        for verb, keys in (
+            ("added", getattr(changed, "added", ())),
+            ("removed", getattr(changed, "removed", ())),
+            ("restarted", getattr(changed, "replaced", ())),
+        )
+        if keys
+    ]
+    return "; ".join(parts) if parts else str(changed)

@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -43,6 +44,7 @@ from gatespec.catalog import Catalog, Excluded, Item
 from gatespec.config import GatewayConfig
 from gatespec.core import Caller, CatalogListing, GatewayRuntime, Relay, Reply
 from gatespec.firewall import to_envelope
+from gatespec.metrics import Metrics
 from gatespec.search import SearchOperations
 from gatespec.state import StateBackend, StateUnavailable, open_state
 from gatespec.state.effects import record_seen, stable_browse, without_artifacts
@@ -168,6 +170,7 @@ class ProxyRuntime(SearchOperations):
         # wins over the gateway-wide call_timeout (config.call_timeout_for).
         self.config: GatewayConfig | None = None
         self.validator = ArgsValidator()
+        self.metrics: Metrics | None = None  # gatespec.metrics.metrics_of sets it when served
         self._listeners: list[CatalogListener] = []
         # (listed catalog, its snapshot or None until first use): swapped as one pair.
         self._lazy = profile != "transparent"
@@ -192,6 +195,11 @@ class ProxyRuntime(SearchOperations):
         )
         runtime.config = config
         return runtime
+
+    def timed_ranking(self, started: float) -> None:
+        """A query ranked since `started` (perf_counter), for the metrics."""
+        if self.metrics is not None:
+            self.metrics.ranking(time.perf_counter() - started)
 
     # ------------------------------------------------------------ lifecycle
 
@@ -399,8 +407,11 @@ class ProxyRuntime(SearchOperations):
         self, session: str, query: str | None, path: str | None, *, identity: Identity = LOCAL
     ) -> Reply:
         browser = (await self._for(identity)).browser
+        started = time.perf_counter()
         if self.cache_stable:
             selection = browser.select(query, path)
+            if query is not None:
+                self.timed_ranking(started)
             response = await stable_browse(
                 self.state.sessions,
                 session,
@@ -409,6 +420,8 @@ class ProxyRuntime(SearchOperations):
             )
         else:
             response = browser.browse(query, path)
+            if query is not None:
+                self.timed_ranking(started)
         return Reply(response.text, response.structured)
 
     async def hydrate(self, session: str, tool_id: str, *, identity: Identity = LOCAL) -> Reply:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
@@ -100,6 +101,8 @@ class SearchOperations:
 
         def _access(self, item: Item | None, name: str, identity: Identity) -> Item: ...
 
+        def timed_ranking(self, started: float) -> None: ...
+
         async def _invoke(
             self, item: Item, args: dict[str, Any], relay: Relay | None = None
         ) -> dict[str, Any]: ...
@@ -115,7 +118,9 @@ class SearchOperations:
             hits = [_hit(item, cards[item.id]["description"], None) for item in chosen]
         else:
             only = None if args.namespace is None else {item.id for item in items}
+            started = time.perf_counter()
             ranked, _ = snapshot.browser.ranker.search_counted(args.query, args.limit, only)
+            self.timed_ranking(started)
             found = [(catalog.get(tool_id), score) for tool_id, score in ranked]
             hits = [_hit(i, cards[i.id]["description"], s) for i, s in found if i is not None]
             hits.sort(key=lambda h: (-h["score"], h["operation"]))

@@ -188,3 +188,49 @@ async def test_a_running_gateway_rereads_its_config(
         os.kill(process.proc.pid, signal.SIGHUP)
         await changes.wait({"tools"})
         assert not any(n.startswith("beta__") for n in await tool_names(client))
+
+
+async def test_a_reload_is_logged_at_info_in_words(
+    anyio_backend: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from gatespec.upstream import Reconfigured
+
+    path = write(tmp_path / "gatespec.json", ["alpha"])
+    answers = [Reconfigured(added=("beta",), replaced=("alpha",)), Reconfigured()]
+
+    class Recorder:
+        async def reconfigure(self, config: Any) -> Any:
+            return answers.pop(0)
+
+    with caplog.at_level("INFO", logger="gatespec.reload"):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(lambda: watch_config(Recorder(), load_config(path), poll=0.05))
+            await anyio.sleep(0.2)
+            write(path, ["alpha", "beta"])
+            with anyio.fail_after(10):
+                while len(answers) == 2:
+                    await anyio.sleep(0.05)
+            await anyio.sleep(0.2)
+            write(path, ["alpha", "beta"], watch=True, page_size=10)
+            with anyio.fail_after(10):
+                while answers:
+                    await anyio.sleep(0.05)
+            await anyio.sleep(0.2)
+            tg.cancel_scope.cancel()
+    reloads = [r for r in caplog.records if "reloaded" in r.getMessage()]
+    assert [r.levelname for r in reloads] == ["INFO", "INFO"]
+    assert reloads[0].getMessage().endswith(": added beta; restarted alpha")
+    assert reloads[1].getMessage().endswith(": no server changed")
+    assert "Reconfigured(" not in caplog.text
+
+
+def test_reloads_are_shown_without_verbose(monkeypatch: pytest.MonkeyPatch) -> None:
+    import logging
+
+    from gatespec import cli
+
+    monkeypatch.setattr(logging.getLogger("gatespec.reload"), "level", logging.NOTSET)
+    monkeypatch.setattr(logging.getLogger("gatespec.upstream.pool"), "level", logging.NOTSET)
+    monkeypatch.setattr(logging, "basicConfig", lambda **kwargs: None)
+    cli._configure_logging(0)
+    assert logging.getLogger("gatespec.reload").isEnabledFor(logging.INFO)

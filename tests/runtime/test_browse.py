@@ -23,7 +23,7 @@ from gatespec_surface.budgets import (
 from gatespec_surface.errors import ErrorCode, GatewayError
 from gatespec_surface.grammars import is_path, is_path_segment
 from gatespec_surface.models import BrowseResult
-from gatespec_surface.render import render_browse_text
+from gatespec_surface.render import render_browse_text, render_preamble
 from gatespec_surface.validators import validate_choice_card
 
 SCHEMA = {"type": "object", "properties": {"q": {"type": "string"}}}
@@ -96,10 +96,21 @@ def test_query_browse_ranks_and_scores(browser: Browser) -> None:
     assert "path" not in resp.structured
 
 
-def test_query_browse_with_no_match(browser: Browser) -> None:
+def test_query_browse_with_no_match_answers_the_namespaces(browser: Browser) -> None:
+    # Never an empty list while the catalog has tools: the root of the tree, worded as the
+    # path browse it is, so the model goes on browsing by path.
     resp = browser.browse(query="zzqxj")
     check_response(resp)
-    assert resp.cards == [] and resp.text.startswith("0 of 0 ")
+    assert resp.cards == browser.browse(path="/").cards != []
+    assert resp.text.split("\n", 1)[0] == render_preamble(len(resp.cards), path="/")
+    assert "browse a deeper path" in resp.text
+    assert resp.structured["path"] == "/"
+
+
+def test_query_browse_of_an_empty_catalog_points_at_path_browsing() -> None:
+    resp = Browser(Catalog.build({})).browse(query="send a message")
+    check_response(resp)
+    assert resp.cards == [] and "path" in resp.text.split("\n", 1)[0]
 
 
 def test_query_browse_handles_chinese(browser: Browser) -> None:
@@ -132,7 +143,8 @@ def test_long_query_is_cut_not_refused(browser: Browser) -> None:
     query = "create an issue on github"
     padded = query + " " + "x" * (QUERY_MAX_CHARS * 2)
     assert browser.browse(query=padded).cards == browser.browse(query=query).cards
-    assert browser.browse(query="x" * QUERY_MAX_CHARS + " github").cards == []
+    cut = browser.browse(query="x" * QUERY_MAX_CHARS + " github")  # "github" is cut off
+    assert cut.structured.get("path") == "/"  # nothing matched: the namespaces instead
 
 
 # ---------------------------------------------------------------------- paths

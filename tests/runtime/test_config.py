@@ -388,3 +388,21 @@ def test_refresh_interval_zero_disables_and_negative_is_refused(tmp_path: Path) 
     assert off.options.refresh_interval == 0.0
     err = load_error(tmp_path, {"mcpServers": servers, "gateway": {"refresh_interval": -1}})
     assert "gateway.refresh_interval" in str(err) and "zero or a positive" in str(err)
+
+
+def test_a_misspelt_top_level_key_is_an_error_with_a_suggestion(tmp_path: Path) -> None:
+    error = load_error(tmp_path, {"mcpServers": {}, "gatway": {"profile": "search"}})
+    assert error.path == "gatway"
+    assert "unknown top-level key" in error.problem and "did you mean 'gateway'" in error.problem
+    error = load_error(tmp_path, {"mcpServers": {}, "Gateway": {}})
+    assert "did you mean 'gateway'" in error.problem
+
+
+def test_another_clients_top_level_key_is_reported_not_fatal(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A file shared with a desktop client holds that client's own settings beside mcpServers.
+    path = write_json(tmp_path, {"mcpServers": {}, "globalShortcut": "Ctrl+Space"})
+    with caplog.at_level("WARNING", logger="gatespec.config"):
+        load_config(path, environ={})
+    assert "ignoring top-level key 'globalShortcut'" in caplog.text

@@ -50,6 +50,14 @@ async def test_ready_once_every_upstream_settled_and_until_draining() -> None:
             "ready": False,
             "reasons": ["upstreams not listed yet: 2 of 3 still connecting"],
             "upstreams": {"connected": 1, "failed": 0, "reconnecting": 0, "pending": 2},
+            "not_ready": [
+                {"upstream": "beta", "state": "pending", "reason": "connecting for the first time"},
+                {
+                    "upstream": "gamma",
+                    "state": "pending",
+                    "reason": "connecting for the first time",
+                },
+            ],
             "state": "memory: ok",
         },
     )
@@ -64,6 +72,7 @@ async def test_ready_once_every_upstream_settled_and_until_draining() -> None:
             "ready": True,
             "reasons": [],
             "upstreams": {"connected": 2, "failed": 1, "reconnecting": 0, "pending": 0},
+            "not_ready": [{"upstream": "beta", "state": "failed", "reason": "failed"}],
             "state": "memory: ok",
         },
     )
@@ -82,3 +91,33 @@ async def test_a_store_outage_is_reported_but_keeps_the_replica_ready() -> None:
     status, body = await probe(health, "/readyz")
     assert status == 200 and body["ready"] is True
     assert body["state"] == "redis: unreachable: redis://valkey:6379/0: Connection refused"
+
+
+async def test_readyz_names_the_upstreams_that_are_not_ready_and_why() -> None:
+    class Reasons(Pool):
+        def statuses(self) -> list[UpstreamStatus]:
+            reasons = {"beta": "exited with status 1: boom"}
+            return [
+                UpstreamStatus(k, s, reasons.get(k) if s == "failed" else None)  # type: ignore[arg-type]
+                for k, s in self.states.items()
+            ]
+
+    pool = Reasons(alpha="connected", beta="failed", gamma="pending")
+    health = Health(SimpleNamespace(state=MemoryState(), pool=pool))
+    status, body = await probe(health, "/readyz")
+    assert status == 503
+    assert body["not_ready"] == [
+        {"upstream": "beta", "state": "failed", "reason": "exited with status 1: boom"},
+        {"upstream": "gamma", "state": "pending", "reason": "connecting for the first time"},
+    ]
+    assert body["reasons"] == ["upstreams not listed yet: 1 of 3 still connecting"]
+    pool.states.update(gamma="connected", beta="pending")  # beta retried
+    status, body = await probe(health, "/readyz")
+    assert status == 200
+    assert body["not_ready"] == [
+        {
+            "upstream": "beta",
+            "state": "reconnecting",
+            "reason": "retrying after a failure: exited with status 1: boom",
+        }
+    ]

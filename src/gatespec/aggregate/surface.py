@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final
 
@@ -33,6 +34,7 @@ from gatespec.access import LOCAL, Identity
 from gatespec.aggregate.naming import LISTS
 from gatespec.aggregate.pages import CursorInvalid
 from gatespec.aggregate.runtime import AggregateRuntime
+from gatespec.metrics import metrics_of
 from gatespec.server.notify import ListChangedNotifier
 from gatespec.server.relay import LogLevels, RequestRelay
 from gatespec.server.sessions import session_key
@@ -168,7 +170,20 @@ def build_aggregate_server(
 
         return handler
 
+    metrics = metrics_of(runtime)
+
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> dict[str, Any]:
+        started = time.perf_counter()
+        result = await answer_call(ctx, params)
+        code = None
+        if result.get("isError"):
+            payload = result.get("structuredContent")
+            code = payload.get("code") if isinstance(payload, dict) else None
+            code = code if isinstance(code, str) else "upstream"
+        metrics.meta_call("tools/call", time.perf_counter() - started, code)
+        return result
+
+    async def answer_call(ctx: Any, params: types.CallToolRequestParams) -> dict[str, Any]:
         raw = params.model_dump(by_alias=True, mode="json", exclude_none=True)
         try:
             who = identity(ctx)
@@ -260,6 +275,7 @@ def build_aggregate_server(
     )
     server.runtime = runtime
     server.notifier = notifier
+    server.metrics = metrics
     # Registered after construction: the constructor warns that logging is deprecated in
     # 2026-07-28, but handshake-era clients (most of them) still set levels.
     server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, set_level)

@@ -3,8 +3,9 @@
 GET /healthz  200 while the process serves (liveness), draining or not.
 GET /readyz   200 when this replica should get traffic: every configured upstream has
               settled once (listed, or failed its first attempt) and it is not draining; 503
-              otherwise. The body says why, counts the upstreams by state, and says what the
-              state backend answers.
+              otherwise. The body says why, counts the upstreams by state, names each one
+              not connected (`not_ready`: upstream, state, reason: the last error, or what it
+              is doing), and says what the state backend answers.
 
 Why "settled once": the gateway answers as soon as its first upstream is ready
 (AM-SERVE-FIRST-READY), but a load balancer that sends traffic then would route callers to a
@@ -36,6 +37,9 @@ __all__ = ["Health", "health_routes"]
 
 log = logging.getLogger(__name__)
 
+# Why an upstream is not connected, when the pool gives no reason of its own.
+_WHY = {"pending": "connecting for the first time", "reconnecting": "retrying after a failure"}
+
 
 class Health:
     """What /healthz and /readyz report for one replica."""
@@ -45,23 +49,33 @@ class Health:
         self.listed = False  # every upstream has settled once (latched)
         self.draining = False
         self._settled: set[str] = set()  # upstreams seen listed or failed at least once
+        self._last_error: dict[str, str] = {}  # the last failure seen of each upstream
 
-    def upstreams(self) -> dict[str, int]:
+    def upstreams(self) -> tuple[dict[str, int], list[dict[str, str]]]:
         """How many configured upstreams are connected, failed, or have not settled yet (a
-        retry after a failure does not count as unsettled); latches `listed` once none is."""
+        retry after a failure does not count as unsettled), and each one not connected with
+        its state and why; latches `listed` once none is unsettled."""
         pool = getattr(self.runtime, "pool", None)
         counts = {"connected": 0, "failed": 0, "reconnecting": 0, "pending": 0}
+        not_ready = []
         for status in pool.statuses() if pool is not None else ():
-            if status.state != "pending":
+            state = status.state
+            if state != "pending":
                 self._settled.add(status.key)
-                counts[status.state] += 1
             elif status.key in self._settled:
-                counts["reconnecting"] += 1  # failed once, being retried
+                state = "reconnecting"  # failed once, being retried
+            counts[state] += 1
+            if status.reason is not None:
+                self._last_error[status.key] = status.reason
+            if state == "reconnecting" and status.key in self._last_error:
+                reason = f"{_WHY[state]}: {self._last_error[status.key]}"
             else:
-                counts["pending"] += 1
+                reason = status.reason or _WHY.get(state, state)
+            if state != "connected":
+                not_ready.append({"upstream": status.key, "state": state, "reason": reason})
         if counts["pending"] == 0:
             self.listed = True
-        return counts
+        return counts, not_ready
 
     def drain(self) -> None:
         if not self.draining:
@@ -83,7 +97,7 @@ class Health:
 
     async def readyz(self, request: Request) -> JSONResponse:
         reasons = []
-        upstreams = self.upstreams()
+        upstreams, not_ready = self.upstreams()
         if not self.listed:
             reasons.append(
                 f"upstreams not listed yet: {upstreams['pending']} of {sum(upstreams.values())} "
@@ -95,6 +109,7 @@ class Health:
             "ready": not reasons,
             "reasons": reasons,
             "upstreams": upstreams,
+            "not_ready": not_ready,
             "state": await self.state_status(),
         }
         status = HTTP_503_SERVICE_UNAVAILABLE if reasons else HTTP_200_OK

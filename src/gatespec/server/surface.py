@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Mapping
 from dataclasses import replace
 from importlib import metadata
@@ -54,6 +55,7 @@ from pydantic import ValidationError
 
 from gatespec.access import LOCAL, Identity
 from gatespec.core import Caller, GatewayRuntime, Reply
+from gatespec.metrics import Metrics, metrics_of
 from gatespec.server.arguments import ArgumentChecker
 from gatespec.server.notify import ListChangedNotifier
 from gatespec.server.relay import LogLevels, RequestRelay
@@ -91,6 +93,21 @@ def error_result(error: GatewayError, structured: bool = True) -> CallToolResult
     )
 
 
+def error_code(result: CallToolResult) -> str | None:
+    """The spec error code of an isError result the gateway made; "upstream" for one the
+    upstream tool made itself (its own isError result); None for a success."""
+    if not result.is_error:
+        return None
+    payload = result.structured_content
+    if payload is None:
+        try:
+            payload = json.loads(result.content[0].text)  # type: ignore[union-attr]
+        except Exception:
+            payload = None
+    code = payload.get("code") if isinstance(payload, dict) else None
+    return code if isinstance(code, str) and code in ErrorCode.__members__ else "upstream"
+
+
 def _gateway_error(exc: BaseException) -> GatewayError | None:
     """A GatewayError, also when a task group wrapped it alone in an ExceptionGroup."""
     while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
@@ -111,6 +128,7 @@ class MetaToolSurface:
             raise ValueError(f"profile {profile!r} has no meta-tools to serve")
         self.runtime = runtime
         self.profile = profile
+        self.metrics: Metrics | None = None  # set by build_server
         self.lists_stripped = PROFILES[profile].lists_upstream_tools == "stripped"
         self.meta_tools = tools_for_profile(profile)
         self.names = tuple(tool.name for tool in self.meta_tools)
@@ -148,6 +166,16 @@ class MetaToolSurface:
     ) -> CallToolResult:
         """Run one tools/call for `caller` (a bare session key: the local identity; None: an
         HTTP request with no verified identity, refused); never raises (cancellation aside)."""
+        started = time.perf_counter()
+        result = await self._call(caller, name, arguments)
+        if self.metrics is not None:
+            label = name if name in self._checkers else "(not a meta-tool)"
+            self.metrics.meta_call(label, time.perf_counter() - started, error_code(result))
+        return result
+
+    async def _call(
+        self, caller: Caller | str | None, name: str, arguments: Mapping[str, Any] | None
+    ) -> CallToolResult:
         try:
             if caller is None:
                 raise GatewayError(ErrorCode.FORBIDDEN, UNAUTHENTICATED)
@@ -242,6 +270,7 @@ class GatewayServer(Server[Any]):
 
     surface: MetaToolSurface
     notifier: ListChangedNotifier | None = None
+    metrics: Metrics | None = None  # what GET /metrics (or the stdio metrics port) serves
     # Whether an HTTP request must carry a verified identity (the HTTP app sets it when it
     # requires bearer tokens); a request without one is then refused, never served as local.
     requires_identity: bool = False
@@ -319,6 +348,7 @@ def build_server(
             fallback_identity=fallback_identity,
         )
     surface = MetaToolSurface(runtime, structured_errors)
+    surface.metrics = metrics_of(runtime)
     announce = surface.lists_stripped if notify_list_changed is None else notify_list_changed
 
     def identity(ctx: Any) -> Identity | None:
@@ -357,6 +387,7 @@ def build_server(
         get_tool_input_schema=surface.input_schema,
     )
     server.surface = surface
+    server.metrics = surface.metrics
     # Registered after construction: the constructor warns that logging is deprecated in
     # 2026-07-28, but handshake-era clients (most of them) still set levels.
     server.add_request_handler("logging/setLevel", SetLevelRequestParams, on_set_level)

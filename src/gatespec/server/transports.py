@@ -48,10 +48,13 @@ from mcp.server.sse import SseServerTransport
 from mcp.server.stdio import stdio_server
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from gatespec.config import SessionBounds
+from gatespec.metrics import CONTENT_TYPE
 from gatespec.server.answers import answer_per_request
 from gatespec.server.health import Health, health_routes
 from gatespec.server.session_limits import SessionLimits
@@ -70,6 +73,7 @@ logger = logging.getLogger(__name__)
 MCP_PATH: Final = "/mcp"
 SSE_PATH: Final = "/sse"
 MESSAGES_PATH: Final = "/messages"
+METRICS_PATH: Final = "/metrics"
 LOOPBACK_HOSTS: Final = ("127.0.0.1", "localhost", "::1")
 SHUTDOWN_GRACE: Final = 3  # seconds open streams (SSE, GET) get before uvicorn drops them
 
@@ -221,6 +225,7 @@ def build_http_app(
         Route(MESSAGES_PATH, endpoint=messages, methods=["POST"]),
         Route(MESSAGES_PATH + "/", endpoint=messages, methods=["POST"]),
         *(health_routes(health) if health is not None else ()),
+        *metrics_routes(server),
     ]
     app = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
@@ -243,7 +248,30 @@ def build_http_app(
         relay.app = app
         run_channels(app, channels)
     _bound_sessions(app, server, sessions, requires_identity=auth is not None, shared=shared)
+    if server.metrics is not None:
+        server.metrics.sessions = lambda: open_sessions(server, sse)
     return app
+
+
+def open_sessions(server: GatewayServer, sse: SseServerTransport) -> int:
+    """The client sessions this replica holds: Streamable HTTP (handshake era) and SSE
+    (2026-07-28 requests hold none)."""
+    held = getattr(server.session_manager, "_server_instances", {})
+    streams = getattr(sse, "_read_stream_writers", {})
+    return len(held) + len(streams)
+
+
+def metrics_routes(server: GatewayServer) -> list[Route]:
+    """GET /metrics: the Prometheus text format (gatespec.metrics); like /healthz, no token
+    (it names upstreams and tools, never callers or arguments)."""
+    metrics = server.metrics
+    if metrics is None:
+        return []
+
+    async def scrape(request: Request) -> Response:
+        return Response(metrics.exposition(), media_type=CONTENT_TYPE)
+
+    return [Route(METRICS_PATH, endpoint=scrape, methods=["GET"])]
 
 
 def _bound_sessions(

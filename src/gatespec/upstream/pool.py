@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from types import TracebackType
@@ -42,6 +43,7 @@ from gatespec.upstream.factory import create_upstream
 
 if TYPE_CHECKING:
     from gatespec.core import Relay
+    from gatespec.metrics import Metrics
 
 logger = logging.getLogger(__name__)
 
@@ -100,6 +102,7 @@ class UpstreamPool:
         self._list_locks = {key: anyio.Lock() for key in self._upstreams}
         # Cancel scopes of the calls in flight, per key: a server that goes away ends them.
         self._calls: dict[str, set[anyio.CancelScope]] = {}
+        self.metrics: Metrics | None = None  # tool calls timed per upstream (gatespec.metrics)
         self._cycle_lock = anyio.Lock()  # one start/refresh at a time
         self._settling: set[str] = set()  # keys being settled in the background
         self._limiter = anyio.CapacityLimiter(max(1, max_concurrency))
@@ -378,8 +381,19 @@ class UpstreamPool:
     ) -> dict[str, Any]:
         """Call a tool on one upstream; UpstreamError on unknown key, dead upstream, timeout,
         transport failure or a JSON-RPC error answer."""
-        upstream = self._live(key)
-        return await self._tracked(key, upstream.call_tool(name, arguments, timeout, relay))
+        started = time.perf_counter()
+        kind: str | None = "unavailable"
+        try:
+            upstream = self._live(key)
+            result = await self._tracked(key, upstream.call_tool(name, arguments, timeout, relay))
+            kind = None
+            return result
+        except UpstreamError as exc:
+            kind = exc.kind
+            raise
+        finally:
+            if self.metrics is not None:
+                self.metrics.upstream_call(key, time.perf_counter() - started, kind)
 
     async def request(
         self,
