@@ -1,0 +1,97 @@
+"""Client-scoped state stays with its client in the aggregate profile over HTTP (issue 22
+item 8): `gatespec serve --profile aggregate --transport http` in front of a real upstream that
+keeps its client's roots and logging level (tests/fixtures/client_state_server.py), two real
+MCP SDK clients over Streamable HTTP and over legacy SSE. Client A declares roots and sets a
+level; client B declares nothing and sets nothing: B never sees A's roots or A's level, and A
+keeps its own whatever B does.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import mcp_types as types
+import pytest
+from mcp import Client
+from mcp.client.sse import sse_client
+from mcp.client.streamable_http import streamable_http_client
+
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "client_state_server.py"
+ALICE = "file:///home/alice/project"
+
+
+@pytest.fixture
+def gateway(servers: Any, tmp_path: Path) -> str:
+    """The gateway's base URL."""
+    config = {
+        "mcpServers": {"state": {"command": sys.executable, "args": [str(FIXTURE)]}},
+        "gateway": {"profile": "aggregate", "call_timeout": 20, "watch": False},
+    }
+    path = tmp_path / "gatespec.json"
+    path.write_text(json.dumps(config))
+    port = servers.free_port()
+    argv = [sys.executable, "-m", "gatespec.cli", "serve", "--config", str(path)]
+    servers.spawn([*argv, "--transport", "http", "--port", str(port)], port)
+    return f"http://127.0.0.1:{port}"
+
+
+async def alice_roots(ctx: Any) -> types.ListRootsResult:
+    return types.ListRootsResult(roots=[types.Root(uri=ALICE, name="alice")])
+
+
+@asynccontextmanager
+async def connect(base: str, transport: str, **callbacks: Any) -> AsyncIterator[Client]:
+    async with httpx2.AsyncClient(timeout=30) as http:
+        if transport == "sse":
+            stream: Any = sse_client(f"{base}/sse")
+        else:
+            stream = streamable_http_client(f"{base}/mcp", http_client=http)
+        async with Client(stream, mode="legacy", cache=None, **callbacks) as client:
+            yield client
+
+
+async def said(client: Client, tool: str) -> str:
+    result = await client.call_tool(f"state__{tool}", {})
+    block = result.content[0]
+    assert isinstance(block, types.TextContent), result
+    return block.text
+
+
+@pytest.mark.parametrize("transport", ["http", "sse"])
+async def test_roots_and_log_level_stay_with_their_client(gateway: str, transport: str) -> None:
+    async with (
+        connect(gateway, transport, list_roots_callback=alice_roots) as alice,
+        connect(gateway, transport) as bob,
+    ):
+        await alice.set_logging_level("error")
+        assert await said(alice, "roots") == f"roots: {ALICE}"
+        assert await said(alice, "level") == "level: error"
+
+        bob_roots = await said(bob, "roots")
+        assert ALICE not in bob_roots
+        assert bob_roots.startswith("roots: refused:"), bob_roots  # B declared no roots
+        assert await said(bob, "level") == "level: unset"
+
+        await bob.set_logging_level("debug")
+        assert await said(bob, "level") == "level: debug"
+        assert await said(alice, "level") == "level: error"  # B's level is not A's
+        assert await said(alice, "roots") == f"roots: {ALICE}"
+
+
+async def test_one_client_per_transport_too(gateway: str) -> None:
+    async with (
+        connect(gateway, "http", list_roots_callback=alice_roots) as alice,
+        connect(gateway, "sse") as bob,
+    ):
+        await alice.set_logging_level("critical")
+        assert await said(alice, "roots") == f"roots: {ALICE}"
+        assert ALICE not in await said(bob, "roots")
+        assert await said(bob, "level") == "level: unset"
