@@ -9,17 +9,20 @@ keeps its own whatever B does.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx2
 import mcp_types as types
 import pytest
 from mcp import Client
 from mcp.client.sse import sse_client
+from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
@@ -95,3 +98,39 @@ async def test_one_client_per_transport_too(gateway: str) -> None:
         assert await said(alice, "roots") == f"roots: {ALICE}"
         assert ALICE not in await said(bob, "roots")
         assert await said(bob, "level") == "level: unset"
+
+
+# Issue 22 item 17: a handshake-era session's resource subscriptions end with it.
+
+RESOURCE = "state+state://r"
+
+
+@pytest.mark.parametrize("transport", ["http", "sse"])
+async def test_a_sessions_subscriptions_end_with_it(gateway: str, transport: str) -> None:
+    async with connect(gateway, "http") as observer:
+        async with connect(gateway, transport) as alice:
+            await alice.subscribe_resource(RESOURCE)
+            assert await said(observer, "subscribed") == "subscribed: state://r"
+        for _ in range(50):  # the session's end reaches the gateway a moment later
+            if await said(observer, "subscribed") == "subscribed: ":
+                break
+            await anyio.sleep(0.1)
+        assert await said(observer, "subscribed") == "subscribed: "
+
+
+async def test_a_stdio_sessions_subscriptions_end_with_it(tmp_path: Path) -> None:
+    log = tmp_path / "subscriptions.jsonl"
+    server = {"command": sys.executable, "args": [str(FIXTURE), "--log", str(log)]}
+    config = {"mcpServers": {"state": server}, "gateway": {"profile": "aggregate", "watch": False}}
+    path = tmp_path / "gatespec.json"
+    path.write_text(json.dumps(config))
+    argv = ["-m", "gatespec.cli", "serve", "--config", str(path)]
+    params = StdioServerParameters(command=sys.executable, args=argv, env=dict(os.environ))
+    async with Client(params, mode="legacy", cache=None) as client:
+        await client.subscribe_resource(RESOURCE)
+    for _ in range(50):
+        if "resources/unsubscribe" in (log.read_text() if log.exists() else ""):
+            break
+        await anyio.sleep(0.1)
+    methods = [json.loads(line)["method"] for line in log.read_text().splitlines()]
+    assert methods == ["resources/subscribe", "resources/unsubscribe"]
