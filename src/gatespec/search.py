@@ -101,7 +101,7 @@ class SearchOperations:
         def _access(self, item: Item | None, name: str, identity: Identity) -> Item: ...
 
         async def _invoke(
-            self, item: Item, args: dict[str, Any], relay: Relay | None = None
+            self, item: Item, args: dict[str, Any], relay: Relay | None = None, session: str = ""
         ) -> dict[str, Any]: ...
 
     # ------------------------------------------------------------ search
@@ -141,7 +141,7 @@ class SearchOperations:
         self, caller: Caller, operation: str, input: dict[str, Any], relay: Relay | None = None
     ) -> dict[str, Any]:
         item = await self._operation(caller, operation)  # before anything reaches upstream
-        return await self._invoke(item, input, relay)
+        return await self._invoke(item, input, relay, caller.session)
 
     async def call(self, caller: Caller, args: CallArgs) -> Reply:
         # What the upstream sends meanwhile reaches the client (AM-UPSTREAM-RELAY); a batch's

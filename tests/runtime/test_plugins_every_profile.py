@@ -95,7 +95,7 @@ async def test_gateway_profile(tmp_path: Path, ids: dict[str, str]) -> None:
         _, failed = await text_of(client, "tool_hydrate", {"tool_id": ids["level"]})
         assert failed
         said, failed = await text_of(client, "tool_execute", {"tool_id": ids["level"]})
-        assert failed and "level: " not in said, said
+        assert failed and "level: unset" not in said, said
         said, failed = await text_of(client, "tool_execute", {"tool_id": ids["subscribed"]})
         assert not failed and "subscribed: " in said, said
     assert audited(audit) == [("subscribed", "ok")]
@@ -109,7 +109,7 @@ async def test_transparent_profile(tmp_path: Path, ids: dict[str, str]) -> None:
         _, failed = await text_of(client, "tool_hydrate", {"tool_id": ids["level"]})
         assert failed
         said, failed = await text_of(client, "tool_execute", {"tool_id": ids["level"]})
-        assert failed and "level: " not in said, said
+        assert failed and "level: unset" not in said, said
         said, failed = await text_of(client, "tool_execute", {"tool_id": ids["subscribed"]})
         assert not failed and "subscribed: " in said, said
     assert audited(audit) == [("subscribed", "ok")]
@@ -121,11 +121,12 @@ async def test_search_profile(tmp_path: Path, ids: dict[str, str]) -> None:
         assert not shows(hits, ids, "level"), hits
         hits, _ = await text_of(client, "search", {"namespace": "state", "limit": 50})
         assert shows(hits, ids, "subscribed") and not shows(hits, ids, "level"), hits
-        _, failed = await text_of(client, "schema", {"operation": ids["level"]})
+        level, subscribed = "/state/level", "/state/subscribed"  # operations are paths here
+        _, failed = await text_of(client, "schema", {"operation": level})
         assert failed
-        said, failed = await text_of(client, "call", {"operation": ids["level"], "input": {}})
-        assert failed and "level: " not in said, said
-        calls = [{"operation": ids["level"], "input": {}}, {"operation": ids["subscribed"]}]
+        said, failed = await text_of(client, "call", {"operation": level, "input": {}})
+        assert failed and "level: unset" not in said, said
+        calls = [{"operation": level, "input": {}}, {"operation": subscribed}]
         said, _ = await text_of(client, "batch", {"calls": calls})
-        assert "level: " not in said and "subscribed: " in said, said
+        assert "level: unset" not in said and "subscribed: " in said, said
     assert audited(audit) == [("subscribed", "ok")]
