@@ -134,3 +134,35 @@ async def test_a_stdio_sessions_subscriptions_end_with_it(tmp_path: Path) -> Non
         await anyio.sleep(0.1)
     methods = [json.loads(line)["method"] for line in log.read_text().splitlines()]
     assert methods == ["resources/subscribe", "resources/unsubscribe"]
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+async def test_a_clients_own_upstream_fails_and_ends_alone(gateway: str) -> None:
+    """A client with client-scoped state has an upstream process of its own: when it crashes,
+    that client's call fails and the next one gets a fresh process; the others never notice;
+    the process ends with the client's session."""
+    async with connect(gateway, "http") as bob:
+        async with connect(gateway, "http", list_roots_callback=alice_roots) as alice:
+            alice_pid = int((await said(alice, "pid")).split()[1])
+            bob_pid = int((await said(bob, "pid")).split()[1])
+            assert alice_pid != bob_pid
+
+            crashed = await alice.call_tool("state__crash", {})
+            assert crashed.is_error
+            assert await said(bob, "pid") == f"pid: {bob_pid}"  # the shared one is untouched
+            again = int((await said(alice, "pid")).split()[1])
+            assert again not in (alice_pid, bob_pid)
+            assert await said(alice, "roots") == f"roots: {ALICE}"
+        for _ in range(50):
+            if not alive(again):
+                break
+            await anyio.sleep(0.1)
+        assert not alive(again)  # closed with alice's session
+        assert await said(bob, "pid") == f"pid: {bob_pid}"

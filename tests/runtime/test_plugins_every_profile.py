@@ -45,7 +45,7 @@ def ids(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
         if line.startswith("state:"):
             tool_id = line.split("\t")[0]
             found[tool_id.split(":")[1].split("#")[0]] = tool_id
-    assert set(found) == {"roots", "level", "subscribed"}, out
+    assert {"level", "subscribed"} <= set(found), out
     return found
 
 
