@@ -166,7 +166,7 @@ class _SseConnect:
             if self.relay is not None and held:
                 await self.relay.close(held[0])
             if named:  # the session ends with its stream (server.sessions names it so)
-                with anyio.CancelScope(shield=True):
+                with anyio.CancelScope(shield=True), anyio.move_on_after(SHUTDOWN_GRACE):
                     await self.server.session_ended(f"sse:{named[0]}")
 
 
@@ -256,7 +256,8 @@ def build_http_app(
     answer_per_request(server.session_manager, server.may_relay)
 
     async def discarded(session_id: str) -> None:  # a session's end (server.sessions names it)
-        with anyio.CancelScope(shield=True):
+        # bounded: a hung upstream must not hold up the SDK's session cleanup
+        with anyio.CancelScope(shield=True), anyio.move_on_after(SHUTDOWN_GRACE):
             await server.session_ended(f"http:{session_id}")
 
     on_discard(server.session_manager, discarded)
