@@ -32,10 +32,11 @@ ALICE = "file:///home/alice/project"
 
 
 @pytest.fixture
-def gateway(servers: Any, tmp_path: Path) -> str:
-    """The gateway's base URL."""
+def gateway(servers: Any, tmp_path: Path, request: pytest.FixtureRequest) -> str:
+    """The gateway's base URL (the upstream's extra arguments: the indirect parameter)."""
+    extra = list(getattr(request, "param", []))
     config = {
-        "mcpServers": {"state": {"command": sys.executable, "args": [str(FIXTURE)]}},
+        "mcpServers": {"state": {"command": sys.executable, "args": [str(FIXTURE), *extra]}},
         "gateway": {"profile": "aggregate", "call_timeout": 20, "watch": False},
     }
     path = tmp_path / "gatespec.json"
@@ -166,3 +167,16 @@ async def test_a_clients_own_upstream_fails_and_ends_alone(gateway: str) -> None
             await anyio.sleep(0.1)
         assert not alive(again)  # closed with alice's session
         assert await said(bob, "pid") == f"pid: {bob_pid}"
+
+
+@pytest.mark.parametrize("gateway", [["--roots-at-init"]], indirect=True)
+@pytest.mark.parametrize("transport", ["http", "sse"])
+async def test_an_upstream_that_asks_at_initialization_gets_its_own_clients_roots(
+    gateway: str, transport: str
+) -> None:
+    """Servers like server-filesystem ask for roots once, when initialized: a client's own
+    upstream session is opened during that client's request, and is asked as that client."""
+    async with connect(gateway, transport) as bob:
+        async with connect(gateway, transport, list_roots_callback=alice_roots) as alice:
+            assert await said(alice, "roots") == f"roots: {ALICE}"
+            assert ALICE not in await said(bob, "roots")
