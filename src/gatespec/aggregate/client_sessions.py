@@ -15,7 +15,9 @@ So a client session that has client-scoped state gets upstream sessions of its o
 - its routed requests (tools/call, prompts/get, resources/read, completion/complete) go to its
   own connection of the target upstream, opened on first use (one process or HTTP session per
   client and upstream actually used), with its level set there; what the upstream asks or logs
-  there can only be this client's (upstream.relay relates it to the request in flight);
+  there can only be this client's: it is related to the request in flight, or, while the
+  connection opens (servers ask for roots when initialized), to the request it opens for
+  (the connection's `owner`, upstream.relay);
 - a client with no such state shares the gateway's connection, whose requests of the client
   are answered as that client would be: refused, it declared nothing (a shared connection
   never carries anyone's roots or level, because no scoped client's request goes over it);
@@ -32,12 +34,15 @@ another client or the shared connection.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 
 import anyio
 
 from gatespec.config import GatewayConfig
+from gatespec.core import Relay
 from gatespec.upstream import UpstreamError, UpstreamPool
+from gatespec.upstream.relay import InFlight
 
 __all__ = ["ClientUpstreams"]
 
@@ -61,15 +66,34 @@ class ClientUpstreams:
     def scoped(self, session: str) -> bool:
         return session in self._scoped
 
-    async def pool_for(self, session: str, config_key: str) -> UpstreamPool | None:
-        """The connection pool `session`'s requests to `config_key` go through (None: the
-        shared one). A connection that failed is replaced."""
+    @asynccontextmanager
+    async def serving(
+        self, session: str, config_key: str, relay: Relay | None
+    ) -> AsyncIterator[UpstreamPool | None]:
+        """The pool `session`'s request to `config_key` goes through (None: the shared one);
+        while the block runs, what its own connection asks or logs outside a tracked request
+        goes to `relay` (the connection's owner)."""
+        pool = await self._pool_for(session, config_key, relay)
+        try:
+            yield pool
+        finally:
+            if pool is not None:
+                for inflight in _inflights(pool):
+                    if inflight.owner is relay:
+                        inflight.owner = None
+
+    async def _pool_for(
+        self, session: str, config_key: str, relay: Relay | None
+    ) -> UpstreamPool | None:
+        """(see `serving`) A connection that failed is replaced."""
         if session not in self._scoped:
             return None
         slot = (session, config_key)
         async with self._opening.setdefault(slot, anyio.Lock()):
             pool = self._pools.get(slot)
             if pool is not None and pool.status(config_key).state == "connected":
+                for inflight in _inflights(pool):
+                    inflight.owner = relay
                 return pool
             if pool is not None:
                 self._pools.pop(slot, None)
@@ -83,6 +107,8 @@ class ClientUpstreams:
                 connect_timeout=config.options.connect_timeout,
                 call_timeout=config.call_timeout_for(config_key),
             )
+            for inflight in _inflights(pool):
+                inflight.owner = relay  # the upstream may ask as soon as it is initialized
             self._pools[slot] = pool
             await pool.start()
             level = self._levels.get(session)
@@ -119,6 +145,12 @@ class ClientUpstreams:
     @property
     def connection_count(self) -> int:
         return len(self._pools)
+
+
+def _inflights(pool: UpstreamPool) -> list[InFlight]:
+    """The relay trackers of a pool's connections (a stub upstream has none)."""
+    found = (getattr(upstream, "inflight", None) for upstream in pool.upstreams.values())
+    return [inflight for inflight in found if isinstance(inflight, InFlight)]
 
 
 async def _close(pool: UpstreamPool) -> None:

@@ -29,7 +29,8 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -506,14 +507,14 @@ class AggregateRuntime:
             except GatewayError as exc:
                 raise self._hidden(exc, identity) from None
             try:
-                pool = await self._pool_of(session, context.config_key)
-                result = await pool.call(
-                    context.config_key,
-                    call.name,
-                    call.arguments,
-                    timeout=self.call_timeout_for(context.config_key),
-                    relay=relay,
-                )
+                async with self._upstream(session, context.config_key, relay) as pool:
+                    result = await pool.call(
+                        context.config_key,
+                        call.name,
+                        call.arguments,
+                        timeout=self.call_timeout_for(context.config_key),
+                        relay=relay,
+                    )
             except UpstreamError as exc:
                 raise gateway_error(exc, context) from None
             outcome = "tool_error" if result.get("isError") else "ok"
@@ -561,10 +562,10 @@ class AggregateRuntime:
         UpstreamError (the upstream's)."""
         context, clean = self._route(method, params, session, identity)
         clean.pop("_meta", None)  # the upstream session adds its own envelope
-        pool = await self._pool_of(session, context.config_key)
-        result = await pool.request(
-            context.config_key, method, clean, self.call_timeout_for(context.config_key), relay
-        )
+        async with self._upstream(session, context.config_key, relay) as pool:
+            result = await pool.request(
+                context.config_key, method, clean, self.call_timeout_for(context.config_key), relay
+            )
         return namespace_answer(method, context.server, result)
 
     async def subscribe(
@@ -594,11 +595,15 @@ class AggregateRuntime:
                 if not sessions:
                     del self._subscribers[namespaced]
 
-    async def _pool_of(self, session: str, config_key: str) -> UpstreamPool:
-        """The pool `session`'s requests to `config_key` go through: its own connection when
+    @asynccontextmanager
+    async def _upstream(
+        self, session: str, config_key: str, relay: Relay | None
+    ) -> AsyncIterator[UpstreamPool]:
+        """The pool `session`'s request to `config_key` goes through: its own connection when
         it has client-scoped state (client_sessions), else the shared one."""
+        serving = self.clients.serving(session, config_key, relay)
         try:
-            own = await self.clients.pool_for(session, config_key)
+            own = await serving.__aenter__()
         except UpstreamError:
             raise
         except Exception as exc:  # a broken upstream fails this request, nothing else
@@ -606,7 +611,10 @@ class AggregateRuntime:
             raise UpstreamError(
                 config_key, "unavailable", f"Server {config_key} unavailable: {exc}"
             ) from exc
-        return own if own is not None else self.pool
+        try:
+            yield own if own is not None else self.pool
+        finally:
+            await serving.__aexit__(None, None, None)
 
     async def forget_session(self, session: str) -> None:
         """A session ended: drop its subscriptions (unsubscribing upstream where it was the
