@@ -14,8 +14,8 @@ config can be pointed at the gateway unchanged::
       "gateway": {"profile": "gateway", "transport": "stdio", "call_timeout": 30}
     }
 
-The aggregate profile adds ``page_size`` (entries per page of a merged list), ``watch``
-(reread the file when it changes; default true) and ``plugins`` (in order)::
+The aggregate profile adds ``page_size`` (entries per page of a merged list) and ``watch``
+(reread the file when it changes; default true); every profile takes ``plugins`` (in order)::
 
     "plugins": [
       {"type": "tool_filter", "servers": {"fs": {"allow": ["read_*"], "deny": ["*secret*"]}}},

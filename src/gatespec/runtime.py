@@ -37,6 +37,8 @@ import anyio
 from mcp.types import Tool
 
 from gatespec.access import LOCAL, AccessPolicy, Identity, Rules, Subject, forbidden
+from gatespec.aggregate.plugins import CallOutcome, Chain, ToolCall, build_chain
+from gatespec.aggregate.routing import RoutingContext
 from gatespec.artifacts import ArtifactStore, render_view, view_cut_note
 from gatespec.browse import Browser
 from gatespec.cards import admit_cards
@@ -171,6 +173,10 @@ class ProxyRuntime(SearchOperations):
         self.config: GatewayConfig | None = None
         self.validator = ArgsValidator()
         self.metrics: Metrics | None = None  # gatespec.metrics.metrics_of sets it when served
+        # gateway.plugins (AM-PLUGIN-CHAIN), as in the aggregate profile: a tool a plugin hides
+        # never enters the catalog (not listed, browsable, hydratable or callable); every call
+        # that reaches `_invoke` goes through the chain (tool_filter, audit_log).
+        self.plugins = Chain()
         self._listeners: list[CatalogListener] = []
         # (listed catalog, its snapshot or None until first use): swapped as one pair.
         self._lazy = profile != "transparent"
@@ -194,6 +200,7 @@ class ProxyRuntime(SearchOperations):
             state=open_state(options.state),
         )
         runtime.config = config
+        runtime.plugins = _chain(config)
         return runtime
 
     def timed_ranking(self, started: float) -> None:
@@ -246,15 +253,19 @@ class ProxyRuntime(SearchOperations):
     async def reconfigure(self, config: GatewayConfig) -> Reconfigured:
         """Serve the servers of a changed config (AM-REGISTRY-RELOAD), then rebuild."""
         changed = await self.pool.reconfigure(config.servers)
+        before = self.config.options.plugins if self.config is not None else ()
         self.config = config
-        if changed:
+        self.plugins = _chain(config)
+        if changed or config.options.plugins != before:
             await self.rebuild()
         return changed
 
     async def rebuild(self) -> None:
         old = {item.id for item in self._state[0].items()}
         try:
-            listed = Catalog.build(self.pool.tools())
+            listed = Catalog.build(
+                {key: self.plugins.tools(key, tools) for key, tools in self.pool.tools().items()}
+            )
             snapshot = None if self._lazy else _build_snapshot(listed)
         except GatewayError as exc:
             # A collision (§1.5) is loud, but the gateway keeps serving the last good catalog.
@@ -437,26 +448,45 @@ class ProxyRuntime(SearchOperations):
         return Reply(json.dumps(result, ensure_ascii=False, indent=1), result)
 
     async def _invoke(
-        self, item: Item, args: dict[str, Any], relay: Relay | None = None
+        self, item: Item, args: dict[str, Any], relay: Relay | None = None, session: str = ""
     ) -> dict[str, Any]:
-        """Check `args` against the tool's schema, then call it upstream (what the upstream sends
-        meanwhile reaches `relay`'s client): its raw result."""
-        # §4.4: arguments are checked against the hydrated schema before any upstream call
-        # (the item's own schema: what hydrate copies out; the validator only reads it).
-        self.validator.validate(item.id, item.input_schema, args)
+        """Check `args` against the tool's schema, then call it upstream through the plugin
+        chain (what the upstream sends meanwhile reaches `relay`'s client): its raw result."""
         server = item.metadata["server"]
         upstream_name = item.metadata["upstream_name"]
+        context = RoutingContext("tools/call", server, server, upstream_name, session)
+        call = ToolCall(upstream_name, dict(args))
+        start = time.monotonic()
+        outcome = "cancelled"
         try:
-            return await self.pool.call(
-                server, upstream_name, args, timeout=self.call_timeout_for(server), relay=relay
+            # §4.4: arguments are checked against the hydrated schema before any upstream
+            # call (the item's own schema: what hydrate copies out; the validator only reads).
+            self.validator.validate(item.id, item.input_schema, args)
+            call = await self.plugins.before_call(context, call)
+            try:
+                result = await self.pool.call(
+                    server,
+                    call.name,
+                    call.arguments,
+                    timeout=self.call_timeout_for(server),
+                    relay=relay,
+                )
+            except UpstreamError as exc:
+                raise GatewayError(
+                    exc.code,
+                    str(exc),
+                    item.id,
+                    {"server": server, "kind": exc.kind},
+                ) from None
+            outcome = "tool_error" if result.get("isError") else "ok"
+            return result
+        except GatewayError as exc:
+            outcome = exc.code.value
+            raise
+        finally:
+            await self.plugins.after_call(
+                context, call, CallOutcome(outcome, time.monotonic() - start)
             )
-        except UpstreamError as exc:
-            raise GatewayError(
-                exc.code,
-                str(exc),
-                item.id,
-                {"server": server, "kind": exc.kind},
-            ) from None
 
     async def execute(
         self,
@@ -473,7 +503,7 @@ class ProxyRuntime(SearchOperations):
         # whatever the call's outcome; stored with the call's artifacts in one round trip.
         seen = item.id if self.cache_stable and "execute" in CACHE_SEEN_BY else None
         try:
-            result = await self._invoke(item, args, relay)
+            result = await self._invoke(item, args, relay, session)
         except GatewayError:
             if seen is not None:
                 await record_seen(self.state.sessions, session, seen)
@@ -530,6 +560,12 @@ class ProxyRuntime(SearchOperations):
 
     async def tool_view(self, caller: Caller, args: ToolViewArgs) -> Reply:
         return await self.view(caller.scope, args.handle, args.selector)
+
+
+def _chain(config: GatewayConfig) -> Chain:
+    """The plugin chain gateway.plugins configures; the catalog's servers are named by their
+    config keys, which is what a tool_filter's rules name."""
+    return build_chain(config.options.plugins, {key: key for key in config.servers})
 
 
 if TYPE_CHECKING:

@@ -104,7 +104,7 @@ class SearchOperations:
         def timed_ranking(self, started: float) -> None: ...
 
         async def _invoke(
-            self, item: Item, args: dict[str, Any], relay: Relay | None = None
+            self, item: Item, args: dict[str, Any], relay: Relay | None = None, session: str = ""
         ) -> dict[str, Any]: ...
 
     # ------------------------------------------------------------ search
@@ -146,7 +146,7 @@ class SearchOperations:
         self, caller: Caller, operation: str, input: dict[str, Any], relay: Relay | None = None
     ) -> dict[str, Any]:
         item = await self._operation(caller, operation)  # before anything reaches upstream
-        return await self._invoke(item, input, relay)
+        return await self._invoke(item, input, relay, caller.session)
 
     async def call(self, caller: Caller, args: CallArgs) -> Reply:
         # What the upstream sends meanwhile reaches the client (AM-UPSTREAM-RELAY); a batch's

@@ -29,7 +29,8 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -37,6 +38,7 @@ import anyio
 
 from gatespec.access import LOCAL, AccessPolicy, Identity, Subject, forbidden
 from gatespec.access.uris import UriRefused, normalise_uri
+from gatespec.aggregate.client_sessions import ClientUpstreams
 from gatespec.aggregate.naming import LISTS, Kind, Unoffered, namespace_answer, offer
 from gatespec.aggregate.pages import Pages
 from gatespec.aggregate.plugins import CallOutcome, Chain, ToolCall, build_chain
@@ -152,6 +154,8 @@ class AggregateRuntime:
         self.plugins = Chain()
         self.policy = AccessPolicy.open()
         self._configure(config)
+        # The upstream connections of clients with client-scoped state (client_sessions).
+        self.clients = ClientUpstreams(lambda: self.config)
         self.pages = Pages(config.options.page_size)
         self._change_listeners: list[ChangeListener] = []
         self._update_listeners: list[UpdateListener] = []
@@ -202,6 +206,7 @@ class AggregateRuntime:
 
     async def aclose(self) -> None:
         try:
+            await self.clients.aclose()
             await self.pool.aclose()
         finally:
             await self.state.aclose()
@@ -228,6 +233,8 @@ class AggregateRuntime:
         self._configure(config)
         if changed:
             gone = {*changed.removed, *changed.replaced}
+            for key in gone:
+                await self.clients.drop_server(key)
             for uri in [u for u in self._subscribers if self._config_key_of(u) in gone]:
                 del self._subscribers[uri]
             await self._announce(ALL_LISTS)
@@ -500,13 +507,14 @@ class AggregateRuntime:
             except GatewayError as exc:
                 raise self._hidden(exc, identity) from None
             try:
-                result = await self.pool.call(
-                    context.config_key,
-                    call.name,
-                    call.arguments,
-                    timeout=self.call_timeout_for(context.config_key),
-                    relay=relay,
-                )
+                async with self._upstream(session, context.config_key, relay) as pool:
+                    result = await pool.call(
+                        context.config_key,
+                        call.name,
+                        call.arguments,
+                        timeout=self.call_timeout_for(context.config_key),
+                        relay=relay,
+                    )
             except UpstreamError as exc:
                 raise gateway_error(exc, context) from None
             outcome = "tool_error" if result.get("isError") else "ok"
@@ -554,9 +562,10 @@ class AggregateRuntime:
         UpstreamError (the upstream's)."""
         context, clean = self._route(method, params, session, identity)
         clean.pop("_meta", None)  # the upstream session adds its own envelope
-        result = await self.pool.request(
-            context.config_key, method, clean, self.call_timeout_for(context.config_key), relay
-        )
+        async with self._upstream(session, context.config_key, relay) as pool:
+            result = await pool.request(
+                context.config_key, method, clean, self.call_timeout_for(context.config_key), relay
+            )
         return namespace_answer(method, context.server, result)
 
     async def subscribe(
@@ -586,17 +595,48 @@ class AggregateRuntime:
                 if not sessions:
                     del self._subscribers[namespaced]
 
+    @asynccontextmanager
+    async def _upstream(
+        self, session: str, config_key: str, relay: Relay | None
+    ) -> AsyncIterator[UpstreamPool]:
+        """The pool `session`'s request to `config_key` goes through: its own connection when
+        it has client-scoped state (client_sessions), else the shared one."""
+        serving = self.clients.serving(session, config_key, relay)
+        try:
+            own = await serving.__aenter__()
+        except UpstreamError:
+            raise
+        except Exception as exc:  # a broken upstream fails this request, nothing else
+            logger.exception("connecting %r for session %s failed", config_key, session)
+            raise UpstreamError(
+                config_key, "unavailable", f"Server {config_key} unavailable: {exc}"
+            ) from exc
+        try:
+            yield own if own is not None else self.pool
+        finally:
+            await serving.__aexit__(None, None, None)
+
     async def forget_session(self, session: str) -> None:
         """A session ended: drop its subscriptions (unsubscribing upstream where it was the
-        last)."""
+        last) and close its own upstream connections. Never raises."""
+        try:
+            await self.clients.forget(session)
+        except Exception:
+            logger.exception("closing the upstream connections of session %s failed", session)
         for uri in [u for u, s in self._subscribers.items() if session in s]:
             try:
                 await self.subscribe(session, {"uri": uri}, on=False)
             except (GatewayError, UpstreamError) as exc:
                 logger.info("unsubscribing %s for a closed session failed: %s", uri, exc)
 
-    async def set_log_level(self, level: str) -> None:
-        await self.pool.set_log_level(level)
+    async def set_log_level(self, level: str, session: str | None = None) -> None:
+        """A client's logging/setLevel: on `session`'s own connections (client_sessions;
+        the surface passes the session of a client that is one of many), else (stdio's one
+        client) on the shared connections."""
+        if session is not None:
+            await self.clients.set_level(session, level)
+        else:
+            await self.pool.set_log_level(level)
 
     # ------------------------------------------------------------ catalog
 

@@ -29,15 +29,17 @@ from mcp.server.caching import CacheHint
 from mcp.server.lowlevel.server import NotificationOptions
 from mcp.shared.exceptions import MCPError
 from mcp_types.methods import CACHEABLE_METHODS
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from gatespec.access import LOCAL, Identity
 from gatespec.aggregate.naming import LISTS
 from gatespec.aggregate.pages import CursorInvalid
 from gatespec.aggregate.runtime import AggregateRuntime
+from gatespec.core import CLIENT_CAPABILITIES
 from gatespec.metrics import metrics_of
 from gatespec.server.notify import ListChangedNotifier
 from gatespec.server.relay import LogLevels, RequestRelay
-from gatespec.server.sessions import session_key
+from gatespec.server.sessions import SESSIONLESS_KEY, session_key
 from gatespec.server.surface import (
     UNAUTHENTICATED,
     GatewayServer,
@@ -65,6 +67,8 @@ _INVALID: Final = frozenset(
     }
 )
 _CAPABILITIES: Final = ("prompts", "resources", "completions", "logging")
+# What a client declares that the upstream may keep about it (aggregate.client_sessions).
+_CLIENT_SCOPED: Final = frozenset(CLIENT_CAPABILITIES.values())
 # The requests that reach upstreams, which may talk back while answering them.
 _RELAYING: Final = frozenset(
     {"tools/call", "prompts/get", "resources/read", "completion/complete", *LISTS}
@@ -100,6 +104,14 @@ class AggregateServer(GatewayServer):
 
     def may_relay(self, method: str, params: Mapping[str, Any]) -> bool:
         return method in _RELAYING
+
+    async def session_ended(self, session: str) -> None:
+        """Its resource subscriptions and its own upstream connections go too."""
+        await super().session_ended(session)
+        try:
+            await self.runtime.forget_session(session)
+        except Exception:  # nothing raises out of a transport's session teardown
+            logger.exception("forgetting session %s failed", session)
 
     def get_capabilities(
         self,
@@ -149,9 +161,21 @@ def build_aggregate_server(
     notifier = ListChangedNotifier(runtime.visible_names, identity_of)
     levels = LogLevels()
 
+    def one_of_many(ctx: Any, session: str) -> bool:
+        """A handshake-era client of a transport that serves many (HTTP, SSE): its
+        client-scoped state is its own (aggregate.client_sessions)."""
+        return (
+            session not in (fallback_session, SESSIONLESS_KEY)
+            and ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS
+        )
+
     def session_of(ctx: Any) -> str:
         session = session_key(ctx, fallback_session)
         notifier.remember(session, ctx)
+        if one_of_many(ctx, session) and not runtime.clients.scoped(session):
+            declared = ctx.session.client_capabilities
+            if any(getattr(declared, c, None) is not None for c in _CLIENT_SCOPED):
+                runtime.clients.mark(session)
         return session
 
     def relay(ctx: Any) -> RequestRelay:
@@ -223,8 +247,9 @@ def build_aggregate_server(
         return handler
 
     async def set_level(ctx: Any, params: types.SetLevelRequestParams) -> types.EmptyResult:
-        levels.set(session_of(ctx), params.level)
-        await runtime.set_log_level(params.level)
+        session = session_of(ctx)
+        levels.set(session, params.level)
+        await runtime.set_log_level(params.level, session if one_of_many(ctx, session) else None)
         return types.EmptyResult()
 
     async def listen(ctx: Any, params: types.SubscriptionsListenRequestParams) -> Any:
@@ -276,6 +301,7 @@ def build_aggregate_server(
     server.runtime = runtime
     server.notifier = notifier
     server.metrics = metrics
+    server.fallback_session = fallback_session
     # Registered after construction: the constructor warns that logging is deprecated in
     # 2026-07-28, but handshake-era clients (most of them) still set levels.
     server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, set_level)

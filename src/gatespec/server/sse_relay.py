@@ -40,6 +40,14 @@ logger = logging.getLogger(__name__)
 _ENDPOINT: Final = re.compile(rb"event: endpoint\r?\ndata: [^\r\n]*[?&]session_id=([0-9a-f]{32})")
 
 
+def endpoint_session(message: Message) -> str | None:
+    """The session id a GET /sse response's endpoint event names, if `message` carries it."""
+    if message["type"] != "http.response.body":
+        return None
+    found = _ENDPOINT.search(message.get("body", b""))
+    return found.group(1).decode() if found is not None else None
+
+
 class SseRelay:
     """The SSE routes' side of sharing legacy sessions (module docstring)."""
 

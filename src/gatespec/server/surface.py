@@ -274,6 +274,8 @@ class GatewayServer(Server[Any]):
     # Whether an HTTP request must carry a verified identity (the HTTP app sets it when it
     # requires bearer tokens); a request without one is then refused, never served as local.
     requires_identity: bool = False
+    # The session key of a client the transport does not name (stdio, in-process).
+    fallback_session: str = "local"
 
     @property
     def served(self) -> Any:
@@ -284,6 +286,12 @@ class GatewayServer(Server[Any]):
         """Whether handling this request may send its client something before the answer
         (AM-UPSTREAM-RELAY); Streamable HTTP answers the others with one JSON body."""
         return method == "tools/call" and params.get("name") in RELAYING_META_TOOLS
+
+    async def session_ended(self, session: str) -> None:
+        """A client session ended (the transports call it: an HTTP session discarded, an SSE
+        stream closed, stdin closed): what is kept for it goes. Never raises."""
+        if self.notifier is not None:
+            self.notifier.forget(session)
 
     def create_initialization_options(
         self,
@@ -388,6 +396,7 @@ def build_server(
     )
     server.surface = surface
     server.metrics = surface.metrics
+    server.fallback_session = fallback_session
     # Registered after construction: the constructor warns that logging is deprecated in
     # 2026-07-28, but handshake-era clients (most of them) still set levels.
     server.add_request_handler("logging/setLevel", SetLevelRequestParams, on_set_level)

@@ -51,15 +51,16 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gatespec.config import SessionBounds
 from gatespec.metrics import CONTENT_TYPE
 from gatespec.server.answers import answer_per_request
 from gatespec.server.health import Health, health_routes
 from gatespec.server.session_limits import SessionLimits
+from gatespec.server.session_table import on_discard
 from gatespec.server.shared_sessions import SharedSessions, run_channels
-from gatespec.server.sse_relay import SseRelay
+from gatespec.server.sse_relay import SseRelay, endpoint_session
 from gatespec.server.stdio import pipe_stdio
 from gatespec.server.surface import GatewayServer
 from gatespec.serving import ServeError
@@ -157,6 +158,8 @@ class _SseConnect:
         held: list[str] = []
         if self.relay is not None:
             send = self.relay.watch_connect(scope, send, held)
+        named: list[str] = []  # the session this stream serves, once the endpoint names it
+        send = _naming(send, named)
         try:
             async with self.transport.connect_sse(scope, receive, send) as (read, write):
                 await self.server.run(read, write, self.server.create_initialization_options())
@@ -166,6 +169,20 @@ class _SseConnect:
         finally:
             if self.relay is not None and held:
                 await self.relay.close(held[0])
+            if named:  # the session ends with its stream (server.sessions names it so)
+                with anyio.CancelScope(shield=True), anyio.move_on_after(SHUTDOWN_GRACE):
+                    await self.server.session_ended(f"sse:{named[0]}")
+
+
+def _naming(send: Send, named: list[str]) -> Send:
+    """`send`, noting the session id the endpoint event names into `named`."""
+
+    async def noting(message: Message) -> None:
+        if not named and (session := endpoint_session(message)) is not None:
+            named.append(session)
+        await send(message)
+
+    return noting
 
 
 class _SseMessages:
@@ -242,6 +259,13 @@ def build_http_app(
         max_sessions=sessions.max_sessions,
     )
     answer_per_request(server.session_manager, server.may_relay)
+
+    async def discarded(session_id: str) -> None:  # a session's end (server.sessions names it)
+        # bounded: a hung upstream must not hold up the SDK's session cleanup
+        with anyio.CancelScope(shield=True), anyio.move_on_after(SHUTDOWN_GRACE):
+            await server.session_ended(f"http:{session_id}")
+
+    on_discard(server.session_manager, discarded)
     shared = None
     if registry is not None and channels is not None and relay is not None:
         shared = (registry, channels)
@@ -300,12 +324,16 @@ def _bound_sessions(
 
 async def serve_stdio(server: GatewayServer) -> None:
     """Serve one client over this process's stdin/stdout until it closes stdin."""
-    async with pipe_stdio() as streams:
-        if streams is not None:
-            await server.run(*streams, server.create_initialization_options())
-            return
-    async with stdio_server() as (read, write):  # a terminal or a file: the SDK's own streams
-        await server.run(read, write, server.create_initialization_options())
+    try:
+        async with pipe_stdio() as streams:
+            if streams is not None:
+                await server.run(*streams, server.create_initialization_options())
+                return
+        async with stdio_server() as (read, write):  # a terminal or a file: the SDK's own
+            await server.run(read, write, server.create_initialization_options())
+    finally:  # the one session ends with stdin (server.sessions: the fallback key)
+        with anyio.CancelScope(shield=True), anyio.move_on_after(SHUTDOWN_GRACE):
+            await server.session_ended(server.fallback_session)
 
 
 async def serve_http(

@@ -132,6 +132,11 @@ class McpUpstream(Upstream):
     # -- state ---------------------------------------------------------------------------
 
     @property
+    def inflight(self) -> InFlight:
+        """The client requests in flight here (upstream.relay), and the connection's owner."""
+        return self._inflight
+
+    @property
     def state(self) -> UpstreamState:
         conn = self._conn
         if conn is None:

@@ -8,6 +8,10 @@ a shared connection, so they are related to the client request in flight there: 
 tracks those requests per upstream, and relates a message only when every request in flight
 belongs to one client session. Anything else is refused (a request) or kept in the gateway's
 log (a log message): guessing would hand one client's data to another.
+
+A connection that belongs to one client session (aggregate.client_sessions) also has an
+`owner`: the relay of that client's request being served when nothing is tracked (the upstream
+asks while the connection opens, before the call is sent), so nothing is guessed there either.
 """
 
 from __future__ import annotations
@@ -38,6 +42,9 @@ class InFlight:
     def __init__(self, key: str) -> None:
         self.key = key
         self._relays: list[Relay] = []
+        # The request of the one client this connection belongs to, while it is served
+        # (aggregate.client_sessions); None on a shared connection.
+        self.owner: Relay | None = None
 
     @contextmanager
     def track(self, relay: Relay | None) -> Iterator[None]:
@@ -54,6 +61,8 @@ class InFlight:
     def related(self) -> tuple[Relay | None, str]:
         """(the relay a message from the upstream belongs to, or None and why not)."""
         relays = list(self._relays)
+        if not relays and self.owner is not None:
+            return self.owner, ""
         if not relays:
             return None, "no client request is in flight on this upstream connection"
         sessions = {r.session for r in relays}
