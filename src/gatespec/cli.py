@@ -546,7 +546,7 @@ async def _serve_async(
                 tg.start_soon(watch_config, cast("Reconfigurable", runtime), config)
             if sock is None:
                 _say(f"serving the {runtime.profile} profile over stdio")
-                await serve_stdio(server)
+                await serve_stdio(server, drain_timeout)
             else:
                 await serve_http(
                     server,

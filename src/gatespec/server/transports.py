@@ -270,9 +270,10 @@ def _bound_sessions(
     raise RuntimeError(f"the SDK's app has no {MCP_PATH} route")  # pragma: no cover
 
 
-async def serve_stdio(server: GatewayServer) -> None:
-    """Serve one client over this process's stdin/stdout until it closes stdin."""
-    async with pipe_stdio() as streams:
+async def serve_stdio(server: GatewayServer, drain_timeout: float = SHUTDOWN_GRACE) -> None:
+    """Serve one client over this process's stdin/stdout until it closes stdin (the requests
+    read before then are answered first, within `drain_timeout`)."""
+    async with pipe_stdio(drain_timeout) as streams:
         if streams is not None:
             await server.run(*streams, server.create_initialization_options())
             return
