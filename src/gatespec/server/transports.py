@@ -54,6 +54,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from gatespec.config import SessionBounds
 from gatespec.server.answers import answer_per_request
 from gatespec.server.health import Health, health_routes
+from gatespec.server.request_shape import RequestShape
 from gatespec.server.session_limits import SessionLimits
 from gatespec.server.shared_sessions import SharedSessions, run_channels
 from gatespec.server.sse_relay import SseRelay
@@ -215,7 +216,7 @@ def build_http_app(
     if registry is not None and channels is not None:
         relay = SseRelay(registry, channels, MESSAGES_PATH)
     connect = _guarded(_SseConnect(server, sse, relay), auth)
-    messages = _guarded(_SseMessages(sse, relay), auth)
+    messages = _guarded(RequestShape(_SseMessages(sse, relay)), auth)
     routes = [
         Route(SSE_PATH, endpoint=connect, methods=["GET"]),
         Route(MESSAGES_PATH, endpoint=messages, methods=["POST"]),
@@ -265,7 +266,8 @@ def _bound_sessions(
             if shared is not None:
                 inner = SharedSessions(inner, manager, *shared, MCP_PATH)
                 inner.answers.app = app  # relayed POSTs are served by the whole app
-            route.app = SessionLimits(inner, manager, bounds, requires_identity=requires_identity)
+            limited = SessionLimits(inner, manager, bounds, requires_identity=requires_identity)
+            route.app = RequestShape(limited)
             return
     raise RuntimeError(f"the SDK's app has no {MCP_PATH} route")  # pragma: no cover
 
