@@ -113,6 +113,9 @@ class _CappedStream(httpx2.AsyncByteStream):
             if not isinstance(event, Skipped):
                 yield event
                 continue
+            if not self.pending.is_answer(event.head, event.tail):
+                log.warning("upstream message of over %s bytes skipped", event.size)
+                continue  # a notification over the cap answers no one (issue 22 #15)
             request = self.pending.request_of(event.head, event.tail)
             if request is None:
                 raise httpx2.StreamError(
