@@ -394,7 +394,10 @@ class McpUpstream(Upstream):
                 if conn.error is None:
                     detail = f"server connection lost ({exc.message})"
                     conn.fail(self._error("unavailable", detail, conn))
-                assert conn.error is not None
+                if conn.error is None:  # closed on purpose (the gateway stops or reconnects)
+                    raise UpstreamError(
+                        self.key, "unavailable", f"{what}: the connection was closed meanwhile"
+                    ) from exc
                 raise UpstreamError(
                     self.key, "unavailable", f"{what}: {conn.error.reason}"
                 ) from exc
