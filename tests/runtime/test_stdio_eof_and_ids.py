@@ -62,3 +62,22 @@ def test_a_request_with_an_id_of_the_wrong_type_gets_invalid_request(rid: object
     assert errors[0]["error"]["code"] == -32600
     assert "id" in errors[0]["error"]["message"]
     assert any(a.get("id") == 9 and a.get("result") == {} for a in answers)
+
+
+@pytest.mark.timeout(120)
+def test_a_line_nested_100000_deep_gets_a_parse_error_saying_so() -> None:
+    deep = '{"jsonrpc": "2.0", "id": 5, "method": "ping", "params": {"x": '
+    deep += "[" * 100_000 + "]" * 100_000 + "}}"
+    text = "".join(json.dumps(m) + "\n" for m in (INIT, INITIALIZED)) + deep + "\n"
+    done = subprocess.run(
+        [sys.executable, "-m", "gatespec.cli", "serve", "--demo"],
+        input=text.encode(),
+        capture_output=True,
+        timeout=90,
+    )
+    answers = [json.loads(line) for line in done.stdout.decode().splitlines() if line.strip()]
+    errors = [a for a in answers if "error" in a]
+    assert done.returncode == 0
+    assert [(e["id"], e["error"]["code"]) for e in errors] == [(None, -32700)]
+    assert "nested too deeply" in errors[0]["error"]["message"]
+    assert b"Traceback" not in done.stderr

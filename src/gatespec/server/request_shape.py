@@ -13,16 +13,14 @@ Everything else (text that is not JSON, batches, a valid message) goes to the SD
 from __future__ import annotations
 
 import json
-from typing import Any, Final
+from typing import Any
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from gatespec.server.relayed_posts import read_body, replaying
-from gatespec.server.stdio import BAD_ID_MESSAGE, INVALID_REQUEST, PARSE_ERROR
+from gatespec.server.stdio import BAD_ID_MESSAGE, INVALID_REQUEST, PARSE_ERROR, TOO_DEEP_MESSAGE
 
 __all__ = ["RequestShape", "shape_error"]
-
-TOO_DEEP_MESSAGE: Final = "Parse error: the JSON is nested too deeply"
 
 
 def shape_error(body: bytes) -> tuple[int, str] | None:

@@ -126,6 +126,7 @@ def _bad_id(text: str) -> bool:
 
 
 BAD_ID_MESSAGE: Final = "Invalid Request: the id must be a string or an integer"
+TOO_DEEP_MESSAGE: Final = "Parse error: the JSON is nested too deeply"
 
 
 def _error_line(rid: Any, code: int, message: str) -> str:
@@ -143,7 +144,9 @@ def parse_line(line: bytes) -> SessionMessage | str | None:
     except (ValueError, RecursionError) as exc:
         try:
             json.loads(text)
-        except (ValueError, RecursionError):
+        except RecursionError:
+            return _error_line(None, PARSE_ERROR, TOO_DEEP_MESSAGE)
+        except ValueError:
             return _error_line(None, PARSE_ERROR, "Parse error: the line is not JSON")
         notification, rid = _request_id(text)
         if notification:
