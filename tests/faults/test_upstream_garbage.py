@@ -10,7 +10,9 @@ is never a call's answer.
 
 from __future__ import annotations
 
+import json
 import time
+from collections.abc import AsyncIterator
 
 import pytest
 
@@ -61,3 +63,31 @@ def test_the_two_ends_of_a_message_tell_an_answer_from_a_notification() -> None:
     assert is_answer(b'{"jsonrpc":"2.0","id":2,"result":{"content":[{"text":"x', b'"}]}}')
     assert is_answer(b'{"result":{"content":"\\"method\\": 1', b'x"},"jsonrpc":"2.0","id":"7"}')
     assert is_answer(b"", b"")  # nothing to go by: as before, the one outstanding request
+
+
+async def test_a_legacy_sse_answer_nested_too_deeply_fails_its_request_at_once() -> None:
+    """#16 on a legacy SSE upstream: the SDK logged and dropped an event it could not parse;
+    the request it answered now gets the typed error at once."""
+    import mcp_types as types
+
+    from gatespec.upstream.capped_sse import _CappedStream
+    from gatespec.upstream.oversized import MALFORMED_CODE, Oversized
+
+    pending = Oversized()
+    pending.sent(types.JSONRPCRequest(jsonrpc="2.0", id=3, method="tools/call"))
+    deep = b'{"jsonrpc":"2.0","id":3,"result":{"x":' + b"[" * 100_000 + b"]" * 100_000 + b"}}"
+    body = [b"event: message\ndata: " + deep + b"\n\n", b"event: message\ndata: {}\n\n"]
+    passed = [event async for event in _CappedStream(_Body(body), pending)]
+    first = json.loads(passed[0].split(b"data: ", 1)[1])
+    assert first["id"] == 3 and first["error"]["code"] == MALFORMED_CODE
+    assert passed[1] == body[1]
+    assert pending.outstanding == set()
+
+
+class _Body:
+    def __init__(self, chunks: list[bytes]) -> None:
+        self.chunks = chunks
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        for chunk in self.chunks:
+            yield chunk
