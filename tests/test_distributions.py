@@ -6,7 +6,9 @@ gateway over stdio, the kit's fixture upstream). `make dist` builds and smoke-te
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -83,7 +85,9 @@ def _without_hypothesis(tmp_path: Path) -> dict[str, str]:
     (package / "__init__.py").write_text(
         "raise ModuleNotFoundError(\"No module named 'hypothesis'\", name='hypothesis')\n"
     )
-    return {"PYTHONPATH": str(package.parent), "PATH": str(Path(sys.executable).parent)}
+    # The blocker first, then the code under test when PYTHONPATH names it (a worktree).
+    paths = [str(package.parent), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    return {"PYTHONPATH": os.pathsep.join(paths), "PATH": str(Path(sys.executable).parent)}
 
 
 @pytest.mark.parametrize(
@@ -105,14 +109,50 @@ def test_the_kit_without_its_extra_says_how_to_install_it(argv: list[str], tmp_p
     )
 
 
-def test_the_fixture_upstream_and_help_need_no_hypothesis(tmp_path: Path) -> None:
+def _fixture_help(env: dict[str, str], columns: int) -> str:
+    """`gatespec fixture-upstream --help` at a terminal `columns` wide, with every whitespace
+    character removed: argparse wraps anywhere (at spaces, hyphens, inside a long path), so only
+    text without whitespace compares the same at every width and from every path."""
     done = subprocess.run(
         [sys.executable, "-m", "gatespec", "fixture-upstream", "--help"],
         capture_output=True,
         text=True,
         timeout=60,
-        env=_without_hypothesis(tmp_path),
+        env={**env, "COLUMNS": str(columns)},
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    assert "documentation (docs/conformance.md): " in done.stdout
+    return "".join(done.stdout.split())
+
+
+def _squeezed(text: str) -> str:
+    return "".join(text.split())
+
+
+def test_the_fixture_upstream_and_help_need_no_hypothesis(tmp_path: Path) -> None:
+    # Issue 22 #20: the docs path is compared unwrapped, at any terminal width, from any
+    # checkout path (argparse wraps help at the terminal's width).
+    from gatespec_conformance import docs_path
+
+    env = _without_hypothesis(tmp_path)
+    for columns in (40, 80, 300):
+        text = _fixture_help(env, columns)
+        assert _squeezed(f"documentation (docs/conformance.md): {docs_path()}") in text
+
+
+def test_the_help_check_holds_from_a_long_checkout_path(tmp_path: Path) -> None:
+    """Issue 22 #20: the same check from a copy of the runtime under a path of over 200
+    characters (a clone at 44 characters used to fail it): no test depends on the path."""
+    root = Path(__file__).resolve().parents[1]
+    long_root = tmp_path / ("a-deliberately-long-checkout-folder-name-" * 5)
+    for part in ("src", "generated"):
+        shutil.copytree(root / part, long_root / part, ignore=shutil.ignore_patterns("__pycache__"))
+    (long_root / "docs").mkdir()
+    shutil.copy(root / "docs" / "conformance.md", long_root / "docs" / "conformance.md")
+    assert len(str(long_root)) > 200
+    env = _without_hypothesis(tmp_path)
+    paths = [env["PYTHONPATH"].split(os.pathsep)[0], str(long_root / "src")]
+    env["PYTHONPATH"] = os.pathsep.join([*paths, str(long_root / "generated")])
+    text = _fixture_help(env, 80)
+    docs = long_root / "docs" / "conformance.md"
+    assert _squeezed(f"documentation (docs/conformance.md): {docs}") in text

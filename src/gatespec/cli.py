@@ -558,7 +558,7 @@ async def _serve_async(
             if sock is None:
                 _say(f"serving the {runtime.profile} profile over stdio")
                 with _metrics_port(server, host, metrics_port):
-                    await serve_stdio(server)
+                    await serve_stdio(server, drain_timeout)
             else:
                 await serve_http(
                     server,

@@ -29,6 +29,10 @@ def checkouts() -> list[Path]:
     return [here, *here.parents, Path(__file__).resolve().parents[2]]
 
 
+class MissingExtras(Exception):
+    """The checkout's generator is there, one of its dependencies is not installed."""
+
+
 def _generator_main() -> Callable[[list[str]], int] | None:
     root = next((r for r in checkouts() if all((r / m).is_file() for m in _MARKERS)), None)
     if root is not None and str(root) not in sys.path:
@@ -37,14 +41,24 @@ def _generator_main() -> Callable[[list[str]], int] | None:
         module = importlib.import_module("generator.__main__")
     except ModuleNotFoundError as exc:
         if not (exc.name or "").startswith("generator"):
-            raise
+            # gatespec installed from a wheel without the extras: jinja2 and co. are missing
+            raise MissingExtras(exc.name or str(exc)) from exc
         return None
     main: Callable[[list[str]], int] | None = getattr(module, "main", None)
     return main if hasattr(module, "evolution") else None  # gatespec's generator, no other
 
 
 def run(argv: list[str]) -> int:
-    main = _generator_main()
+    try:
+        main = _generator_main()
+    except MissingExtras as exc:
+        print(
+            f"gatespec: error: spec tooling needs the generator's dependencies (module {exc} is "
+            "not installed): install them with `pip install 'gatespec[generator]'` (or "
+            "`make install` in the checkout)",
+            file=sys.stderr,
+        )
+        return 2
     if main is None:
         print(
             "gatespec: error: spec tooling needs the gatespec repository (its generator/ and "

@@ -8,6 +8,9 @@ Usage: python upstream.py [--pid-file F] [--hang] [--say-argv] [--stderr TEXT]
 --exit-after-stderr CODE   then exit with CODE before the handshake
 --env-on-stderr NAME       write NAME=<value of that variable> to stderr at start
 --delay SECONDS    wait that long before answering anything (a slow handshake)
+--echo-as MODE     echo answers badly: `utf8` (one invalid UTF-8 byte in the line), `deep`
+                   (a result nested 100,000 deep), `noisy` (a notification over the result
+                   cap first, then the real answer)
 Tools: echo(text); big(bytes, hold_file, started_file): answer with a result line of about
 `bytes` bytes, writing its first half, then `started_file`, then waiting for `hold_file` to
 exist before the rest; crash(): exit mid-call; fail(env): an isError result quoting that
@@ -79,6 +82,27 @@ def big(request_id: Any, args: dict[str, Any]) -> None:
     sys.stdout.flush()
 
 
+def echo_as(mode: str, request_id: Any, text: str) -> None:
+    """An echo answer the way `--echo-as MODE` asks (module docstring)."""
+    result = {"content": [{"type": "text", "text": text}], "isError": False}
+    if mode == "noisy":
+        from gatespec_surface.budgets import MAX_UPSTREAM_RESULT_BYTES
+
+        noise = "n" * (MAX_UPSTREAM_RESULT_BYTES + 1024)
+        params = {"level": "info", "data": noise}
+        send({"jsonrpc": "2.0", "method": "notifications/message", "params": params})
+        send({"jsonrpc": "2.0", "id": request_id, "result": result})
+        return
+    line = json.dumps({"jsonrpc": "2.0", "id": request_id, "result": result}).encode()
+    if mode == "utf8":
+        line = line.replace(b'"text": "', b'"text": "\xff', 1)
+    elif mode == "deep":
+        nested = b"[" * 100_000 + b"]" * 100_000
+        line = line.replace(b'"isError"', b'"deep": ' + nested + b', "isError"', 1)
+    sys.stdout.buffer.write(line + b"\n")
+    sys.stdout.buffer.flush()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--pid-file")
@@ -88,6 +112,7 @@ def main() -> None:
     parser.add_argument("--exit-after-stderr", type=int)
     parser.add_argument("--env-on-stderr")
     parser.add_argument("--delay", type=float, default=0.0)
+    parser.add_argument("--echo-as", choices=["utf8", "deep", "noisy"])
     opts, _ = parser.parse_known_args()
     if opts.pid_file:
         Path(opts.pid_file).write_text(str(os.getpid()))
@@ -133,6 +158,9 @@ def main() -> None:
                 send({"jsonrpc": "2.0", "id": request_id, "result": result})
                 continue
             text = str(args.get("text", ""))
+            if name == "echo" and opts.echo_as:
+                echo_as(opts.echo_as, request_id, text)
+                continue
             result = {"content": [{"type": "text", "text": text}], "isError": False}
         else:
             send(

@@ -49,3 +49,21 @@ def test_the_runtime_never_imports_the_generator() -> None:
                 else []
             )
             assert not [n for n in names if n.split(".")[0] == "generator"], path
+
+
+@pytest.mark.timeout(60)
+def test_in_a_checkout_without_the_generators_extras_it_says_what_to_install() -> None:
+    """Issue 22 #18: `gatespec spec diff --help` inside a checkout, from an install without
+    the generator's extras (jinja2 not importable), ended in a ModuleNotFoundError traceback."""
+    import subprocess
+
+    code = (
+        "import sys; sys.modules['jinja2'] = None; sys.modules['datamodel_code_generator'] = None\n"
+        "from gatespec.cli import main; sys.exit(main(['spec', 'diff', '--help']))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert "Traceback" not in done.stderr
+    assert "gatespec[generator]" in done.stderr and "jinja2" in done.stderr

@@ -7,12 +7,19 @@ loaded until a query asks for a ranking: the first query starts a worker thread 
 model and builds the semantic index (gatespec.ranking.semantic), and queries are ranked
 lexically until it is ready. A gateway that is only browsed by path, or whose profile ranks no
 queries, never loads the model. :attr:`Ranker.status` says which ranking serves queries.
+
+Those worker threads are stopped and joined before the interpreter shuts down (`stop_workers`,
+run at exit): one still inside onnxruntime when the interpreter finalises was ended in the
+middle of C++ code, and the process aborted ("terminate called without an active exception",
+exit -6; issue 22 #10). A worker stops between two chunks of encoding.
 """
 
 from __future__ import annotations
 
+import atexit
 import logging
 import threading
+import time
 import weakref
 from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING
@@ -31,6 +38,26 @@ if TYPE_CHECKING:
 __all__ = ["Ranker", "rank_scores"]
 
 log = logging.getLogger(__name__)
+
+STOP_TIMEOUT = 30.0  # seconds the exit waits for a worker to reach a point where it can stop
+_stopping = threading.Event()
+_workers: set[threading.Thread] = set()
+_workers_lock = threading.Lock()
+
+
+def stop_workers(timeout: float = STOP_TIMEOUT) -> None:
+    """Stop the model's worker threads and wait for them (at exit; tests may call it)."""
+    _stopping.set()
+    with _workers_lock:
+        workers = list(_workers)
+    deadline = time.monotonic() + timeout
+    for worker in workers:
+        worker.join(max(0.0, deadline - time.monotonic()))
+        if worker.is_alive():  # pragma: no cover - a model load that never returns
+            log.warning("the embedding model's thread did not stop within %.0f s", timeout)
+
+
+atexit.register(stop_workers)
 
 
 class Ranker:
@@ -94,9 +121,12 @@ class Ranker:
             if self._started:
                 return
             self._started = True
-        threading.Thread(
-            target=_build, args=(weakref.ref(self),), name="gatespec-embed", daemon=True
-        ).start()
+        worker = threading.Thread(
+            target=_run_worker, args=(weakref.ref(self),), name="gatespec-embed", daemon=True
+        )
+        with _workers_lock:
+            _workers.add(worker)
+        worker.start()
 
     def _settle(self, index: SemanticIndex | None, status: EncoderStatus) -> None:
         self._semantic, self._status = index, status
@@ -166,6 +196,14 @@ class Ranker:
         )
 
 
+def _run_worker(ref: weakref.ref[Ranker]) -> None:
+    try:
+        _build(ref)
+    finally:
+        with _workers_lock:
+            _workers.discard(threading.current_thread())
+
+
 def _build(ref: weakref.ref[Ranker]) -> None:
     """Load the model and build the semantic index of the ranker behind `ref`, holding it
     only for moments: a ranker dropped by a catalog refresh stops the encoding."""
@@ -178,8 +216,10 @@ def _build(ref: weakref.ref[Ranker]) -> None:
     index: SemanticIndex | None = None
     try:
         encoder, status = load_encoder()
-        if encoder is not None:
-            index = build_index(texts, encoder, cache, alive=lambda: ref() is not None)
+        if encoder is not None and not _stopping.is_set():
+            index = build_index(
+                texts, encoder, cache, alive=lambda: ref() is not None and not _stopping.is_set()
+            )
     except Exception as exc:  # a broken model or cache must not stop the gateway
         log.warning("semantic ranking unavailable", exc_info=True)
         status = EncoderStatus(False, f"lexical ranking only: the semantic index failed ({exc})")

@@ -57,6 +57,7 @@ from gatespec.config import SessionBounds
 from gatespec.metrics import CONTENT_TYPE
 from gatespec.server.answers import answer_per_request
 from gatespec.server.health import Health, health_routes
+from gatespec.server.request_shape import RequestShape
 from gatespec.server.session_limits import SessionLimits
 from gatespec.server.session_table import on_discard
 from gatespec.server.shared_sessions import SharedSessions, run_channels
@@ -236,7 +237,7 @@ def build_http_app(
     if registry is not None and channels is not None:
         relay = SseRelay(registry, channels, MESSAGES_PATH)
     connect = _guarded(_SseConnect(server, sse, relay), auth)
-    messages = _guarded(_SseMessages(sse, relay), auth)
+    messages = _guarded(RequestShape(_SseMessages(sse, relay)), auth)
     routes = [
         Route(SSE_PATH, endpoint=connect, methods=["GET"]),
         Route(MESSAGES_PATH, endpoint=messages, methods=["POST"]),
@@ -317,15 +318,17 @@ def _bound_sessions(
             if shared is not None:
                 inner = SharedSessions(inner, manager, *shared, MCP_PATH)
                 inner.answers.app = app  # relayed POSTs are served by the whole app
-            route.app = SessionLimits(inner, manager, bounds, requires_identity=requires_identity)
+            limited = SessionLimits(inner, manager, bounds, requires_identity=requires_identity)
+            route.app = RequestShape(limited)
             return
     raise RuntimeError(f"the SDK's app has no {MCP_PATH} route")  # pragma: no cover
 
 
-async def serve_stdio(server: GatewayServer) -> None:
-    """Serve one client over this process's stdin/stdout until it closes stdin."""
+async def serve_stdio(server: GatewayServer, drain_timeout: float = SHUTDOWN_GRACE) -> None:
+    """Serve one client over this process's stdin/stdout until it closes stdin (the requests
+    read before then are answered first, within `drain_timeout`)."""
     try:
-        async with pipe_stdio() as streams:
+        async with pipe_stdio(drain_timeout) as streams:
             if streams is not None:
                 await server.run(*streams, server.create_initialization_options())
                 return

@@ -52,6 +52,11 @@ _WHAT: Final = (
 )
 
 
+# An event with fewer brackets than this cannot nest past the SDK's parser (pydantic-core stops
+# at a depth of about 200), so it is not parsed twice.
+_DEPTH_CHECK_FROM: Final = 150
+
+
 @dataclass(frozen=True)
 class Skipped:
     """An event over the limit: its first and last EDGE bytes and its size."""
@@ -111,8 +116,11 @@ class _CappedStream(httpx2.AsyncByteStream):
     async def __aiter__(self) -> AsyncIterator[bytes]:
         async for event in split_events(self.inner.__aiter__(), EVENT_LIMIT):
             if not isinstance(event, Skipped):
-                yield event
+                yield self._readable(event)
                 continue
+            if not self.pending.is_answer(event.head, event.tail):
+                log.warning("upstream message of over %s bytes skipped", event.size)
+                continue  # a notification over the cap answers no one (issue 22 #15)
             request = self.pending.request_of(event.head, event.tail)
             if request is None:
                 raise httpx2.StreamError(
@@ -123,6 +131,26 @@ class _CappedStream(httpx2.AsyncByteStream):
                 "upstream answer of over %s bytes skipped (request %r)", event.size, request
             )
             yield _error_event(self.pending.answer(request, event.size, EVENT_LIMIT, _WHAT))
+
+    def _readable(self, event: bytes) -> bytes:
+        """`event`, or the error its request gets when its data nests deeper than the SDK
+        reads (the SDK would log and drop it, and the call wait for call_timeout; issue 22
+        #16). Only an event with many brackets is parsed here a second time."""
+        if event.count(b"[") + event.count(b"{") < _DEPTH_CHECK_FROM:
+            return event
+        data = b"\n".join(
+            line[5:].removeprefix(b" ") for line in event.splitlines() if line.startswith(b"data:")
+        )
+        try:
+            types.jsonrpc_message_adapter.validate_json(data, by_name=False)
+        except (ValueError, RecursionError) as exc:
+            request = self.pending.malformed(data)
+            if request is not None:
+                log.warning("upstream answer unreadable (request %r): %s", request, exc)
+                return _error_event(
+                    self.pending.fail(request, "it is not valid or nested too deeply")
+                )
+        return event
 
     async def aclose(self) -> None:
         await self.inner.aclose()
@@ -155,6 +183,26 @@ class CappedSse(httpx2.AsyncBaseTransport):
                 self.pending.sent(kind.model_validate(message))
             except ValueError:
                 return
+
+    def _readable(self, event: bytes) -> bytes:
+        """`event`, or the error its request gets when its data nests deeper than the SDK
+        reads (the SDK would log and drop it, and the call wait for call_timeout; issue 22
+        #16). Only an event with many brackets is parsed here a second time."""
+        if event.count(b"[") + event.count(b"{") < _DEPTH_CHECK_FROM:
+            return event
+        data = b"\n".join(
+            line[5:].removeprefix(b" ") for line in event.splitlines() if line.startswith(b"data:")
+        )
+        try:
+            types.jsonrpc_message_adapter.validate_json(data, by_name=False)
+        except (ValueError, RecursionError) as exc:
+            request = self.pending.malformed(data)
+            if request is not None:
+                log.warning("upstream answer unreadable (request %r): %s", request, exc)
+                return _error_event(
+                    self.pending.fail(request, "it is not valid or nested too deeply")
+                )
+        return event
 
     async def aclose(self) -> None:
         await self.inner.aclose()

@@ -57,7 +57,7 @@ from gatespec.upstream.base import (
     UpstreamState,
 )
 from gatespec.upstream.errors import ErrorKind, UpstreamError
-from gatespec.upstream.oversized import OVERSIZED_CODE
+from gatespec.upstream.oversized import MALFORMED_CODE, OVERSIZED_CODE
 from gatespec.upstream.relay import InFlight
 from gatespec.upstream.transports import StderrTail, open_transport
 from gatespec.upstream.wire import call_result, plain_result
@@ -399,7 +399,10 @@ class McpUpstream(Upstream):
                 if conn.error is None:
                     detail = f"server connection lost ({exc.message})"
                     conn.fail(self._error("unavailable", detail, conn))
-                assert conn.error is not None
+                if conn.error is None:  # closed on purpose (the gateway stops or reconnects)
+                    raise UpstreamError(
+                        self.key, "unavailable", f"{what}: the connection was closed meanwhile"
+                    ) from exc
                 raise UpstreamError(
                     self.key, "unavailable", f"{what}: {conn.error.reason}"
                 ) from exc
@@ -407,6 +410,8 @@ class McpUpstream(Upstream):
                 raise UpstreamError(self.key, "timeout", f"{what}: {exc.message}") from exc
             if exc.code == OVERSIZED_CODE:  # made up by our transport; the server is fine
                 raise UpstreamError(self.key, "too_large", f"{what}: {exc.message}") from exc
+            if exc.code == MALFORMED_CODE:  # made up by our transport too
+                raise UpstreamError(self.key, "protocol", f"{what}: {exc.message}") from exc
             raise UpstreamError(
                 self.key, "call_failed", f"{what}: server error {exc.code}: {exc.message}"
             ) from exc

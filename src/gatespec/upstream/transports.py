@@ -19,6 +19,7 @@ two small additions the gateway needs from them:
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import signal
 from collections.abc import AsyncIterator, Callable
@@ -45,6 +46,8 @@ from gatespec.upstream.capped_http import CappedHttp
 from gatespec.upstream.capped_sse import capped_sse_client
 from gatespec.upstream.oversized import EDGE, Oversized
 from gatespec_surface.budgets import MAX_UPSTREAM_RESULT_BYTES
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "EofWatch",
@@ -129,8 +132,19 @@ def _parse(line: bytes) -> SessionMessage | Exception:
     """One stdout line as the SDK's stdio client reads it (a parse error is passed on)."""
     try:
         return SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
-    except ValueError as exc:
-        return exc
+    except (ValueError, RecursionError) as exc:
+        return exc if isinstance(exc, ValueError) else ValueError(f"RecursionError: {exc}")
+
+
+def _why(exc: Exception) -> str:
+    """One short line on why a line is not a valid message."""
+    text = str(exc)
+    if "utf-8" in text.lower() or "unicode" in text.lower():
+        return "it is not valid UTF-8"
+    if "recursion" in text.lower() or "nest" in text.lower():
+        return "it is nested too deeply"
+    first = text.splitlines()[0] if text else type(exc).__name__
+    return first[:200]
 
 
 async def _wait_exit(process: Any, timeout: float) -> bool:
@@ -208,6 +222,9 @@ async def adopted_stdio(early: EarlyProcess) -> AsyncIterator[TransportStreams]:
             with suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
                 while line := await _next_line(reader):
                     if isinstance(line, tuple):
+                        if not pending.is_answer(line[0], line[1]):
+                            log.warning("upstream message of over %s bytes skipped", line[2])
+                            continue  # a notification over the cap answers no one
                         request = pending.request_of(line[0], line[1])
                         if request is None:  # an answer to no one we can name: end it
                             return
@@ -216,6 +233,9 @@ async def adopted_stdio(early: EarlyProcess) -> AsyncIterator[TransportStreams]:
                         parsed = _parse(line)
                         if isinstance(parsed, SessionMessage):
                             pending.answered(parsed.message)
+                        elif (request := pending.malformed(line)) is not None:
+                            # Its request fails now rather than at call_timeout.
+                            parsed = pending.fail(request, _why(parsed))
                         await inbound_send.send(parsed)
 
     async def write_lines() -> None:
