@@ -407,9 +407,10 @@ async def _run_family(family: Family, live: Live, emit: Emit) -> None:
             input={call.name: call.arguments} if call is not None else None,
             expected=None,
             got=readings.sent(call) if call is not None else str(exc)[: readings.SENT_MAX],
+            unjudged=True,
         )
     except IUTGone as exc:
-        emit.result("", Outcome.FAIL, f"the IUT's connection ended: {exc}")
+        emit.result("", Outcome.FAIL, f"the IUT's connection ended: {exc}", unjudged=True)
     except Exception as exc:  # one broken family must not end the run
         emit.result("", Outcome.FAIL, f"the check crashed: {type(exc).__name__}: {exc}")
 

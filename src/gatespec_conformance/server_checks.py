@@ -315,7 +315,11 @@ class Emit:
         duration: float | None = None,
         failures: tuple[RuleFailure, ...] = (),
         behind: tuple[str, ...] = (),
+        unjudged: bool = False,
     ) -> None:
+        """`unjudged`: the family could not judge anything (no fact to judge, the IUT gone):
+        the failure is charged to no requirement of the family and fails the run whatever
+        --enforce says, as an IUT that cannot be started does."""
         name = self.case_name(case)
         if not self._selected(name):
             return
@@ -324,14 +328,15 @@ class Emit:
             CheckResult(
                 name,
                 outcome,
-                self.requirements,
+                () if unjudged else self.requirements,
                 (self.family.check_id,),
                 reason,
                 example,
                 self._spent(duration),
                 self.name,
-                tuple(dict.fromkeys([*self.amended_by, *behind])),
+                () if unjudged else tuple(dict.fromkeys([*self.amended_by, *behind])),
                 failures,
+                blocking=unjudged,
             )
         )
 
