@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import json
+import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Final
 
@@ -496,12 +497,22 @@ async def _list_changed(live: Live, emit: Emit) -> None:
     doc["mcpServers"] = {AGG_SERVERS[0]: servers[AGG_SERVERS[0]], _EXTRA: added}
     try:
         call, why = await live.session.expect_list_changed(_rewrite(live, path, doc), timeout)
+
+        def is_served(names: list[str]) -> bool:
+            return f"{_EXTRA}__echo" in names and not any(
+                n.startswith(f"{AGG_SERVERS[1]}__") for n in names
+            )
+
+        # A gateway may announce the removal before the added server has listed: the change
+        # is served once a list shows both, within the same timeout.
+        deadline = time.monotonic() + timeout
         names = _names(await _list(live, "tools/list"))
+        while not is_served(names) and time.monotonic() < deadline:
+            await anyio.sleep(0.25)
+            names = _names(await _list(live, "tools/list"))
         gone = await live.call(f"{AGG_SERVERS[1]}__echo", {"text": "x"})
         findings = [Finding(_CHANGED, why, None)] if why else []
-        served = f"{_EXTRA}__echo" in names and not any(
-            n.startswith(f"{AGG_SERVERS[1]}__") for n in names
-        )
+        served = is_served(names)
         if not served:
             findings.append(
                 Finding(_REGISTRY, f"tools after the change: {sorted(names)[:10]}", names[:10])
