@@ -27,10 +27,7 @@ No real seed defect of switchyard is known: the expected-failures list is empty.
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -41,7 +38,7 @@ from gatespec_conformance import cli
 from gatespec_conformance.fixture_upstream import fixture_argv
 from gatespec_conformance.server import fixture_env
 from gatespec_conformance.server_access import RESTRICTED_VISIBLE
-from tests.conformance.mutants.harness import free_port, outcomes, run_kit
+from tests.conformance.mutants.harness import free_port, outcomes, run_kit, serving_http
 
 ROOT = Path(__file__).resolve().parents[2]
 LAUNCH = [sys.executable, str(ROOT / "tests" / "cleanroom" / "launch.py"), "switchyard"]
@@ -154,21 +151,8 @@ def _search_over_http(directory: Path, mutant: str | None = None) -> Iterator[tu
     launch = LAUNCH if mutant is None else [*LAUNCH[:2], "--mutant", mutant, *LAUNCH[2:]]
     command = [*launch, "--", "serve", "--profile", "search", "--config", str(config)]
     command += ["--http", f"127.0.0.1:{port}"]
-    with (directory / "iut.err").open("w") as errors:
-        proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=errors)
-        try:
-            deadline = time.monotonic() + 60
-            while proc.poll() is None and time.monotonic() < deadline:
-                try:
-                    socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                    break
-                except OSError:
-                    time.sleep(0.2)
-            assert proc.poll() is None, (directory / "iut.err").read_text()
-            yield f"http://127.0.0.1:{port}/mcp", call_log
-        finally:
-            proc.terminate()
-            proc.wait(timeout=10)
+    with serving_http(command, port, directory) as url:
+        yield url, call_log
 
 
 @pytest.mark.slow

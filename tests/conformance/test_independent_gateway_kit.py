@@ -13,10 +13,7 @@ behind the kit's two identities, so that the access families run too.
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -25,7 +22,7 @@ import pytest
 
 from gatespec_conformance.fixture_upstream import fixture_argv
 from gatespec_conformance.server_access import RESTRICTED_VISIBLE
-from tests.conformance.mutants.harness import free_port, outcomes, run_kit
+from tests.conformance.mutants.harness import free_port, outcomes, run_kit, serving_http
 
 ROOT = Path(__file__).resolve().parents[2]
 IUT = [sys.executable, "-m", "tests.independent_gateway", "--config", "{mcp_config}"]
@@ -116,21 +113,8 @@ def _search_over_http(directory: Path) -> Iterator[tuple[str, Path]]:
     port = free_port()
     command = [*IUT[:3], "--config", str(config), "--profile", "search", "--transport", "http"]
     command += ["--port", str(port), "--access", str(identities)]
-    with (directory / "iut.err").open("w") as errors:
-        proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=errors)
-        try:
-            deadline = time.monotonic() + 60
-            while proc.poll() is None and time.monotonic() < deadline:
-                try:
-                    socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                    break
-                except OSError:
-                    time.sleep(0.2)
-            assert proc.poll() is None, (directory / "iut.err").read_text()
-            yield f"http://127.0.0.1:{port}/mcp", call_log
-        finally:
-            proc.terminate()
-            proc.wait(timeout=10)
+    with serving_http(command, port, directory) as url:
+        yield url, call_log
 
 
 @pytest.mark.slow

@@ -184,26 +184,6 @@ class CappedSse(httpx2.AsyncBaseTransport):
             except ValueError:
                 return
 
-    def _readable(self, event: bytes) -> bytes:
-        """`event`, or the error its request gets when its data nests deeper than the SDK
-        reads (the SDK would log and drop it, and the call wait for call_timeout; issue 22
-        #16). Only an event with many brackets is parsed here a second time."""
-        if event.count(b"[") + event.count(b"{") < _DEPTH_CHECK_FROM:
-            return event
-        data = b"\n".join(
-            line[5:].removeprefix(b" ") for line in event.splitlines() if line.startswith(b"data:")
-        )
-        try:
-            types.jsonrpc_message_adapter.validate_json(data, by_name=False)
-        except (ValueError, RecursionError) as exc:
-            request = self.pending.malformed(data)
-            if request is not None:
-                log.warning("upstream answer unreadable (request %r): %s", request, exc)
-                return _error_event(
-                    self.pending.fail(request, "it is not valid or nested too deeply")
-                )
-        return event
-
     async def aclose(self) -> None:
         await self.inner.aclose()
 

@@ -11,12 +11,12 @@ seeds 001/003/004, not 000's tool ids, paths or cards.
 
 from __future__ import annotations
 
-import json
-import sys
 from collections.abc import Callable
 from typing import Any
 
 from switchyard import namespacing, operations
+
+from tests.cleanroom.adapters.protocol import serve
 
 _CODES = {"missing": "NOT_NAMESPACED", "invalid": "NAME_INVALID"}
 
@@ -68,13 +68,5 @@ def answer(function: str, data: dict[str, Any]) -> dict[str, Any]:
     return {"ok": result}
 
 
-def main() -> None:
-    for line in sys.stdin:
-        request = json.loads(line)
-        reply = {"id": request["id"], **answer(request["function"], request.get("input") or {})}
-        sys.stdout.write(json.dumps(reply) + "\n")
-        sys.stdout.flush()
-
-
 if __name__ == "__main__":
-    main()
+    serve(answer)

@@ -9,13 +9,13 @@ or that tollbooth does not offer, answer `unsupported`.
 
 from __future__ import annotations
 
-import json
-import sys
 from collections.abc import Callable
 from typing import Any
 
 from tollbooth import catalog, paths, surface, toolid
 from tollbooth.errors import CatalogError, GatewayError
+
+from tests.cleanroom.adapters.protocol import serve
 
 _PROBE_ID = "probe:probe#00000000"  # any grammatical id: annotation_fields builds a card for it
 
@@ -122,13 +122,5 @@ def answer(function: str, data: dict[str, Any]) -> dict[str, Any]:
         return {"error": exc.code, "message": exc.message}
 
 
-def main() -> None:
-    for line in sys.stdin:
-        request = json.loads(line)
-        reply = {"id": request["id"], **answer(request["function"], request.get("input") or {})}
-        sys.stdout.write(json.dumps(reply) + "\n")
-        sys.stdout.flush()
-
-
 if __name__ == "__main__":
-    main()
+    serve(answer)

@@ -26,6 +26,7 @@ from gatespec_conformance.server_access import RESTRICTED_VISIBLE
 
 PYTHON = sys.executable
 MUTANT = Path(__file__).resolve().parent / "serve_mutant.py"
+ROOT = Path(__file__).resolve().parents[3]  # the repository: IUTs start there
 # Checks in the tests draw few cases: the families are what is being proved, not volume.
 MAX_EXAMPLES = "3"
 
@@ -102,6 +103,27 @@ def outcomes(report: dict[str, Any], outcome: str) -> list[dict[str, Any]]:
 
 def families(report: dict[str, Any]) -> set[str]:
     return {"/".join(c["name"].split("/")[2:4]) for c in report["checks"]}
+
+
+@contextmanager
+def serving_http(command: Sequence[str], port: int, directory: Path) -> Iterator[str]:
+    """`command` (an IUT serving Streamable HTTP on 127.0.0.1:`port`) running until the block
+    ends: its /mcp URL once the port accepts connections (its stderr in directory/iut.err)."""
+    with (directory / "iut.err").open("w") as errors:
+        proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=errors)
+        try:
+            deadline = time.monotonic() + 60
+            while proc.poll() is None and time.monotonic() < deadline:
+                try:
+                    socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                    break
+                except OSError:
+                    time.sleep(0.2)
+            assert proc.poll() is None, (directory / "iut.err").read_text()
+            yield f"http://127.0.0.1:{port}/mcp"
+        finally:
+            proc.terminate()
+            proc.wait(timeout=10)
 
 
 def free_port() -> int:
