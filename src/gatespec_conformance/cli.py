@@ -353,6 +353,13 @@ def _server(args: argparse.Namespace, *_: Any) -> int:
         )
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+    if args.select and not run.results:
+        # A family such as errors/payload judges the answers the other families collected: on
+        # its own it has nothing to judge, and an empty run must not read as a pass.
+        raise KitUsageError(
+            f"--select {' '.join(args.select)} ran no check (errors/payload, for one, judges the "
+            "error answers of the families it runs with: select those too)"
+        )
     sv.describe_run(run, options, target, started)
     return finish(
         args,

@@ -67,3 +67,17 @@ def test_sizes_accept_empty_quotes_from_a_quoted_option(given: str, sizes: list[
 def test_sizes_still_refuse_what_is_no_size() -> None:
     with pytest.raises(Exception, match="expected sizes"):
         cli._sizes("'a'")
+
+
+def test_a_selection_that_runs_no_check_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """errors/payload judges what the families it runs with collected: selected alone it has
+    nothing to judge, and the run says so (exit 2) instead of passing empty."""
+    launch = Path(__file__).resolve().parents[1] / "cleanroom" / "launch.py"
+    command = [sys.executable, str(launch), "tollbooth", "--", "serve", "--profile", "gateway"]
+    argv = ["server", "--profile", "gateway", "--level", "seed", "--max-examples", "3"]
+    argv += ["--sizes", "", "-q", "--select", "server/gateway/errors/payload*"]
+    status = cli.main([*argv, "--", *command, "--config", "{mcp_config}"])
+    assert status == 2
+    assert "ran no check" in capsys.readouterr().err
