@@ -55,6 +55,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gatespec.config import SessionBounds
 from gatespec.metrics import CONTENT_TYPE
+from gatespec.observe.routes import status_routes
 from gatespec.server.answers import answer_per_request
 from gatespec.server.health import Health, health_routes
 from gatespec.server.request_shape import RequestShape
@@ -244,6 +245,7 @@ def build_http_app(
         Route(MESSAGES_PATH + "/", endpoint=messages, methods=["POST"]),
         *(health_routes(health) if health is not None else ()),
         *metrics_routes(server),
+        *status_routes(server, security),  # the status page (gatespec.observe)
     ]
     app = server.streamable_http_app(
         streamable_http_path=MCP_PATH,

@@ -383,17 +383,18 @@ class UpstreamPool:
         transport failure or a JSON-RPC error answer."""
         started = time.perf_counter()
         kind: str | None = "unavailable"
+        reason: str | None = None
         try:
             upstream = self._live(key)
             result = await self._tracked(key, upstream.call_tool(name, arguments, timeout, relay))
             kind = None
             return result
         except UpstreamError as exc:
-            kind = exc.kind
+            kind, reason = exc.kind, exc.reason
             raise
         finally:
             if self.metrics is not None:
-                self.metrics.upstream_call(key, time.perf_counter() - started, kind)
+                self.metrics.upstream_call(key, time.perf_counter() - started, kind, reason)
 
     async def request(
         self,
