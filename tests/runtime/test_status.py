@@ -100,6 +100,8 @@ class Gateway:
     time_pid: Path
 
     def kill_time(self) -> None:
+        """Kill the time server for good: the gateway's restarts of it then fail."""
+        (self.time_pid.parent / "time.dead").touch()
         os.kill(int(self.time_pid.read_text()), signal.SIGKILL)
 
 
@@ -110,7 +112,13 @@ def gateway(tmp_path: Path, servers: Any, profile: str) -> Iterator[Gateway]:
     fixture = fixture_argv(tmp_path / "fixture-calls.jsonl")
     config = {
         "mcpServers": {
-            "time": {"command": "sh", "args": ["-c", f"echo $$ > {time_pid}; exec {time_bin}"]},
+            "time": {
+                "command": "sh",
+                "args": [
+                    "-c",
+                    f"test -e {tmp_path / 'time.dead'} && exit 3; echo $$ > {time_pid}; exec {time_bin}",
+                ],
+            },
             "fixture": {"command": fixture[0], "args": fixture[1:]},
         },
         "gateway": {
@@ -276,3 +284,72 @@ def test_stdio_gateway_serves_the_status_page_on_its_opt_in_port(
     finally:
         proc.kill()
         proc.communicate(timeout=10)
+
+
+# -- the page in a real browser --------------------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.real_upstream
+@pytest.mark.timeout(240)
+async def test_the_page_in_chromium(tmp_path: Path, servers: Any) -> None:
+    """Playwright drives Debian's Chromium (its own browser download cannot work here): the
+    page loads with nothing from elsewhere, a killed upstream turns red, and a restricted
+    identity sees only its own upstream and calls. Saves docs/status.png for the README."""
+    if not CHROMIUM.exists():
+        pytest.skip(
+            "Debian's chromium is not installed (apt-get install -y chromium; .ci/run does)"
+        )
+    from playwright.async_api import async_playwright
+
+    with gateway(tmp_path, servers, "gateway") as gw:
+
+        async def both_listed() -> bool:
+            body = (await status(gw, "ops")).json()
+            return [u["state"] for u in body["upstreams"]] == ["connected", "connected"]
+
+        assert await until(both_listed)
+        await call_time_tool(gw, "alice")
+        await call_time_tool(gw, "ops")
+        async with async_playwright() as pw:
+            browser = await pw.chromium.launch(executable_path=str(CHROMIUM))
+            try:
+                ops = await browser.new_page(viewport={"width": 1280, "height": 900})
+                elsewhere: list[str] = []
+                ops.on(
+                    "request",
+                    lambda r: None if r.url.startswith(gw.url) else elsewhere.append(r.url),
+                )
+                await ops.goto(f"{gw.url}/status#token={TOKENS['ops']}")
+                time_row = ops.locator('#upstreams tr[data-upstream="time"]')
+                await time_row.and_(ops.locator('[data-state="connected"]')).wait_for()
+                assert "token" not in ops.url  # the token left the address bar
+                assert await ops.locator("#upstreams tbody tr").count() == 2
+                assert await ops.locator("#calls tbody tr[data-outcome]").count() == 2
+
+                gw.kill_time()
+                red = ops.locator('#upstreams tr[data-upstream="time"][data-state="failed"]')
+                await red.wait_for(timeout=20_000)  # the page refreshes itself
+                color = await red.locator(".state").evaluate(
+                    "e => getComputedStyle(e).backgroundColor"
+                )
+                assert color == "rgb(198, 40, 40)"  # --down in status.html
+                assert elsewhere == []
+                await ops.screenshot(path=str(ROOT / "docs" / "status.png"), full_page=True)
+
+                alice = await browser.new_page()  # a fresh context: its own sessionStorage
+                await alice.goto(f"{gw.url}/status#token={TOKENS['alice']}")
+                await alice.locator('#upstreams tr[data-upstream="time"]').wait_for()
+                await alice.locator("#calls tbody tr[data-outcome]").first.wait_for()
+                text = await alice.locator("body").inner_text()
+                assert "fixture" not in text
+                assert await alice.locator("#upstreams tbody tr").count() == 1
+                assert await alice.locator("#calls tbody tr[data-outcome]").count() == 2
+                assert "(restricted)" in await alice.locator("#meta").inner_text()
+
+                nobody = await browser.new_page()
+                await nobody.goto(f"{gw.url}/status")
+                problem = nobody.locator("#problem", has_text="bearer token")
+                await problem.wait_for()
+            finally:
+                await browser.close()
