@@ -424,7 +424,9 @@ def _serve(args: argparse.Namespace, factory: RuntimeFactory | None) -> int:
     access = config.options.access
     if transport == "http":
         _check_http_access(access, host)
-    with _link(args.config), _upstreams_stopped():
+    from gatespec.observe import tracing  # OpenTelemetry, if asked for
+
+    with _link(args.config), _upstreams_stopped(), tracing.traced(options.tracing):
         runtime = _runtime(factory, config, profile)
         main = _serve_async(
             runtime,

@@ -155,6 +155,7 @@ _GATEWAY_KEYS: Final = frozenset(
         "session_idle_timeout",
         "state",  # where per-caller state lives, shared by replicas (gatespec.state.config)
         "metrics_port",  # stdio serving: Prometheus /metrics on this port (gatespec.metrics)
+        "tracing",  # OpenTelemetry trace exporter(s) (gatespec.observe.tracing)
     }
 )
 PLUGIN_TYPES: Final = ("tool_filter", "audit_log")
@@ -258,6 +259,8 @@ class GatewayOptions:
     # Serving stdio: also serve GET /metrics on this port of `host` (None: no metrics port;
     # the HTTP transport serves /metrics on its own port).
     metrics_port: int | None = None
+    # OpenTelemetry: the trace exporter ("otlp", "console", "none"); None: as OTEL_* says.
+    tracing: str | None = None
 
 
 @dataclass(frozen=True)
@@ -606,6 +609,8 @@ class _Reader:
             from gatespec.state.config import parse_state  # it imports this module
 
             state = parse_state(raw["state"], self)
+        from gatespec.observe.tracing import EXPORTERS  # OTEL_TRACES_EXPORTER's values
+
         return GatewayOptions(
             access=access,
             sessions=self.session_bounds(raw),
@@ -627,6 +632,7 @@ class _Reader:
             metrics_port=self.port(raw["metrics_port"], f"{at}.metrics_port")
             if "metrics_port" in raw
             else None,
+            tracing=self.choice(raw, "tracing", EXPORTERS, "") or None,
         )
 
     def session_bounds(self, raw: dict[str, Any]) -> SessionBounds:

@@ -36,6 +36,7 @@ from gatespec.config import (
     GatewayConfig,
     ServerConfig,
 )
+from gatespec.observe.tracing import upstream_span
 from gatespec.upstream._host import TaskHost
 from gatespec.upstream.base import NotificationCallback, ToolsChangedCallback, Upstream
 from gatespec.upstream.errors import UpstreamError
@@ -386,7 +387,10 @@ class UpstreamPool:
         reason: str | None = None
         try:
             upstream = self._live(key)
-            result = await self._tracked(key, upstream.call_tool(name, arguments, timeout, relay))
+            with upstream_span(key, "tools/call", name):  # gatespec.observe.tracing
+                result = await self._tracked(
+                    key, upstream.call_tool(name, arguments, timeout, relay)
+                )
             kind = None
             return result
         except UpstreamError as exc:
@@ -406,7 +410,8 @@ class UpstreamPool:
     ) -> dict[str, Any]:
         """Any other MCP request to one upstream (errors as for `call`)."""
         upstream = self._live(key)
-        return await self._tracked(key, upstream.request(method, params, timeout, relay))
+        with upstream_span(key, method):
+            return await self._tracked(key, upstream.request(method, params, timeout, relay))
 
     async def list_all(
         self, key: str, method: str, field: str, timeout: float | None = None
