@@ -26,7 +26,6 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-import anyio
 import httpx2
 import pytest
 from mcp import Client
@@ -36,6 +35,7 @@ from gatespec import secrets
 from gatespec.access import Identity
 from gatespec.observe.calls import RECENT_CALLS, CallLog
 from gatespec_conformance.fixture_upstream import fixture_argv
+from tests.fixtures.polling import until
 
 pytestmark = pytest.mark.anyio
 
@@ -150,13 +150,16 @@ async def status(gw: Gateway, who: str | None) -> httpx2.Response:
         return await web.get(f"{gw.url}/status.json")
 
 
-async def until(check: Any, timeout: float = 20.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = await check()
-        if value or time.monotonic() > deadline:
-            return value
-        await anyio.sleep(0.2)
+async def listed_and_called(gw: Gateway) -> None:
+    """Both upstreams connected (as ops sees them), then one time call by each identity."""
+
+    async def both_listed() -> bool:
+        body = (await status(gw, "ops")).json()
+        return [u["state"] for u in body["upstreams"]] == ["connected", "connected"]
+
+    assert await until(both_listed, timeout=20)
+    await call_time_tool(gw, "alice")
+    await call_time_tool(gw, "ops")
 
 
 async def call_time_tool(gw: Gateway, who: str) -> None:
@@ -203,14 +206,7 @@ async def test_status_per_identity_in_every_profile(
 ) -> None:
     with gateway(tmp_path, servers, profile) as gw:
         assert (await status(gw, None)).status_code == 401  # tokens are required here
-
-        async def both_listed() -> bool:
-            body = (await status(gw, "ops")).json()
-            return [u["state"] for u in body["upstreams"]] == ["connected", "connected"]
-
-        assert await until(both_listed)
-        await call_time_tool(gw, "alice")
-        await call_time_tool(gw, "ops")
+        await listed_and_called(gw)
 
         ops = (await status(gw, "ops")).json()
         assert ops["gateway"]["profile"] == profile and ops["gateway"]["viewer"] == "ops"
@@ -237,7 +233,7 @@ async def test_status_per_identity_in_every_profile(
             row = body["upstreams"][0]
             return row if row["state"] == "failed" else None
 
-        down = await until(time_down)
+        down = await until(time_down, timeout=20)
         assert down, "the killed upstream never showed as failed"
         assert down["last_error"]
 
@@ -303,14 +299,7 @@ async def test_the_page_in_chromium(tmp_path: Path, servers: Any) -> None:
     from playwright.async_api import async_playwright
 
     with gateway(tmp_path, servers, "gateway") as gw:
-
-        async def both_listed() -> bool:
-            body = (await status(gw, "ops")).json()
-            return [u["state"] for u in body["upstreams"]] == ["connected", "connected"]
-
-        assert await until(both_listed)
-        await call_time_tool(gw, "alice")
-        await call_time_tool(gw, "ops")
+        await listed_and_called(gw)
         async with async_playwright() as pw:
             browser = await pw.chromium.launch(executable_path=str(CHROMIUM))
             try:
