@@ -21,10 +21,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from gatespec.access import AccessPolicy, Identity, Subject
-from gatespec.upstream import UpstreamStatus
 from gatespec_surface import parsers
 
-__all__ = ["StatusSource", "ToolCounts", "source_of"]
+__all__ = ["StatusSource", "ToolCounts", "UpstreamState", "source_of"]
 
 
 @dataclass(frozen=True)
@@ -36,10 +35,17 @@ class ToolCounts:
     excluded: list[tuple[str, str, str]] = field(default_factory=list)  # server, tool, reason
 
 
+@dataclass(frozen=True)
+class UpstreamState:
+    name: str  # the config key
+    state: str  # connected, failed, reconnecting (failed, being retried) or pending
+    error: str | None  # why it is down (the last failure, also while it is retried)
+
+
 class StatusSource(Protocol):
     profile: str
 
-    def upstreams(self) -> list[UpstreamStatus]: ...
+    def upstreams(self) -> list[UpstreamState]: ...
 
     def tools(self, identity: Identity) -> ToolCounts: ...
 
@@ -48,14 +54,33 @@ class _Base:
     def __init__(self, runtime: Any) -> None:
         self.runtime = runtime
         self.profile: str = str(getattr(runtime, "profile", "?"))
+        # its states and remembered failures (imported here: gatespec.server's transports
+        # import this package for their routes)
+        from gatespec.server.health import Health
+
+        self._health = Health(runtime)
 
     @property
     def policy(self) -> AccessPolicy:
         policy = getattr(self.runtime, "policy", None)
         return policy if isinstance(policy, AccessPolicy) else AccessPolicy.open()
 
-    def upstreams(self) -> list[UpstreamStatus]:
-        return list(self.runtime.pool.statuses())
+    def upstreams(self) -> list[UpstreamState]:
+        """Each upstream's state as /readyz words it (server.health: a failed upstream being
+        retried is "reconnecting", with its last failure)."""
+        _, not_ready = self._health.upstreams()
+        down = {row["upstream"]: row for row in not_ready}
+        out = []
+        for status in self.runtime.pool.statuses():
+            row = down.get(status.key)
+            if row is None:
+                out.append(UpstreamState(status.key, "connected", None))
+            else:
+                failed = row["state"] in ("failed", "reconnecting")
+                out.append(
+                    UpstreamState(status.key, row["state"], row["reason"] if failed else None)
+                )
+        return out
 
 
 class _CatalogSource(_Base):
@@ -67,7 +92,7 @@ class _CatalogSource(_Base):
         visible = self.runtime.visible_ids(identity) if restricted else None
         counts: dict[str, int] = {}
         if not restricted:
-            counts = {status.key: 0 for status in self.upstreams()}
+            counts = {status.key: 0 for status in self.runtime.pool.statuses()}
         for item in catalog.items():
             if visible is None or item.id in visible:
                 server = str(item.metadata.get("server", item.namespace))

@@ -1,7 +1,7 @@
 """The status document one viewer gets (GET /status.json; the page at /status renders it).
 
 What a viewer sees is decided by its identity, as for a client of the gateway:
-- upstreams: state (connected, failed, pending), the last error (the connection's failure, or
+- upstreams: state (connected, failed, reconnecting, pending), the last error (the connection's failure, or
   the last tool call's), the last and mean latency of its tool calls and their counts; for a
   restricted identity only the upstreams it may see a tool of (gatespec.observe.source);
 - catalog: how many tools it may see, per upstream, and (unrestricted identities only) the
@@ -58,19 +58,18 @@ def status_document(
     """The status as `viewer` may see it (module docstring)."""
     tools = source.tools(viewer)
     upstreams = []
-    for status in source.upstreams():
-        if status.key not in tools.by_upstream:
+    for upstream in source.upstreams():
+        if upstream.name not in tools.by_upstream:
             continue  # an upstream the viewer may not see
-        latency = _latency(metrics, status.key)
-        called = metrics.last_error.get(status.key) if metrics is not None else None
-        error = status.reason or called  # the connection's failure first, else a call's
+        called = metrics.last_error.get(upstream.name) if metrics is not None else None
         upstreams.append(
             {
-                "name": status.key,
-                "state": status.state,
-                "last_error": error,
-                "tools": tools.by_upstream[status.key],
-                **latency,
+                "name": upstream.name,
+                "state": upstream.state,
+                # the connection's failure first, else the last failed call's
+                "last_error": upstream.error or called,
+                "tools": tools.by_upstream[upstream.name],
+                **_latency(metrics, upstream.name),
             }
         )
     return {
