@@ -14,6 +14,7 @@ import json
 import socket
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
+from types import SimpleNamespace
 from typing import Any
 
 import anyio
@@ -22,9 +23,11 @@ import pytest
 import uvicorn
 from mcp import Client
 from mcp.server import Server
+from mcp.server._otel import OpenTelemetryMiddleware
 from opentelemetry import trace
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from starlette.requests import Request
 
 from gatespec.config import parse_config
 from gatespec.observe import tracing
@@ -67,18 +70,25 @@ async def upstream_on_a_port() -> AsyncIterator[str]:
         web.should_exit = True
 
 
-@pytest.fixture
-def exporter() -> Iterator[InMemorySpanExporter]:
+@pytest.fixture(scope="module")
+def installed() -> Iterator[InMemorySpanExporter]:
+    """One provider for the module: the API takes one global provider per process, and the
+    tracers made before (the mcp SDK's, ours) keep the first one they resolved."""
     spans = InMemorySpanExporter()
     provider = tracing.start(exporters=[spans])
     try:
         yield spans
     finally:
         tracing.stop(provider)
-        # The API takes one global provider per process: put it back for the other tests
-        # (what opentelemetry's own test utilities do).
+        # put the API's globals back for the other tests (as opentelemetry's test utilities do)
         trace._TRACER_PROVIDER_SET_ONCE._done = False  # type: ignore[attr-defined]
         trace._TRACER_PROVIDER = None  # type: ignore[attr-defined]
+
+
+@pytest.fixture
+def exporter(installed: InMemorySpanExporter) -> InMemorySpanExporter:
+    installed.clear()
+    return installed
 
 
 async def call_headers(url: str) -> dict[str, str | None]:
@@ -106,6 +116,14 @@ def named(spans: list[ReadableSpan], prefix: str) -> ReadableSpan:
     return found[0]
 
 
+async def test_off_by_default_no_headers() -> None:
+    """(First: before this module installs a provider.)"""
+    assert not tracing.tracing()
+    async with upstream_on_a_port() as url:
+        seen = await call_headers(url)
+    assert seen == {"traceparent": None, "tracestate": None}
+
+
 async def test_one_trace_from_the_client_request_to_the_http_upstream(
     exporter: InMemorySpanExporter,
 ) -> None:
@@ -129,13 +147,6 @@ async def test_one_trace_from_the_client_request_to_the_http_upstream(
     assert seen["traceparent"].startswith(f"00-{trace_id}-{span_id}-")  # then the flags
 
 
-async def test_off_by_default_no_headers() -> None:
-    assert not tracing.tracing()
-    async with upstream_on_a_port() as url:
-        seen = await call_headers(url)
-    assert seen == {"traceparent": None, "tracestate": None}
-
-
 def test_on_by_the_standard_environment_or_the_config(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OTEL_TRACES_EXPORTER", raising=False)
     monkeypatch.delenv("OTEL_SDK_DISABLED", raising=False)
@@ -150,3 +161,39 @@ def test_on_by_the_standard_environment_or_the_config(monkeypatch: pytest.Monkey
     monkeypatch.setenv("OTEL_TRACES_EXPORTER", "zipkin")
     with pytest.raises(tracing.TracingError, match="unknown trace exporter 'zipkin'"):
         tracing._wanted(None)
+
+
+async def test_a_client_may_send_its_context_as_http_headers(
+    exporter: InMemorySpanExporter,
+) -> None:
+    """An HTTP client's traceparent header parents the request's span (when `_meta` has none)."""
+    trace_id, parent = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": "/mcp",
+        "headers": [(b"traceparent", f"00-{trace_id}-{parent}-01".encode())],
+    }
+    ctx = SimpleNamespace(
+        request=Request(scope),
+        method="tools/call",
+        params={"name": "tool_browse"},
+        protocol_version="2025-11-25",
+        request_id=1,
+        meta=None,  # no context in _meta
+    )
+    server = SimpleNamespace(middleware=[OpenTelemetryMiddleware()])
+    tracing.follow_http_headers(server)
+    tracing.follow_http_headers(server)  # once only
+    assert [type(m) for m in server.middleware] == [tracing.HeaderContext, OpenTelemetryMiddleware]
+
+    async def handler(ctx: Any) -> Any:
+        return {}
+
+    async def sdk(ctx: Any) -> Any:  # the chain as the SDK's runner composes it
+        return await server.middleware[1](ctx, handler)
+
+    await server.middleware[0](ctx, sdk)
+    span = named(list(exporter.get_finished_spans()), "tools/call tool_browse")
+    assert format(span.context.trace_id, "032x") == trace_id
+    assert span.parent is not None and format(span.parent.span_id, "016x") == parent

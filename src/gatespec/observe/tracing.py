@@ -7,6 +7,8 @@ What is traced, once a tracer provider is installed (`start`):
 - every upstream call (`upstream_span`, from the upstream pool): a child span naming the
   upstream ("upstream tools/call time"), around the SDK's own CLIENT span for the request,
   which carries the trace context on to the upstream in `_meta`;
+- a client over HTTP may send its context as `traceparent` / `tracestate` headers instead of
+  in `_meta` (`HeaderContext`, put in front of the SDK's middleware by the HTTP app);
 - to HTTP upstreams the same context also travels as `traceparent` / `tracestate` headers
   (`trace_headers`): an HTTP server or a proxy in between reads those, not `_meta`. The SDK
   writes requests from a task of its own, where the caller's context is gone, so the headers
@@ -34,7 +36,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Final
 
 import httpx2
-from opentelemetry import trace
+from opentelemetry import context, propagate, trace
 
 from gatespec.serving import ServeError
 
@@ -44,6 +46,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EXPORTERS",
+    "HeaderContext",
+    "follow_http_headers",
     "TracingError",
     "start",
     "stop",
@@ -159,6 +163,29 @@ def upstream_span(upstream: str, method: str, name: str | None = None) -> Iterat
         title, kind=trace.SpanKind.INTERNAL, attributes=attributes
     ) as span:
         yield span
+
+
+class HeaderContext:
+    """Server middleware, outermost: an HTTP request that carries W3C trace headers gets
+    them as its ambient context, so the SDK's span of the request joins that trace when the
+    client put no context in `_meta` (which wins: the SDK's span parents from it first)."""
+
+    async def __call__(self, ctx: Any, call_next: Any) -> Any:
+        request = getattr(ctx, "request", None)
+        headers = getattr(request, "headers", None)
+        if not _on or headers is None or "traceparent" not in headers:
+            return await call_next(ctx)
+        token = context.attach(propagate.extract(dict(headers)))
+        try:
+            return await call_next(ctx)
+        finally:
+            context.detach(token)
+
+
+def follow_http_headers(server: Any) -> None:
+    """Put HeaderContext in front of `server`'s middleware (the SDK's span middleware)."""
+    if not any(isinstance(m, HeaderContext) for m in server.middleware):
+        server.middleware.insert(0, HeaderContext())
 
 
 class _TraceHeaders(httpx2.AsyncBaseTransport):

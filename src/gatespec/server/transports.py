@@ -56,6 +56,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from gatespec.config import SessionBounds
 from gatespec.metrics import CONTENT_TYPE
 from gatespec.observe.routes import status_routes
+from gatespec.observe.tracing import follow_http_headers
 from gatespec.server.answers import answer_per_request
 from gatespec.server.health import Health, health_routes
 from gatespec.server.request_shape import RequestShape
@@ -262,6 +263,7 @@ def build_http_app(
         max_sessions=sessions.max_sessions,
     )
     answer_per_request(server.session_manager, server.may_relay)
+    follow_http_headers(server)  # a client's W3C trace headers (gatespec.observe.tracing)
 
     async def discarded(session_id: str) -> None:  # a session's end (server.sessions names it)
         # bounded: a hung upstream must not hold up the SDK's session cleanup
