@@ -249,12 +249,19 @@ async def _get(url: str) -> httpx2.Response:
 
 @pytest.mark.real_upstream
 @pytest.mark.timeout(120)
+@pytest.mark.parametrize("tokens", [False, True], ids=["no-access-control", "tokens"])
 def test_stdio_gateway_serves_the_status_page_on_its_opt_in_port(
-    tmp_path: Path, servers: Any
+    tmp_path: Path, servers: Any, tokens: bool
 ) -> None:
+    """Without access control the viewer is the stdio client's identity (local); with tokens
+    the status wants one, like /mcp would over HTTP."""
     port = servers.free_port()
     time_bin = servers.binary(servers.venv_bin / "mcp-server-time")
-    config = {"mcpServers": {"time": {"command": time_bin}}, "gateway": {"metrics_port": port}}
+    gateway: dict[str, Any] = {"metrics_port": port}
+    if tokens:
+        gateway["access"] = {"identities": {"ops": {"tokens": [_digest(TOKENS["ops"])]}}}
+    config = {"mcpServers": {"time": {"command": time_bin}}, "gateway": gateway}
+    headers = {"Authorization": f"Bearer {TOKENS['ops']}"} if tokens else {}
     path = tmp_path / "gateway.json"
     path.write_text(json.dumps(config))
     env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT / 'generated'}"}
@@ -267,13 +274,15 @@ def test_stdio_gateway_serves_the_status_page_on_its_opt_in_port(
         body: dict[str, Any] = {}
         while time.monotonic() < deadline:
             try:
-                body = httpx2.get(f"http://127.0.0.1:{port}/status.json").json()
+                body = httpx2.get(f"http://127.0.0.1:{port}/status.json", headers=headers).json()
                 if body["upstreams"] and body["upstreams"][0]["state"] == "connected":
                     break
-            except (httpx2.HTTPError, ValueError):
+            except (httpx2.HTTPError, ValueError, KeyError):
                 pass
             time.sleep(0.2)
-        assert body["gateway"]["viewer"] == "local"  # the stdio client's identity
+        assert body["gateway"]["viewer"] == ("ops" if tokens else "local")
+        if tokens:
+            assert httpx2.get(f"http://127.0.0.1:{port}/status.json").status_code == 401
         assert [(u["name"], u["state"]) for u in body["upstreams"]] == [("time", "connected")]
         assert httpx2.get(f"http://127.0.0.1:{port}/status").status_code == 200
         assert "gatespec_upstream_up" in httpx2.get(f"http://127.0.0.1:{port}/metrics").text
