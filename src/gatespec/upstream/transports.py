@@ -30,7 +30,6 @@ from typing import Any, Self
 import anyio
 import httpx2
 import mcp_types as types
-from mcp.client._transport import TransportStreams
 from mcp.client.stdio import (
     FORCE_KILL_TIMEOUT,
     PROCESS_TERMINATION_TIMEOUT,
@@ -42,6 +41,7 @@ from mcp.shared.message import SessionMessage
 
 from gatespec.config import ServerConfig
 from gatespec.spawn import EarlyProcess, StderrTail
+from gatespec.upstream._sdk import TransportStreams
 from gatespec.upstream.capped_http import CappedHttp
 from gatespec.upstream.capped_sse import capped_sse_client
 from gatespec.upstream.oversized import EDGE, Oversized
