@@ -34,6 +34,7 @@ import logging
 import secrets
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Final
+from urllib.parse import urlsplit
 
 import anyio
 import redis.asyncio as aioredis
@@ -284,6 +285,7 @@ class RedisState:
             socket_timeout=config.timeout,
             socket_connect_timeout=config.timeout,
             retry=Retry(ExponentialBackoff(cap=0.2, base=0.02), _RETRIES),
+            **_credentials(config),
         )
         self.artifacts = RedisArtifacts(self.client, config)
         self.sessions = RedisSessions(self.client, config)
@@ -334,6 +336,25 @@ class RedisState:
 
     async def aclose(self) -> None:
         await self.client.aclose()
+
+
+def _credentials(config: StateConfig) -> dict[str, Any]:
+    """redis-py's arguments for the config's username, password and TLS files (a rediss://
+    url verifies the server's certificate and host name whatever redis-py's defaults are)."""
+    found: dict[str, Any] = {}
+    if config.username is not None:
+        found["username"] = config.username
+    if config.password is not None:
+        found["password"] = config.password
+    if urlsplit(config.url or "").scheme == "rediss":
+        found["ssl_cert_reqs"] = "required"
+        found["ssl_check_hostname"] = True
+        tls = config.tls
+        if tls is not None:
+            files = {"ssl_ca_certs": tls.ca_file, "ssl_certfile": tls.cert_file}
+            files["ssl_keyfile"] = tls.key_file
+            found.update({k: str(v) for k, v in files.items() if v is not None})
+    return found
 
 
 def _peer_event(message: Any, origin: str) -> str | None:
