@@ -100,6 +100,7 @@ class RedisShares:
         within its identity's share and the store's total."""
         identity = share_of(artifact.owner) or ""
         share = hashlib.sha256(identity.encode()).hexdigest()[:32]
-        args = [self.prefix, share, artifact.handle, digest, artifact.size, self.ttl_ms]
+        args: list[str | int] = [self.prefix, share, artifact.handle, digest, artifact.size]
+        args += [self.ttl_ms, self.max_share_bytes, self.max_total_bytes]
         # queued on the pipeline (redis-py's script call returns once it is queued)
-        await self._store(args=[*args, self.max_share_bytes, self.max_total_bytes], client=pipe)
+        await self._store(args=args, client=pipe)
