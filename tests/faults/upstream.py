@@ -8,6 +8,8 @@ Usage: python upstream.py [--pid-file F] [--hang] [--say-argv] [--stderr TEXT]
 --exit-after-stderr CODE   then exit with CODE before the handshake
 --env-on-stderr NAME       write NAME=<value of that variable> to stderr at start
 --delay SECONDS    wait that long before answering anything (a slow handshake)
+--log PATH         append the text of every echo call to PATH, one line each, before
+                   answering (the load tests count lost and duplicated upstream calls)
 --echo-as MODE     echo answers badly: `utf8` (one invalid UTF-8 byte in the line), `deep`
                    (a result nested 100,000 deep), `noisy` (a notification over the result
                    cap first, then the real answer), `junk` (not JSON at all; garbage only)
@@ -122,6 +124,7 @@ def main() -> None:
     parser.add_argument("--env-on-stderr")
     parser.add_argument("--delay", type=float, default=0.0)
     parser.add_argument("--echo-as", choices=["utf8", "deep", "noisy"])
+    parser.add_argument("--log")
     opts, _ = parser.parse_known_args()
     if opts.pid_file:
         Path(opts.pid_file).write_text(str(os.getpid()))
@@ -172,6 +175,9 @@ def main() -> None:
                 send({"jsonrpc": "2.0", "id": request_id, "result": result})
                 continue
             text = str(args.get("text", ""))
+            if name == "echo" and opts.log:
+                with open(opts.log, "a", encoding="utf-8") as log:  # one write per line
+                    log.write(text + "\n")
             if name == "echo" and opts.echo_as:
                 echo_as(opts.echo_as, request_id, text)
                 continue

@@ -1,0 +1,72 @@
+"""Issue 22, never tested before: the config reloaded under load (AM-REGISTRY-RELOAD). A real
+`gatespec serve --transport http` in front of a stdio upstream that logs every call it
+executes; 40 concurrent sessions call it while the config file is rewritten and SIGHUP makes
+the gateway reload it, again and again: another upstream added and removed, gateway options
+changed. Expected: no error, every answer the caller's own, every call executed upstream
+exactly once (none lost, none duplicated), and the reloads applied (the added server listed)."""
+
+from __future__ import annotations
+
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+
+from tests.runtime.load_support import (
+    echo_server,
+    echo_tool,
+    expected_texts,
+    run_load,
+    write_config,
+)
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.timeout(600)]
+
+SESSIONS, CALLS, RELOADS = 40, 10, 8
+
+
+@pytest.mark.parametrize("profile", ["gateway", "aggregate"])
+async def test_reloads_under_load_lose_and_duplicate_nothing(
+    servers: Any, tmp_path: Path, profile: str
+) -> None:
+    log = tmp_path / "calls.log"
+    config = tmp_path / "gatespec.json"
+    up = {"up": echo_server(log)}
+    extra = {"extra": echo_server(tmp_path / "extra.log")}
+    write_config(config, up, profile=profile)
+    port = servers.free_port()
+    argv = [sys.executable, "-m", "gatespec.cli", "serve", "--config", str(config)]
+    gateway = servers.spawn([*argv, "--transport", "http", "--port", str(port)], port)
+    url = f"http://127.0.0.1:{port}/mcp"
+    tool = await echo_tool(url, profile, "up")
+    seen_extra: list[bool] = []
+
+    async def reload_again_and_again() -> None:
+        for n in range(RELOADS):
+            with_extra = n % 2 == 0
+            servers_now = {**up, **extra} if with_extra else up
+            write_config(config, servers_now, profile=profile, call_timeout=60 + n)
+            gateway.proc.send_signal(signal.SIGHUP)
+            await anyio.sleep(0.5)
+            if with_extra:
+                seen_extra.append(await lists_extra(url, profile))
+
+    outcome = await run_load(url, profile, tool, SESSIONS, CALLS, meanwhile=reload_again_and_again)
+    assert outcome.errors == []
+    assert outcome.wrong == []
+    assert outcome.calls == SESSIONS * CALLS
+    assert outcome.upstream_counts(log) == expected_texts(SESSIONS, CALLS)
+    assert any(seen_extra), "no reload was applied while the load ran"
+
+
+async def lists_extra(url: str, profile: str) -> bool:
+    async with Client(url, mode="legacy", cache=None) as client:
+        if profile == "aggregate":
+            names = [tool.name for tool in (await client.list_tools()).tools]
+            return any(name.startswith("extra__") for name in names)
+        browse = await client.call_tool("tool_browse", {"path": "/"})
+        return "extra" in str(browse.structured_content)
