@@ -2,8 +2,10 @@
 `gatespec serve --transport http` in front of a stdio upstream that logs every call it
 executes; 40 concurrent sessions call it while the config file is rewritten and SIGHUP makes
 the gateway reload it, again and again: another upstream added and removed, gateway options
-changed. Expected: no error, every answer the caller's own, every call executed upstream
-exactly once (none lost, none duplicated), and the reloads applied (the added server listed)."""
+changed, and the called upstream's own entry changed (so it is replaced: a new process made
+while the old one serves, the old one's calls in flight finished there). Expected: no error,
+every answer the caller's own, every call executed upstream exactly once (none lost, none
+duplicated), and the reloads applied."""
 
 from __future__ import annotations
 
@@ -56,11 +58,42 @@ async def test_reloads_under_load_lose_and_duplicate_nothing(
                 seen_extra.append(await lists_extra(url, profile))
 
     outcome = await run_load(url, profile, tool, SESSIONS, CALLS, meanwhile=reload_again_and_again)
+    assert_nothing_lost(outcome, log)
+    assert any(seen_extra), "no reload was applied while the load ran"
+
+
+@pytest.mark.parametrize("profile", ["gateway", "aggregate"])
+async def test_replacing_the_called_upstream_under_load_loses_nothing(
+    servers: Any, tmp_path: Path, profile: str
+) -> None:
+    log = tmp_path / "calls.log"
+    config = tmp_path / "gatespec.json"
+    write_config(config, {"up": echo_server(log)}, profile=profile)
+    port = servers.free_port()
+    argv = [sys.executable, "-m", "gatespec.cli", "serve", "--config", str(config)]
+    gateway = servers.spawn([*argv, "--transport", "http", "--port", str(port)], port)
+    url = f"http://127.0.0.1:{port}/mcp"
+    tool = await echo_tool(url, profile, "up")
+    generations: list[str] = []
+
+    async def replace_again_and_again() -> None:
+        for n in range(RELOADS):
+            entry = {**echo_server(log), "env": {"GENERATION": str(n)}}  # a changed entry
+            write_config(config, {"up": entry}, profile=profile)
+            gateway.proc.send_signal(signal.SIGHUP)
+            await anyio.sleep(0.5)
+            generations.append(str(n))
+
+    outcome = await run_load(url, profile, tool, SESSIONS, CALLS, meanwhile=replace_again_and_again)
+    assert_nothing_lost(outcome, log)
+    assert generations, "no replacement happened while the load ran"
+
+
+def assert_nothing_lost(outcome: Any, log: Path) -> None:
     assert outcome.errors == []
     assert outcome.wrong == []
     assert outcome.calls == SESSIONS * CALLS
     assert outcome.upstream_counts(log) == expected_texts(SESSIONS, CALLS)
-    assert any(seen_extra), "no reload was applied while the load ran"
 
 
 async def lists_extra(url: str, profile: str) -> bool:
