@@ -16,12 +16,9 @@ here are the spec's (within call_timeout, or "at once": a quarter of it), not sp
 
 from __future__ import annotations
 
-import socket
-import subprocess
-import sys
 import time
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -31,47 +28,13 @@ import pytest
 from gatespec.upstream import UpstreamError, UpstreamPool
 from gatespec_surface.budgets import MAX_UPSTREAM_RESULT_BYTES
 from gatespec_surface.errors import ErrorCode
-from tests.faults.support import config, upstream
+from tests.faults.support import config, faulty, upstream
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 
-WEB_UPSTREAM = str(Path(__file__).with_name("web_upstream.py"))
 TRANSPORTS = ["stdio", "http", "sse"]
 CALL_TIMEOUT = 8.0
 AT_ONCE = CALL_TIMEOUT / 4
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@contextmanager
-def faulty(transport: str) -> Iterator[dict[str, Any]]:
-    """The mcpServers entry of a misbehaving upstream over `transport` (its process started
-    here for HTTP, by the gateway for stdio)."""
-    if transport == "stdio":
-        yield upstream()
-        return
-    port = free_port()
-    argv = [sys.executable, WEB_UPSTREAM, str(port), f"--{transport}"]
-    server = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"{WEB_UPSTREAM} did not listen") from None
-                time.sleep(0.05)
-        path = "/mcp" if transport == "http" else "/sse"
-        yield {"type": transport, "url": f"http://127.0.0.1:{port}{path}"}
-    finally:
-        server.kill()
-        server.wait(10)
 
 
 @asynccontextmanager
