@@ -297,7 +297,12 @@ class UpstreamPool:
             await self._close_quietly(upstream)
 
     async def _relist(self, key: str) -> None:
-        async with self._list_locks[key]:
+        lock = self._list_locks.get(key)
+        if lock is None:  # removed by a reload while a background settle was connecting it
+            raise UpstreamError(
+                key, "unavailable", f"Server {key} was removed from the configuration"
+            )
+        async with lock:
             tools = await self._upstreams[key].list_tools()
             self._tools[key] = tools
 
