@@ -27,6 +27,15 @@ def echo_server(log: Path) -> dict[str, Any]:
     return {"command": sys.executable, "args": [str(UPSTREAM), "--log", str(log)]}
 
 
+def serve_http(servers: Any, config: Path) -> tuple[Any, str]:
+    """`gatespec serve --config CONFIG --transport http` through the `servers` fixture: its
+    process and its /mcp URL."""
+    port = servers.free_port()
+    argv = [sys.executable, "-m", "gatespec.cli", "serve", "--config", str(config)]
+    process = servers.spawn([*argv, "--transport", "http", "--port", str(port)], port)
+    return process, f"http://127.0.0.1:{port}/mcp"
+
+
 def write_config(path: Path, servers: dict[str, Any], **gateway: Any) -> None:
     # every session comes from 127.0.0.1: the per-client session bound must admit them all
     options = {"watch": False, "call_timeout": 60, "max_sessions_per_client": 1000, **gateway}

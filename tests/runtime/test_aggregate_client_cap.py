@@ -8,7 +8,6 @@ aggregate --transport http`, real MCP SDK clients, the client-state fixture upst
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -21,6 +20,9 @@ import mcp_types as types
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+
+from tests.runtime.load_support import serve_http
+from tests.runtime.test_aggregate_client_state import alive
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 
@@ -39,10 +41,7 @@ def gateway(servers: Any, tmp_path: Path, bound: int) -> str:
     }
     path = tmp_path / "gatespec.json"
     path.write_text(json.dumps(config))
-    port = servers.free_port()
-    argv = [sys.executable, "-m", "gatespec.cli", "serve", "--config", str(path)]
-    servers.spawn([*argv, "--transport", "http", "--port", str(port)], port)
-    return f"http://127.0.0.1:{port}/mcp"
+    return serve_http(servers, path)[1]
 
 
 def roots_of(uri: str, gate: anyio.Event | None = None, asked: anyio.Event | None = None) -> Any:
@@ -69,14 +68,6 @@ async def said(c: Client, tool: str) -> str:
     block = result.content[0]
     assert isinstance(block, types.TextContent), result
     return block.text
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 async def gone(pid: int) -> bool:

@@ -7,13 +7,18 @@ every call executed upstream exactly once (none lost, none duplicated)."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.runtime.load_support import echo_server, expected_texts, run_load, write_config
+from tests.runtime.load_support import (
+    echo_server,
+    expected_texts,
+    run_load,
+    serve_http,
+    write_config,
+)
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.timeout(600)]
 
@@ -26,10 +31,7 @@ async def test_two_hundred_sessions_lose_and_duplicate_nothing(
     log = tmp_path / "calls.log"
     config = tmp_path / "gatespec.json"
     write_config(config, {"up": echo_server(log)}, profile="aggregate")
-    port = servers.free_port()
-    argv = [sys.executable, "-m", "gatespec.cli", "serve", "--config", str(config)]
-    servers.spawn([*argv, "--transport", "http", "--port", str(port)], port)
-    url = f"http://127.0.0.1:{port}/mcp"
+    _, url = serve_http(servers, config)
     outcome = await run_load(url, "aggregate", "up__echo", SESSIONS, CALLS, roots_every=10)
     assert outcome.errors == []
     assert outcome.wrong == []

@@ -10,7 +10,6 @@ duplicated), and the reloads applied."""
 from __future__ import annotations
 
 import signal
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,7 @@ from tests.runtime.load_support import (
     echo_tool,
     expected_texts,
     run_load,
+    serve_http,
     write_config,
 )
 
@@ -40,10 +40,7 @@ async def test_reloads_under_load_lose_and_duplicate_nothing(
     up = {"up": echo_server(log)}
     extra = {"extra": echo_server(tmp_path / "extra.log")}
     write_config(config, up, profile=profile)
-    port = servers.free_port()
-    argv = [sys.executable, "-m", "gatespec.cli", "serve", "--config", str(config)]
-    gateway = servers.spawn([*argv, "--transport", "http", "--port", str(port)], port)
-    url = f"http://127.0.0.1:{port}/mcp"
+    gateway, url = serve_http(servers, config)
     tool = await echo_tool(url, profile, "up")
     seen_extra: list[bool] = []
 
@@ -69,10 +66,7 @@ async def test_replacing_the_called_upstream_under_load_loses_nothing(
     log = tmp_path / "calls.log"
     config = tmp_path / "gatespec.json"
     write_config(config, {"up": echo_server(log)}, profile=profile)
-    port = servers.free_port()
-    argv = [sys.executable, "-m", "gatespec.cli", "serve", "--config", str(config)]
-    gateway = servers.spawn([*argv, "--transport", "http", "--port", str(port)], port)
-    url = f"http://127.0.0.1:{port}/mcp"
+    gateway, url = serve_http(servers, config)
     tool = await echo_tool(url, profile, "up")
     generations: list[str] = []
 
