@@ -22,7 +22,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.runtime.load_support import serve_http
-from tests.runtime.test_aggregate_client_state import alive
+from tests.runtime.test_aggregate_client_state import alive, said
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 
@@ -61,13 +61,6 @@ async def client(url: str, roots: Any) -> AsyncIterator[Client]:
         transport = streamable_http_client(url, http_client=http)
         async with Client(transport, mode="legacy", cache=None, list_roots_callback=roots) as c:
             yield c
-
-
-async def said(c: Client, tool: str) -> str:
-    result = await c.call_tool(f"state__{tool}", {})
-    block = result.content[0]
-    assert isinstance(block, types.TextContent), result
-    return block.text
 
 
 async def gone(pid: int) -> bool:
