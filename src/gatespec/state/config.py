@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, Final, Literal
 from urllib.parse import urlsplit, urlunsplit
 
-from gatespec.config import _Reader, _suggest  # the one reader of config values
+from gatespec.config_reader import Reader, suggest
 
 __all__ = ["StateConfig", "StateTls", "parse_state"]
 
@@ -106,13 +106,13 @@ class StateConfig:
         return urlunsplit(parts._replace(netloc=netloc))
 
 
-def parse_state(raw: Any, reader: _Reader) -> StateConfig:
+def parse_state(raw: Any, reader: Reader) -> StateConfig:
     at = "gateway.state"
     if not isinstance(raw, dict):
         raise reader.error(at, f"expected an object, got {type(raw).__name__}")
     for key in raw:
         if key not in _KEYS:
-            raise reader.error(f"{at}.{key}", "unknown key" + _suggest(str(key), _KEYS))
+            raise reader.error(f"{at}.{key}", "unknown key" + suggest(str(key), _KEYS))
     defaults = StateConfig()
     backend = reader.string(raw["backend"], f"{at}.backend") if "backend" in raw else "memory"
     if backend not in BACKENDS:
@@ -166,7 +166,7 @@ def parse_state(raw: Any, reader: _Reader) -> StateConfig:
     )
 
 
-def _bytes(raw: dict[str, Any], key: str, default: Any, at: str, reader: _Reader) -> Any:
+def _bytes(raw: dict[str, Any], key: str, default: Any, at: str, reader: Reader) -> Any:
     """A positive number of bytes (a string from ${VAR} is read as one), or `default`."""
     if key not in raw:
         return default
@@ -179,12 +179,12 @@ def _bytes(raw: dict[str, Any], key: str, default: Any, at: str, reader: _Reader
     return value
 
 
-def _parse_tls(raw: Any, at: str, reader: _Reader) -> StateTls:
+def _parse_tls(raw: Any, at: str, reader: Reader) -> StateTls:
     if not isinstance(raw, dict):
         raise reader.error(at, f"expected an object, got {type(raw).__name__}")
     for key in raw:
         if key not in _TLS_KEYS:
-            raise reader.error(f"{at}.{key}", "unknown key" + _suggest(str(key), _TLS_KEYS))
+            raise reader.error(f"{at}.{key}", "unknown key" + suggest(str(key), _TLS_KEYS))
     files = {key: reader.path(raw[key], f"{at}.{key}") for key in _TLS_KEYS if key in raw}
     for key, path in files.items():
         if not path.is_file():
