@@ -80,6 +80,7 @@ async def test_a_crash_mid_call_is_unavailable_at_once(transport: str) -> None:
         await the_good_one_answers(pool, "unaffected")
 
 
+@pytest.mark.slow  # each waits the whole call_timeout
 @pytest.mark.parametrize("transport", TRANSPORTS)
 async def test_a_call_never_answered_times_out_and_others_go_on(transport: str) -> None:
     async with pool_with(transport) as pool:
