@@ -298,9 +298,9 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--metrics-port",
         type=_port,
-        help="serving stdio: also serve Prometheus metrics at http://HOST:PORT/metrics "
-        "(default: the config's gateway.metrics_port, else none; over HTTP /metrics is "
-        "always served beside /mcp)",
+        help="serving stdio: also serve Prometheus metrics at http://HOST:PORT/metrics and "
+        "the status page at /status (default: the config's gateway.metrics_port, else none; "
+        "over HTTP both are always served beside /mcp)",
     )
     serve.set_defaults(run=_serve)
 
@@ -424,7 +424,9 @@ def _serve(args: argparse.Namespace, factory: RuntimeFactory | None) -> int:
     access = config.options.access
     if transport == "http":
         _check_http_access(access, host)
-    with _link(args.config), _upstreams_stopped():
+    from gatespec.observe import tracing  # OpenTelemetry, if asked for
+
+    with _link(args.config), _upstreams_stopped(), tracing.traced(options.tracing):
         runtime = _runtime(factory, config, profile)
         main = _serve_async(
             runtime,
@@ -537,6 +539,7 @@ async def _serve_async(
     metrics_port: int | None = None,
 ) -> None:
     from gatespec.access import LOCAL
+    from gatespec.observe.port import observe_port
     from gatespec.server import build_server
     from gatespec.server.transports import bind_http, print_ready, serve_http, serve_stdio
 
@@ -558,7 +561,9 @@ async def _serve_async(
                 tg.start_soon(watch_config, cast("Reconfigurable", runtime), config)
             if sock is None:
                 _say(f"serving the {runtime.profile} profile over stdio")
-                with _metrics_port(server, host, metrics_port):
+                with observe_port(server, host, metrics_port, access) as url:
+                    if url is not None:
+                        _say(f"metrics at {url}/metrics, status page at {url}/status")
                     await serve_stdio(server, drain_timeout)
             else:
                 await serve_http(
@@ -578,32 +583,6 @@ async def _serve_async(
             await runtime.aclose()
         if sock is not None:
             sock.close()
-
-
-@contextlib.contextmanager
-def _metrics_port(server: Any, host: str, port: int | None) -> Iterator[None]:
-    """Serve the stdio gateway's metrics at http://host:port/metrics while it serves (one
-    client: one session), with prometheus-client's own threaded HTTP server."""
-    metrics = getattr(server, "metrics", None)
-    if port is None or metrics is None:
-        yield
-        return
-    from prometheus_client import start_http_server
-
-    from gatespec.serving import ServeError
-
-    metrics.sessions = lambda: 1
-    try:
-        web, thread = start_http_server(port, addr=host, registry=metrics.registry)
-    except OSError as exc:
-        raise ServeError(f"cannot serve metrics on {host}:{port}: {exc.strerror or exc}") from exc
-    _say(f"metrics at http://{host}:{web.server_port}/metrics")
-    try:
-        yield
-    finally:
-        web.shutdown()
-        web.server_close()
-        thread.join(timeout=5)
 
 
 def _stubs(config: GatewayConfig) -> frozenset[str]:

@@ -140,6 +140,7 @@ _GATEWAY_KEYS: Final = frozenset(
         "max_client_connections",  # aggregate: per-client upstream connections (SessionBounds)
         "state",  # where per-caller state lives, shared by replicas (gatespec.state.config)
         "metrics_port",  # stdio serving: Prometheus /metrics on this port (gatespec.metrics)
+        "tracing",  # OpenTelemetry trace exporter(s) (gatespec.observe.tracing)
     }
 )
 PLUGIN_TYPES: Final = ("tool_filter", "audit_log")
@@ -237,6 +238,8 @@ class GatewayOptions:
     # Serving stdio: also serve GET /metrics on this port of `host` (None: no metrics port;
     # the HTTP transport serves /metrics on its own port).
     metrics_port: int | None = None
+    # OpenTelemetry: the trace exporter ("otlp", "console", "none"); None: as OTEL_* says.
+    tracing: str | None = None
 
 
 @dataclass(frozen=True)
@@ -487,6 +490,8 @@ class _GatewayReader(Reader):
             from gatespec.state.config import parse_state  # likewise: gatespec.state
 
             state = parse_state(raw["state"], self)
+        from gatespec.observe.tracing import EXPORTERS  # OTEL_TRACES_EXPORTER's values
+
         return GatewayOptions(
             access=access,
             sessions=self.session_bounds(raw),
@@ -508,6 +513,7 @@ class _GatewayReader(Reader):
             metrics_port=self.port(raw["metrics_port"], f"{at}.metrics_port")
             if "metrics_port" in raw
             else None,
+            tracing=self.choice(raw, "tracing", EXPORTERS, "") or None,
         )
 
     def session_bounds(self, raw: dict[str, Any]) -> SessionBounds:

@@ -47,6 +47,10 @@ class Metrics:
         # Who is connected now (a count); set by the serving transport.
         self.sessions: Callable[[], int] | None = None
         self._failed_once = False
+        # Per upstream, for the status page (gatespec.observe): how long its last tool call
+        # took, and why its last failed call failed.
+        self.last_seconds: dict[str, float] = {}
+        self.last_error: dict[str, str] = {}
         self.registry = CollectorRegistry(auto_describe=True)
         r = self.registry
         self.calls = Counter("gatespec_calls", "tools/call requests answered", ["tool"], registry=r)
@@ -102,9 +106,16 @@ class Metrics:
         except Exception:
             self._dropped("call")
 
-    def upstream_call(self, upstream: str, seconds: float, kind: str | None) -> None:
-        """One tool call to `upstream`; `kind`: the failure kind, None for an answer."""
+    def upstream_call(
+        self, upstream: str, seconds: float, kind: str | None, reason: str | None = None
+    ) -> None:
+        """One tool call to `upstream`; `kind`: the failure kind, None for an answer; `reason`:
+        the failure's (redacted) message, kept as the upstream's last error for the status
+        page (gatespec.observe)."""
         try:
+            self.last_seconds[upstream] = seconds
+            if kind is not None:
+                self.last_error[upstream] = f"{kind}: {reason}" if reason else kind
             self.upstream_calls.labels(upstream).inc()
             self.upstream_seconds.labels(upstream).observe(seconds)
             if kind is not None:

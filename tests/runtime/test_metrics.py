@@ -16,7 +16,6 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-import anyio
 import httpx2
 import pytest
 from mcp import Client
@@ -24,6 +23,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from gatespec.metrics import Metrics
 from gatespec.upstream.pool import UpstreamStatus
+from tests.fixtures.polling import until
 
 pytestmark = pytest.mark.anyio
 
@@ -122,15 +122,6 @@ def _env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": f"{root / 'src'}{os.pathsep}{root / 'generated'}"}
 
 
-async def _until(check: Any, timeout: float = 15.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = await check()
-        if value or time.monotonic() > deadline:
-            return value
-        await anyio.sleep(0.2)
-
-
 @pytest.mark.real_upstream
 @pytest.mark.timeout(120)
 async def test_http_gateway_in_front_of_mcp_server_time(tmp_path: Path, servers: Any) -> None:
@@ -144,7 +135,7 @@ async def test_http_gateway_in_front_of_mcp_server_time(tmp_path: Path, servers:
         async def ready() -> bool:
             return (await web.get("/readyz")).status_code == 200
 
-        assert await _until(ready)
+        assert await until(ready)
         async with Client(f"{base}/mcp", mode="legacy") as client:
             browsed = await client.call_tool("tool_browse", {"query": "current time"})
             tool_id = browsed.structured_content["cards"][0]["id"]
@@ -175,7 +166,7 @@ async def test_http_gateway_in_front_of_mcp_server_time(tmp_path: Path, servers:
             text = (await web.get("/metrics")).text
             return samples(text).get(("gatespec_upstream_up", (("upstream", "time"),))) == 0
 
-        assert await _until(down)
+        assert await until(down)
         body = (await web.get("/readyz")).json()
         assert [u["upstream"] for u in body["not_ready"]] == ["time"]
         assert body["not_ready"][0]["state"] in ("failed", "reconnecting")

@@ -302,6 +302,7 @@ def build_aggregate_server(
     server.notifier = notifier
     server.metrics = metrics
     server.fallback_session = fallback_session
+    server.fallback_identity = fallback_identity
     # Registered after construction: the constructor warns that logging is deprecated in
     # 2026-07-28, but handshake-era clients (most of them) still set levels.
     server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, set_level)

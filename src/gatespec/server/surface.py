@@ -276,6 +276,8 @@ class GatewayServer(Server[Any]):
     requires_identity: bool = False
     # The session key of a client the transport does not name (stdio, in-process).
     fallback_session: str = "local"
+    # Who calls when the transport proves nobody (stdio; HTTP without access control).
+    fallback_identity: Identity = LOCAL
 
     @property
     def served(self) -> Any:
@@ -397,6 +399,7 @@ def build_server(
     server.surface = surface
     server.metrics = surface.metrics
     server.fallback_session = fallback_session
+    server.fallback_identity = fallback_identity
     # Registered after construction: the constructor warns that logging is deprecated in
     # 2026-07-28, but handshake-era clients (most of them) still set levels.
     server.add_request_handler("logging/setLevel", SetLevelRequestParams, on_set_level)

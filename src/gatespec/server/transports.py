@@ -55,6 +55,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gatespec.config import SessionBounds
 from gatespec.metrics import CONTENT_TYPE
+from gatespec.observe.routes import status_routes
+from gatespec.observe.tracing import follow_http_headers
 from gatespec.replicas.http_sessions import SharedSessions, run_channels
 from gatespec.replicas.registry import SessionChannels, SessionRegistry, open_registry
 from gatespec.replicas.sse_forward import SseForward, endpoint_session
@@ -245,6 +247,7 @@ def build_http_app(
         Route(MESSAGES_PATH + "/", endpoint=messages, methods=["POST"]),
         *(health_routes(health) if health is not None else ()),
         *metrics_routes(server),
+        *status_routes(server, security),  # the status page (gatespec.observe)
     ]
     app = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
@@ -261,6 +264,7 @@ def build_http_app(
         max_sessions=sessions.max_sessions,
     )
     answer_per_request(server.session_manager, server.may_relay)
+    follow_http_headers(server)  # a client's W3C trace headers (gatespec.observe.tracing)
 
     async def discarded(session_id: str) -> None:  # a session's end (server.sessions names it)
         # bounded: a hung upstream must not hold up the SDK's session cleanup

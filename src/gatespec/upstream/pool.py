@@ -36,6 +36,7 @@ from gatespec.config import (
     GatewayConfig,
     ServerConfig,
 )
+from gatespec.observe.tracing import upstream_span
 from gatespec.upstream._host import TaskHost
 from gatespec.upstream.base import NotificationCallback, ToolsChangedCallback, Upstream
 from gatespec.upstream.errors import UpstreamError
@@ -391,17 +392,21 @@ class UpstreamPool:
         transport failure or a JSON-RPC error answer."""
         started = time.perf_counter()
         kind: str | None = "unavailable"
+        reason: str | None = None
         try:
             upstream = self._live(key)
-            result = await self._tracked(key, upstream.call_tool(name, arguments, timeout, relay))
+            with upstream_span(key, "tools/call", name):  # gatespec.observe.tracing
+                result = await self._tracked(
+                    key, upstream.call_tool(name, arguments, timeout, relay)
+                )
             kind = None
             return result
         except UpstreamError as exc:
-            kind = exc.kind
+            kind, reason = exc.kind, exc.reason
             raise
         finally:
             if self.metrics is not None:
-                self.metrics.upstream_call(key, time.perf_counter() - started, kind)
+                self.metrics.upstream_call(key, time.perf_counter() - started, kind, reason)
 
     async def request(
         self,
@@ -413,7 +418,8 @@ class UpstreamPool:
     ) -> dict[str, Any]:
         """Any other MCP request to one upstream (errors as for `call`)."""
         upstream = self._live(key)
-        return await self._tracked(key, upstream.request(method, params, timeout, relay))
+        with upstream_span(key, method):
+            return await self._tracked(key, upstream.request(method, params, timeout, relay))
 
     async def list_all(
         self, key: str, method: str, field: str, timeout: float | None = None

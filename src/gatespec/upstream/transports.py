@@ -40,6 +40,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.message import SessionMessage
 
 from gatespec.config import ServerConfig
+from gatespec.observe.tracing import trace_headers
 from gatespec.spawn import EarlyProcess, StderrTail
 from gatespec.upstream._sdk import TransportStreams
 from gatespec.upstream.capped_http import CappedHttp
@@ -293,7 +294,7 @@ async def _http(
     # The transport stops reading an answer at the size cap (capped_http); SSE-framed
     # answers get the same cap instead of the SDK's 1 MiB default per event.
     timeout = httpx2.Timeout(30.0, read=300.0)
-    capped = CappedHttp()
+    capped = CappedHttp(trace_headers())  # W3C trace headers while tracing
     async with httpx2.AsyncClient(
         headers=dict(config.headers), timeout=timeout, transport=capped
     ) as http:
