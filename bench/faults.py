@@ -12,6 +12,17 @@ upstream crashes mid-call, and for the next call to it (SERVER_UNAVAILABLE); unt
 upstream answers again (polled every 50 ms: the answers meanwhile are counted); and for an
 answer over MAX_UPSTREAM_RESULT_BYTES.
 
+Fault matrix per upstream transport (issue 22): a stdio, a Streamable HTTP and a legacy SSE
+upstream (tests/faults/upstream.py and web_upstream.py, the same tools), each beside a
+well-behaved stdio one, through the gateway's upstream pool (call_timeout MATRIX_TIMEOUT s):
+the answer and seconds for a crash mid-call, a call never answered, garbage (invalid UTF-8,
+nested 100,000 deep, not JSON) and an oversized answer.
+
+Aggregate load (issue 22): `gatespec serve --profile aggregate --transport http` in front of a
+stdio upstream that logs each call it executes; AGG_SESSIONS handshake-era sessions at once,
+AGG_CALLS calls each, one session in ten with roots (so with upstream connections of its
+own). Reported: errors, wrong answers, calls lost or duplicated upstream, p50/p99, RSS.
+
 Run: `python bench/faults.py --out bench/results/faults.json`.
 """
 
@@ -31,17 +42,32 @@ import anyio
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("GATESPEC_SEMANTIC", "off")
 
-from harness import GATESPEC, PYTHON, Background, free_port, percentile, rss_mib, write_result  # noqa: E402
+from harness import (  # noqa: E402
+    GATESPEC,
+    PYTHON,
+    Background,
+    free_port,
+    load_average,
+    percentile,
+    rss_mib,
+    write_result,
+)
 from mcp import Client  # noqa: E402
 
 from gatespec.config import parse_config  # noqa: E402
 from gatespec.runtime import ProxyRuntime  # noqa: E402
+from gatespec.upstream import UpstreamError, UpstreamPool  # noqa: E402
 from gatespec_surface.budgets import MAX_UPSTREAM_RESULT_BYTES  # noqa: E402
 from gatespec_surface.errors import GatewayError  # noqa: E402
+from tests.faults.support import faulty  # noqa: E402
+from tests.runtime import load_support  # noqa: E402
 
 UPSTREAM = str(Path(__file__).resolve().parents[1] / "tests" / "faults" / "upstream.py")
 SESSIONS = 50
 CALLS = 50
+MATRIX_TIMEOUT = 5.0
+AGG_SESSIONS = 200
+AGG_CALLS = 5
 
 
 async def load(url: str) -> dict[str, Any]:
@@ -165,6 +191,83 @@ async def faults(folder: Path) -> dict[str, Any]:
     return out
 
 
+async def fault_matrix(folder: Path) -> dict[str, Any]:
+    hold = folder / "hold"
+    hold.write_text("go")
+    cases: list[tuple[str, str, dict[str, Any]]] = [
+        ("crash mid-call", "crash", {}),
+        ("call never answered", "hang", {}),
+        *[(f"garbage: {how}", "garbage", {"how": how}) for how in ("utf8", "deep", "junk")],
+        (
+            "oversized answer",
+            "big",
+            {"bytes": MAX_UPSTREAM_RESULT_BYTES + 1024, "hold_file": str(hold)},
+        ),
+    ]
+    rows: dict[str, dict[str, Any]] = {}
+    for transport in ("stdio", "http", "sse"):
+        for label, tool, args in cases:
+            with faulty(transport) as bad:
+                servers = {"bad": bad, "good": {"command": PYTHON, "args": [UPSTREAM]}}
+                options = {"call_timeout": MATRIX_TIMEOUT, "connect_timeout": 30}
+                config = parse_config({"mcpServers": servers, "gateway": options}, environ={})
+                async with UpstreamPool.from_config(config) as pool:
+                    await pool.start()
+                    started = time.perf_counter()
+                    try:
+                        await pool.call("bad", tool, args)
+                        answer = "success"
+                    except UpstreamError as exc:
+                        answer = exc.code.value
+                    seconds = round(time.perf_counter() - started, 3)
+                    good = await pool.call("good", "echo", {"text": "ok"})
+                    other = "answers" if good["content"][0]["text"] == "ok" else "wrong"
+            rows.setdefault(label, {})[transport] = {
+                "answer": answer,
+                "seconds": seconds,
+                "other_upstream": other,
+            }
+    return {"call_timeout": MATRIX_TIMEOUT, "rows": rows}
+
+
+def run_aggregate_load(folder: Path) -> dict[str, Any]:
+    log = folder / "aggregate-calls.log"
+    config = folder / "aggregate.json"
+    load_support.write_config(config, {"up": load_support.echo_server(log)}, profile="aggregate")
+    port = free_port()
+    argv = [GATESPEC, "serve", "--config", str(config), "--transport", "http"]
+    server = Background([*argv, "--port", str(port)], port)
+    try:
+        server.wait_listening()
+        time.sleep(1.0)  # settled: upstream connected
+        before = rss_mib(server.proc.pid)
+        url = f"http://127.0.0.1:{port}/mcp"
+        outcome = anyio.run(
+            lambda: load_support.run_load(
+                url, "aggregate", "up__echo", AGG_SESSIONS, AGG_CALLS, roots_every=10
+            )
+        )
+        after = rss_mib(server.proc.pid)
+    finally:
+        server.stop()
+    executed = outcome.upstream_counts(log)
+    expected = load_support.expected_texts(AGG_SESSIONS, AGG_CALLS)
+    return {
+        "sessions": AGG_SESSIONS,
+        "calls_per_session": AGG_CALLS,
+        "calls": outcome.calls,
+        "errors": len(outcome.errors),
+        "wrong_answers": len(outcome.wrong),
+        "lost_upstream": sum(1 for text in expected if text not in executed),
+        "duplicated_upstream": sum(1 for count in executed.values() if count > 1),
+        "p50_ms": round(percentile(outcome.latencies, 0.5) * 1000, 1),
+        "p99_ms": round(percentile(outcome.latencies, 0.99) * 1000, 1),
+        "rss_before_mib": round(before, 1),
+        "rss_after_mib": round(after, 1),
+        "load_average": load_average(),
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", type=Path, required=True)
@@ -174,6 +277,8 @@ def main() -> int:
         result = {
             "load": {"sessions": SESSIONS, "calls_per_session": CALLS, **run_load(folder)},
             "faults": anyio.run(faults, folder),
+            "matrix": anyio.run(fault_matrix, folder),
+            "aggregate_load": run_aggregate_load(folder),
         }
     write_result(args.out, result)
     return 0

@@ -207,7 +207,36 @@ def faults_section(f: dict[str, Any]) -> list[str]:
     ]
     for name, row in f["faults"].items():
         lines.append(f"| {name.replace('_', ' ')} | {row['answer']} | {row['seconds']} |")
-    return [*lines, ""]
+    lines.append("")
+    if f.get("matrix"):
+        m = f["matrix"]
+        lines += [
+            f"Fault matrix per upstream transport (call_timeout {m['call_timeout']:g} s; the "
+            "other upstream answered after each fault):",
+            "",
+            "| fault | stdio | Streamable HTTP | legacy SSE |",
+            "|---|---|---|---|",
+        ]
+        for name, by in m["rows"].items():
+            cells = [f"{by[t]['answer']} {by[t]['seconds']} s" for t in ("stdio", "http", "sse")]
+            lines.append(f"| {name} | {' | '.join(cells)} |")
+        lines.append("")
+    if f.get("aggregate_load"):
+        a = f["aggregate_load"]
+        lines += [
+            f"Aggregate profile: {a['sessions']} handshake-era Streamable HTTP sessions at once × "
+            f"{a['calls_per_session']} direct tool calls each (one in ten with roots, so with "
+            f"upstream connections of its own), load average {a['load_average']}:",
+            "",
+            "| calls | errors | wrong | lost upstream | duplicated upstream | p50 ms | p99 ms | "
+            "RSS before → after (MiB) |",
+            "|---|---|---|---|---|---|---|---|",
+            f"| {a['calls']:,} | {a['errors']} | {a['wrong_answers']} | {a['lost_upstream']} | "
+            f"{a['duplicated_upstream']} | {a['p50_ms']} | {a['p99_ms']} | "
+            f"{a['rss_before_mib']} → {a['rss_after_mib']} |",
+            "",
+        ]
+    return lines
 
 
 def fuzz_section(f: dict[str, Any]) -> list[str]:

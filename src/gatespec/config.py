@@ -137,6 +137,7 @@ _GATEWAY_KEYS: Final = frozenset(
         "max_sessions",  # Streamable HTTP session table bounds (SessionBounds)
         "max_sessions_per_client",
         "session_idle_timeout",
+        "max_client_connections",  # aggregate: per-client upstream connections (SessionBounds)
         "state",  # where per-caller state lives, shared by replicas (gatespec.state.config)
         "metrics_port",  # stdio serving: Prometheus /metrics on this port (gatespec.metrics)
         "tracing",  # OpenTelemetry trace exporter(s) (gatespec.observe.tracing)
@@ -194,6 +195,9 @@ class SessionBounds:
     max_sessions: int = 1000
     per_client: int = 100
     idle_timeout: float = 600.0
+    # aggregate profile: upstream connections opened for clients with client-scoped state
+    # (gatespec.aggregate.client_sessions), all clients together
+    max_client_connections: int = 64
 
 
 @dataclass(frozen=True)
@@ -524,6 +528,11 @@ class _GatewayReader(Reader):
             idle_timeout=self.number(raw["session_idle_timeout"], "gateway.session_idle_timeout")
             if "session_idle_timeout" in raw
             else defaults.idle_timeout,
+            max_client_connections=self.count(
+                raw["max_client_connections"], "gateway.max_client_connections"
+            )
+            if "max_client_connections" in raw
+            else defaults.max_client_connections,
         )
 
     def plugins(self, raw: Any, at: str) -> tuple[PluginConfig, ...]:

@@ -8,13 +8,16 @@ Usage: python upstream.py [--pid-file F] [--hang] [--say-argv] [--stderr TEXT]
 --exit-after-stderr CODE   then exit with CODE before the handshake
 --env-on-stderr NAME       write NAME=<value of that variable> to stderr at start
 --delay SECONDS    wait that long before answering anything (a slow handshake)
+--log PATH         append the text of every echo call to PATH, one line each, before
+                   answering (the load tests count lost and duplicated upstream calls)
 --echo-as MODE     echo answers badly: `utf8` (one invalid UTF-8 byte in the line), `deep`
                    (a result nested 100,000 deep), `noisy` (a notification over the result
-                   cap first, then the real answer)
+                   cap first, then the real answer), `junk` (not JSON at all; garbage only)
 Tools: echo(text); big(bytes, hold_file, started_file): answer with a result line of about
 `bytes` bytes, writing its first half, then `started_file`, then waiting for `hold_file` to
 exist before the rest; crash(): exit mid-call; fail(env): an isError result quoting that
-environment variable's value.
+environment variable's value; hang(): never answered; garbage(how): answered the way
+`--echo-as how` answers echo (web_upstream.py has the same tools over HTTP).
 """
 
 from __future__ import annotations
@@ -51,6 +54,12 @@ TOOLS = [
         },
     },
     {"name": "crash", "description": "Exit mid-call.", "inputSchema": {"type": "object"}},
+    {"name": "hang", "description": "Never answer.", "inputSchema": {"type": "object"}},
+    {
+        "name": "garbage",
+        "description": "Answer with bytes that are no JSON-RPC message.",
+        "inputSchema": {"type": "object", "properties": {"how": {"type": "string"}}},
+    },
     {
         "name": "fail",
         "description": "Fail with an isError result quoting an environment variable.",
@@ -94,7 +103,9 @@ def echo_as(mode: str, request_id: Any, text: str) -> None:
         send({"jsonrpc": "2.0", "id": request_id, "result": result})
         return
     line = json.dumps({"jsonrpc": "2.0", "id": request_id, "result": result}).encode()
-    if mode == "utf8":
+    if mode == "junk":
+        line = b"this is not JSON at all"
+    elif mode == "utf8":
         line = line.replace(b'"text": "', b'"text": "\xff', 1)
     elif mode == "deep":
         nested = b"[" * 100_000 + b"]" * 100_000
@@ -113,6 +124,7 @@ def main() -> None:
     parser.add_argument("--env-on-stderr")
     parser.add_argument("--delay", type=float, default=0.0)
     parser.add_argument("--echo-as", choices=["utf8", "deep", "noisy"])
+    parser.add_argument("--log")
     opts, _ = parser.parse_known_args()
     if opts.pid_file:
         Path(opts.pid_file).write_text(str(os.getpid()))
@@ -152,12 +164,20 @@ def main() -> None:
                 continue
             if name == "crash":
                 os._exit(3)
+            if name == "hang":
+                continue
+            if name == "garbage":
+                echo_as(str(args.get("how")), request_id, "bad")
+                continue
             if name == "fail":
                 said = f"login failed with key {os.environ.get(str(args.get('env')))}"
                 result = {"content": [{"type": "text", "text": said}], "isError": True}
                 send({"jsonrpc": "2.0", "id": request_id, "result": result})
                 continue
             text = str(args.get("text", ""))
+            if name == "echo" and opts.log:
+                with open(opts.log, "a", encoding="utf-8") as log:  # one write per line
+                    log.write(text + "\n")
             if name == "echo" and opts.echo_as:
                 echo_as(opts.echo_as, request_id, text)
                 continue

@@ -11,6 +11,9 @@
       "jwt": {"jwks_file": "jwks.json", "issuer": "https://idp.example", "audience": "gatespec",
               "identity_claim": "sub", "groups_claim": "groups", "algorithms": ["RS256"],
               "leeway": 30},
+      (or "jwks_url": "https://idp.example/.well-known/jwks.json", fetched again after
+       "jwks_max_age" seconds (300) and for an unknown kid at most once per
+       "jwks_min_refetch" seconds (30): gatespec.access.remote_jwks)
       "stdio_identity": "alice",
       "http": {"resource_url": "https://gw.example/mcp", "authorization_server": "https://idp...",
                "allowed_hosts": ["gw.example"], "allowed_origins": ["https://app.example"]}
@@ -31,6 +34,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
+from urllib.parse import urlsplit
 
 import jwt
 from jsonschema import Draft202012Validator
@@ -38,6 +42,7 @@ from jsonschema.exceptions import best_match
 
 from gatespec.access.identity import LOCAL, Identity
 from gatespec.access.policy import AccessPolicy, ClaimRule, Rules
+from gatespec.access.remote_jwks import DEFAULT_MAX_AGE, DEFAULT_MIN_INTERVAL, RemoteJwks
 from gatespec.access.tokens import (
     ASYMMETRIC_ALGORITHMS,
     GatewayTokenVerifier,
@@ -57,6 +62,9 @@ _CLAIM_KEYS: Final = frozenset({"claim", "value", "allow", "deny"})
 _JWT_KEYS: Final = frozenset(
     {
         "jwks_file",
+        "jwks_url",
+        "jwks_max_age",
+        "jwks_min_refetch",
         "public_key_file",
         "issuer",
         "audience",
@@ -66,6 +74,7 @@ _JWT_KEYS: Final = frozenset(
         "leeway",
     }
 )
+_KEY_SOURCES: Final = ("jwks_file", "jwks_url", "public_key_file")
 _HTTP_KEYS: Final = frozenset(
     {"resource_url", "authorization_server", "allowed_hosts", "allowed_origins"}
 )
@@ -212,8 +221,11 @@ class _Parser(Reader):
     def jwt(self, raw: Any) -> JwtVerifier:
         at = "gateway.access.jwt"
         entry = self.mapping(raw, at, _JWT_KEYS)
-        if ("jwks_file" in entry) == ("public_key_file" in entry):
-            raise self.error(at, "give exactly one of jwks_file and public_key_file")
+        if sum(key in entry for key in _KEY_SOURCES) != 1:
+            raise self.error(at, f"give exactly one of {', '.join(_KEY_SOURCES)}")
+        for key in ("jwks_max_age", "jwks_min_refetch"):
+            if key in entry and "jwks_url" not in entry:
+                raise self.error(f"{at}.{key}", "only a jwks_url is fetched again")
         for key in ("issuer", "audience"):
             if key not in entry:
                 raise self.error(f"{at}.{key}", "missing (every JWT's is checked)")
@@ -252,6 +264,8 @@ class _Parser(Reader):
         )
 
     def keys(self, entry: Mapping[str, Any], at: str) -> Any:
+        if "jwks_url" in entry:
+            return self.remote_jwks(entry, at)
         key = "jwks_file" if "jwks_file" in entry else "public_key_file"
         path = self.path(entry[key], f"{at}.{key}")
         try:
@@ -266,6 +280,26 @@ class _Parser(Reader):
             return load_pem_public_key(text.encode("ascii"))
         except (ValueError, jwt.PyJWKError, TypeError) as exc:
             raise self.error(f"{at}.{key}", f"{path} holds no usable public key: {exc}") from exc
+
+    def remote_jwks(self, entry: Mapping[str, Any], at: str) -> RemoteJwks:
+        url = self.string(entry["jwks_url"], f"{at}.jwks_url")
+        parts = urlsplit(url)
+        loopback = (parts.hostname or "") in ("localhost", "::1") or (
+            parts.hostname or ""
+        ).startswith("127.")
+        if parts.scheme != "https" and not (parts.scheme == "http" and loopback):
+            raise self.error(
+                f"{at}.jwks_url",
+                "expected an https:// url (http:// only on a loopback host): keys fetched in "
+                "clear text could be swapped on the way",
+            )
+        max_age = DEFAULT_MAX_AGE
+        if "jwks_max_age" in entry:
+            max_age = self.number(entry["jwks_max_age"], f"{at}.jwks_max_age")
+        interval = DEFAULT_MIN_INTERVAL
+        if "jwks_min_refetch" in entry:
+            interval = self.number(entry["jwks_min_refetch"], f"{at}.jwks_min_refetch")
+        return RemoteJwks(url, max_age=max_age, min_interval=interval)
 
     def http(self, raw: Any) -> HttpAccess:
         at = "gateway.access.http"

@@ -7,7 +7,8 @@ Two verifiers, tried in order:
 * static tokens from the config, kept only as sha256 digests: a presented token is hashed once
   and compared with every digest in constant time (hmac.compare_digest, no early exit), so
   neither the match nor its position shows in the timing;
-* JWTs, verified with PyJWT against a JWKS file or a PEM public key: signature (asymmetric
+* JWTs, verified with PyJWT against a JWKS file, a JWKS URL (remote_jwks: key rotation, an
+  unknown kid refetched at most once per interval) or a PEM public key: signature (asymmetric
   algorithms only), issuer, audience, expiry (and not-before) are checked, and the identity is
   the configured claim (sub by default).
 
@@ -30,6 +31,7 @@ from mcp.server.auth.provider import AccessToken
 from pydantic import ConfigDict
 
 from gatespec.access.identity import Identity
+from gatespec.access.remote_jwks import RemoteJwks
 
 __all__ = [
     "ASYMMETRIC_ALGORITHMS",
@@ -94,7 +96,8 @@ class StaticTokens:
 
 @dataclass(frozen=True)
 class JwtVerifier:
-    """JWTs signed by a configured key: `keys` is a PyJWKSet (JWKS file) or one public key."""
+    """JWTs signed by a configured key: `keys` is a PyJWKSet (JWKS file), a RemoteJwks (a JWKS
+    URL: use verify_async) or one public key."""
 
     keys: jwt.PyJWKSet | Any
     issuer: str
@@ -105,6 +108,8 @@ class JwtVerifier:
     leeway: float = 0.0
 
     def _key(self, token: str) -> Any:
+        if isinstance(self.keys, RemoteJwks):
+            raise jwt.InvalidTokenError("keys fetched from a URL are selected by verify_async")
         if not isinstance(self.keys, jwt.PyJWKSet):
             return self.keys
         kid = jwt.get_unverified_header(token).get("kid")
@@ -114,12 +119,25 @@ class JwtVerifier:
             return self.keys.keys[0]
         return self.keys[kid]  # KeyError-like PyJWKSetError for an unknown kid
 
-    def verify(self, token: str) -> tuple[Identity, int | None] | None:
-        """(the identity, the expiry) of a valid token, else None (the reason is logged)."""
+    async def verify_async(self, token: str) -> tuple[Identity, int | None] | None:
+        """verify, with the key selected from a JWKS fetched from its URL (remote_jwks) when
+        the keys are configured so."""
+        if not isinstance(self.keys, RemoteJwks):
+            return self.verify(token)
+        try:
+            key = await self.keys.key(jwt.get_unverified_header(token).get("kid"))
+        except jwt.InvalidTokenError as exc:
+            log.info("bearer JWT refused: %s", exc)
+            return None
+        return self.verify(token, key)
+
+    def verify(self, token: str, key: Any = None) -> tuple[Identity, int | None] | None:
+        """(the identity, the expiry) of a valid token, else None (the reason is logged);
+        `key`: the key already selected for it."""
         try:
             claims = jwt.decode(
                 token,
-                self._key(token),
+                self._key(token) if key is None else key,
                 algorithms=list(self.algorithms),
                 audience=list(self.audience) if isinstance(self.audience, tuple) else self.audience,
                 issuer=self.issuer,
@@ -164,7 +182,7 @@ class GatewayTokenVerifier:
             if identity is not None:
                 return _access_token(shown, identity, STATIC_ISSUER, None)
         if self.jwt is not None:
-            verified = self.jwt.verify(token)
+            verified = await self.jwt.verify_async(token)
             if verified is not None:
                 identity, expires = verified
                 return _access_token(shown, identity, str(identity.claims.get("iss")), expires)

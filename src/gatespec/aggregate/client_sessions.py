@@ -29,11 +29,20 @@ A client connection that fails answers that client's request with the upstream e
 shared one does; it is replaced on the next request, and closed when its session ends
 (`forget`, called by the transports) or the gateway stops. A failure here never reaches
 another client or the shared connection.
+
+Every such connection may be a process: all clients together hold at most
+gateway.max_client_connections. A new one past the bound closes the least recently used
+connection that no request is using (its client gets a new one on its next request, with its
+level set again and its roots asked again, as at first use); only when every connection is
+busy is the request refused, SERVER_UNAVAILABLE naming the bound. Eviction rather than a
+refusal, because an idle connection costs a process and serves no one, while a refusal would
+shut out a new client for as long as idle ones stay connected.
 """
 
 from __future__ import annotations
 
 import logging
+from collections import Counter, OrderedDict
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
@@ -56,8 +65,9 @@ class ClientUpstreams:
         self._config = config  # the current config (it changes on reload)
         self._scoped: set[str] = set()
         self._levels: dict[str, str] = {}
-        self._pools: dict[tuple[str, str], UpstreamPool] = {}
+        self._pools: OrderedDict[tuple[str, str], UpstreamPool] = OrderedDict()  # LRU first
         self._opening: dict[tuple[str, str], anyio.Lock] = {}
+        self._busy: Counter[tuple[str, str]] = Counter()  # requests using each connection
 
     def mark(self, session: str) -> None:
         """`session` has client-scoped state: its requests go to its own connections."""
@@ -73,10 +83,16 @@ class ClientUpstreams:
         """The pool `session`'s request to `config_key` goes through (None: the shared one);
         while the block runs, what its own connection asks or logs outside a tracked request
         goes to `relay` (the connection's owner)."""
-        pool = await self._pool_for(session, config_key, relay)
+        slot = (session, config_key)
+        self._busy[slot] += 1
+        pool = None
         try:
+            pool = await self._pool_for(session, config_key, relay)
             yield pool
         finally:
+            self._busy[slot] -= 1
+            if not self._busy[slot]:
+                del self._busy[slot]
             if pool is not None:
                 for inflight in _inflights(pool):
                     if inflight.owner is relay:
@@ -92,6 +108,7 @@ class ClientUpstreams:
         async with self._opening.setdefault(slot, anyio.Lock()):
             pool = self._pools.get(slot)
             if pool is not None and pool.status(config_key).state == "connected":
+                self._pools.move_to_end(slot)
                 for inflight in _inflights(pool):
                     inflight.owner = relay
                 return pool
@@ -102,6 +119,7 @@ class ClientUpstreams:
             server = config.servers.get(config_key)
             if server is None:
                 raise UpstreamError(config_key, "unknown_server", f"Unknown server: {config_key}")
+            await self._make_room(config_key, config.options.sessions.max_client_connections)
             pool = UpstreamPool(
                 [server],
                 connect_timeout=config.options.connect_timeout,
@@ -115,6 +133,20 @@ class ClientUpstreams:
             if level is not None:
                 await pool.set_log_level(level)
             return pool
+
+    async def _make_room(self, config_key: str, bound: int) -> None:
+        """Close least recently used idle connections until a new one fits within `bound`."""
+        while len(self._pools) >= bound:
+            idle = next((s for s in self._pools if not self._busy[s]), None)
+            if idle is None:
+                raise UpstreamError(
+                    config_key,
+                    "unavailable",
+                    f"all {len(self._pools)} upstream connections kept for clients "
+                    "(gateway.max_client_connections) are in use; try again",
+                )
+            logger.info("closing the idle upstream connection %s to make room", idle)
+            await _close(self._pools.pop(idle))
 
     async def set_level(self, session: str, level: str) -> None:
         """`session`'s logging/setLevel, on its own connections (now and when opened)."""

@@ -15,17 +15,30 @@ max_artifact_bytes  the largest artifact stored (default 16 MiB); a bigger one i
                     the envelope says so
 timeout             seconds one store operation may take before it counts as an outage
                     (default 1)
+username, password  the server's ACL user and password (`requirepass` alone: password only),
+                    instead of putting them in the url; ${VAR} expands. Not both ways at once.
+tls                 for a rediss:// url: {"ca_file": PEM of the CA that signed the server's
+                    certificate (default: the system's CAs), "cert_file" and "key_file": a
+                    client certificate, for a server that asks for one (tls-auth-clients)}.
+                    The server's certificate and host name are always verified.
+max_total_bytes     the bytes of artifacts the gateway keeps in the store, all identities
+                    together (default 256 MiB); past it, the least recently stored artifacts of
+                    the identity holding the most are evicted first, as in memory
+max_share_bytes     the most one identity holds (default: max_total_bytes); its own oldest
+                    artifacts make room for its new ones. Give the server a maxmemory above
+                    max_total_bytes, so that it never evicts on its own.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Final, Literal
 from urllib.parse import urlsplit, urlunsplit
 
 from gatespec.config_reader import Reader, suggest
 
-__all__ = ["StateConfig", "parse_state"]
+__all__ = ["StateConfig", "StateTls", "parse_state"]
 
 BACKENDS: Final = ("memory", "redis")
 URL_SCHEMES: Final = ("redis", "rediss", "unix")
@@ -33,7 +46,32 @@ DEFAULT_TTL: Final = 3600.0
 DEFAULT_PREFIX: Final = "gatespec:"
 DEFAULT_MAX_ARTIFACT_BYTES: Final = 16 * 1024 * 1024
 DEFAULT_TIMEOUT: Final = 1.0
-_KEYS: Final = frozenset({"backend", "url", "ttl", "prefix", "max_artifact_bytes", "timeout"})
+DEFAULT_MAX_TOTAL_BYTES: Final = 256 * 1024 * 1024
+_KEYS: Final = frozenset(
+    {
+        "backend",
+        "url",
+        "ttl",
+        "prefix",
+        "max_artifact_bytes",
+        "timeout",
+        "username",
+        "password",
+        "tls",
+        "max_total_bytes",
+        "max_share_bytes",
+    }
+)
+_TLS_KEYS: Final = frozenset({"ca_file", "cert_file", "key_file"})
+
+
+@dataclass(frozen=True)
+class StateTls:
+    """Files for a rediss:// connection (None: the system's CAs, no client certificate)."""
+
+    ca_file: Path | None = None
+    cert_file: Path | None = None
+    key_file: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -44,6 +82,17 @@ class StateConfig:
     prefix: str = DEFAULT_PREFIX
     max_artifact_bytes: int = DEFAULT_MAX_ARTIFACT_BYTES
     timeout: float = DEFAULT_TIMEOUT
+    username: str | None = None
+    password: str | None = None
+    tls: StateTls | None = None
+    max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES
+    max_share_bytes: int | None = None  # None: max_total_bytes
+
+    @property
+    def share_bytes(self) -> int:
+        """What one identity may hold (never more than the whole)."""
+        share = self.max_total_bytes if self.max_share_bytes is None else self.max_share_bytes
+        return min(share, self.max_total_bytes)
 
     @property
     def url_shown(self) -> str:
@@ -88,22 +137,58 @@ def parse_state(raw: Any, reader: Reader) -> StateConfig:
         reader.number(raw["timeout"], f"{at}.timeout") if "timeout" in raw else defaults.timeout
     )
     prefix = reader.string(raw["prefix"], f"{at}.prefix") if "prefix" in raw else defaults.prefix
-    max_bytes = defaults.max_artifact_bytes
-    if "max_artifact_bytes" in raw:
-        value = raw["max_artifact_bytes"]
-        if isinstance(value, str):
-            value = reader.string(value, f"{at}.max_artifact_bytes").strip()
-            value = int(value) if value.isdigit() else value
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise reader.error(
-                f"{at}.max_artifact_bytes", f"expected a positive number of bytes, got {value!r}"
-            )
-        max_bytes = value
+    username = reader.string(raw["username"], f"{at}.username") if "username" in raw else None
+    password = reader.string(raw["password"], f"{at}.password") if "password" in raw else None
+    if url is not None and (username or password) and urlsplit(url).password is not None:
+        raise reader.error(
+            f"{at}.password", "the url carries a password already: give it one way, not both"
+        )
+    tls = None
+    if "tls" in raw:
+        if url is None or urlsplit(url).scheme != "rediss":
+            raise reader.error(f"{at}.tls", "only a rediss:// url (TLS) takes tls settings")
+        tls = _parse_tls(raw["tls"], f"{at}.tls", reader)
+    total = _bytes(raw, "max_total_bytes", defaults.max_total_bytes, at, reader)
     return StateConfig(
         backend=backend,  # type: ignore[arg-type]  # checked against BACKENDS
         url=url,
         ttl=ttl,
         prefix=prefix,
-        max_artifact_bytes=max_bytes,
+        max_artifact_bytes=_bytes(
+            raw, "max_artifact_bytes", defaults.max_artifact_bytes, at, reader
+        ),
         timeout=timeout,
+        username=username,
+        password=password,
+        tls=tls,
+        max_total_bytes=total,
+        max_share_bytes=_bytes(raw, "max_share_bytes", None, at, reader),
     )
+
+
+def _bytes(raw: dict[str, Any], key: str, default: Any, at: str, reader: Reader) -> Any:
+    """A positive number of bytes (a string from ${VAR} is read as one), or `default`."""
+    if key not in raw:
+        return default
+    value = raw[key]
+    if isinstance(value, str):
+        value = reader.string(value, f"{at}.{key}").strip()
+        value = int(value) if value.isdigit() else value
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise reader.error(f"{at}.{key}", f"expected a positive number of bytes, got {value!r}")
+    return value
+
+
+def _parse_tls(raw: Any, at: str, reader: Reader) -> StateTls:
+    if not isinstance(raw, dict):
+        raise reader.error(at, f"expected an object, got {type(raw).__name__}")
+    for key in raw:
+        if key not in _TLS_KEYS:
+            raise reader.error(f"{at}.{key}", "unknown key" + suggest(str(key), _TLS_KEYS))
+    files = {key: reader.path(raw[key], f"{at}.{key}") for key in _TLS_KEYS if key in raw}
+    for key, path in files.items():
+        if not path.is_file():
+            raise reader.error(f"{at}.{key}", f"no such file: {path}")
+    if ("cert_file" in files) != ("key_file" in files):
+        raise reader.error(at, "a client certificate needs both cert_file and key_file")
+    return StateTls(files.get("ca_file"), files.get("cert_file"), files.get("key_file"))

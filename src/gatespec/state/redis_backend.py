@@ -3,7 +3,9 @@
 Every replica pointed at the same server sees the same artifacts and cache-stable sessions, so
 any replica can answer any request (docs/scaling.md has the model). Keys (all under `prefix`):
 
-  art:<handle>       hash: owner, media_type, label, uri, is_text, size, digest   (TTL ttl)
+  art:<handle>       hash: owner, media_type, label, uri, is_text, size, digest, and
+                     evicted once its identity's share made room             (TTL ttl)
+  shares, share:<s>, refs   what each identity holds (gatespec.state.redis_shares)
   blob:<sha256>      the artifact's bytes, content-addressed: a result stored twice is kept
                      once                                                          (TTL ttl)
   events             pub/sub channel: {"origin": replica, "event": "tools_changed"}
@@ -34,6 +36,7 @@ import logging
 import secrets
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Final
+from urllib.parse import urlsplit
 
 import anyio
 import redis.asyncio as aioredis
@@ -45,6 +48,7 @@ from gatespec.artifacts import Artifact, check_handle, new_artifact, view_error
 from gatespec.session import CacheStableSession
 from gatespec.state.base import ArtifactWriter, StateUnavailable
 from gatespec.state.config import StateConfig
+from gatespec.state.redis_shares import RedisShares
 
 __all__ = ["RedisState", "StagedArtifacts"]
 
@@ -125,23 +129,28 @@ class RedisArtifacts:
         self.prefix = config.prefix
         self.ttl_ms = int(config.ttl * 1000)
         self.ttl = config.ttl
-        self.max_artifact_bytes = config.max_artifact_bytes
+        # an artifact over its identity's whole share could never be kept
+        self.max_artifact_bytes = min(config.max_artifact_bytes, config.share_bytes)
         self._view = client.register_script(_VIEW_LUA)
+        self.shares = RedisShares(
+            client, self.prefix, self.ttl_ms, config.share_bytes, config.max_total_bytes
+        )
 
     def writer(self) -> ArtifactWriter:
         return StagedArtifacts(self.max_artifact_bytes)
 
     async def flush(self, writer: ArtifactWriter) -> None:
         pipe = self.client.pipeline(transaction=False)
-        if self.queue(pipe, writer):
+        if await self.queue(pipe, writer):
             await _execute(pipe, "storing artifacts")
 
-    def queue(self, pipe: Any, writer: ArtifactWriter) -> bool:
+    async def queue(self, pipe: Any, writer: ArtifactWriter) -> bool:
         """Queue the commands that store `writer`'s artifacts on `pipe`; False if none."""
         if not isinstance(writer, StagedArtifacts) or not writer.staged:
             return False
         for art in writer.staged:
             digest = hashlib.sha256(art.data).hexdigest()
+            await self.shares.queue(pipe, art, digest)  # room within its identity's share first
             # Re-storing identical bytes only refreshes their TTL to outlive the new record.
             pipe.set(f"{self.prefix}blob:{digest}", art.data, px=self.ttl_ms)
             key = f"{self.prefix}art:{art.handle}"
@@ -186,6 +195,13 @@ class RedisArtifacts:
         }
         if fields.get("owner", "") not in ("", owner or ""):
             raise unknown  # another caller's handle reads as one that never existed
+        if fields.get("evicted") == "1":
+            raise view_error(
+                f"artifact {handle} was evicted to keep this identity's artifacts within "
+                f"{self.shares.max_share_bytes} bytes (and the store within "
+                f"{self.shares.max_total_bytes}); run the tool again to get a new one",
+                handle,
+            )
         if len(reply) < 2:
             raise view_error(
                 f"artifact {handle} ({fields.get('size')} bytes) was evicted from the shared "
@@ -284,6 +300,7 @@ class RedisState:
             socket_timeout=config.timeout,
             socket_connect_timeout=config.timeout,
             retry=Retry(ExponentialBackoff(cap=0.2, base=0.02), _RETRIES),
+            **_credentials(config),
         )
         self.artifacts = RedisArtifacts(self.client, config)
         self.sessions = RedisSessions(self.client, config)
@@ -298,7 +315,7 @@ class RedisState:
 
     async def commit_execute(self, scope: str, seen: str | None, writer: ArtifactWriter) -> None:
         pipe = self.client.pipeline(transaction=False)
-        stored = self.artifacts.queue(pipe, writer)
+        stored = await self.artifacts.queue(pipe, writer)
         if seen is not None:
             self.sessions.queue_seen(pipe, scope, seen)
         if stored or seen is not None:
@@ -334,6 +351,25 @@ class RedisState:
 
     async def aclose(self) -> None:
         await self.client.aclose()
+
+
+def _credentials(config: StateConfig) -> dict[str, Any]:
+    """redis-py's arguments for the config's username, password and TLS files (a rediss://
+    url verifies the server's certificate and host name whatever redis-py's defaults are)."""
+    found: dict[str, Any] = {}
+    if config.username is not None:
+        found["username"] = config.username
+    if config.password is not None:
+        found["password"] = config.password
+    if urlsplit(config.url or "").scheme == "rediss":
+        found["ssl_cert_reqs"] = "required"
+        found["ssl_check_hostname"] = True
+        tls = config.tls
+        if tls is not None:
+            files = {"ssl_ca_certs": tls.ca_file, "ssl_certfile": tls.cert_file}
+            files["ssl_keyfile"] = tls.key_file
+            found.update({k: str(v) for k, v in files.items() if v is not None})
+    return found
 
 
 def _peer_event(message: Any, origin: str) -> str | None:

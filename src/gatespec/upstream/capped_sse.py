@@ -99,6 +99,28 @@ def _error_event(message: SessionMessage) -> bytes:
     return b"event: message\ndata: " + body.encode() + b"\n\n"
 
 
+def _unreadable(data: bytes) -> str | None:
+    """Why an event's data is no message the SDK reads, or None. Cheap signs first: only data
+    with many brackets, or not braced as a JSON object is, is parsed a second time."""
+    if not data.isascii():
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            return "it is not valid UTF-8"
+    stripped = data.strip()
+    braced = stripped.startswith(b"{") and stripped.endswith(b"}")
+    if braced and data.count(b"[") + data.count(b"{") < _DEPTH_CHECK_FROM:
+        return None
+    try:
+        types.jsonrpc_message_adapter.validate_json(data, by_name=False)
+    except RecursionError:
+        return "it is nested too deeply"
+    except ValueError as exc:
+        text = str(exc)
+        return "it is nested too deeply" if "recursion" in text.lower() else "it is not JSON-RPC"
+    return None
+
+
 class _CappedStream(httpx2.AsyncByteStream):
     def __init__(self, inner: Any, pending: Oversized) -> None:
         self.inner = inner
@@ -124,23 +146,23 @@ class _CappedStream(httpx2.AsyncByteStream):
             yield _error_event(self.pending.answer(request, event.size, EVENT_LIMIT, _WHAT))
 
     def _readable(self, event: bytes) -> bytes:
-        """`event`, or the error its request gets when its data nests deeper than the SDK
-        reads (the SDK would log and drop it, and the call wait for call_timeout; issue 22
-        #16). Only an event with many brackets is parsed here a second time."""
-        if event.count(b"[") + event.count(b"{") < _DEPTH_CHECK_FROM:
-            return event
-        data = b"\n".join(
-            line[5:].removeprefix(b" ") for line in event.splitlines() if line.startswith(b"data:")
-        )
-        try:
-            types.jsonrpc_message_adapter.validate_json(data, by_name=False)
-        except (ValueError, RecursionError) as exc:
-            request = self.pending.malformed(data)
+        """`event`, or the error its request gets when its data is no message the SDK reads:
+        nested deeper than its parser goes, not UTF-8 (the SDK's reader would replace the
+        byte and pass the answer on altered) or not a JSON object (it would log and drop
+        either, and the call wait for call_timeout; issue 22 #16). Only a message event that
+        one of these cheap signs marks is parsed here a second time."""
+        lines = event.splitlines()
+        if any(line.startswith(b"event:") and line[6:].strip() != b"message" for line in lines):
+            return event  # the endpoint event, or another the SDK does not parse as a message
+        fields = [line[5:].removeprefix(b" ") for line in lines if line.startswith(b"data:")]
+        if not fields:
+            return event  # a comment (keep-alive) or an event with no data: no message
+        why = _unreadable(b"\n".join(fields))
+        if why is not None:
+            request = self.pending.malformed(b"\n".join(fields))
             if request is not None:
-                log.warning("upstream answer unreadable (request %r): %s", request, exc)
-                return _error_event(
-                    self.pending.fail(request, "it is not valid or nested too deeply")
-                )
+                log.warning("upstream answer unreadable (request %r): %s", request, why)
+                return _error_event(self.pending.fail(request, why))
         return event
 
     async def aclose(self) -> None:

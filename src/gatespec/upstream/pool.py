@@ -48,6 +48,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+_RETIRE_POLL = 0.05  # seconds between looks at a replaced connection's calls still in flight
+
 StatusState = Literal["pending", "connected", "failed"]
 ProgressCallback = Callable[[str, str, int, int], Awaitable[None] | None]
 """progress(key, state, done, total): called as each upstream settles during start/refresh."""
@@ -296,7 +298,12 @@ class UpstreamPool:
             await self._close_quietly(upstream)
 
     async def _relist(self, key: str) -> None:
-        async with self._list_locks[key]:
+        lock = self._list_locks.get(key)
+        if lock is None:  # removed by a reload while a background settle was connecting it
+            raise UpstreamError(
+                key, "unavailable", f"Server {key} was removed from the configuration"
+            )
+        async with lock:
             tools = await self._upstreams[key].list_tools()
             self._tools[key] = tools
 
@@ -363,11 +370,12 @@ class UpstreamPool:
     async def _tracked(self, key: str, work: Awaitable[dict[str, Any]]) -> dict[str, Any]:
         """Await `work`, ended with an "unavailable" UpstreamError if `key` goes away."""
         with anyio.CancelScope() as scope:
-            self._calls.setdefault(key, set()).add(scope)
+            calls = self._calls.setdefault(key, set())  # the set of this connection's calls
+            calls.add(scope)
             try:
                 return await work
             finally:
-                self._calls.get(key, set()).discard(scope)
+                calls.discard(scope)
         raise UpstreamError(
             key, "unavailable", f"Server {key} unavailable: removed from the configuration"
         )
@@ -460,32 +468,81 @@ class UpstreamPool:
         progress: ProgressCallback | None = None,
     ) -> Reconfigured:
         """Make the pool serve `configs`: connect new keys, close vanished ones, replace those
-        whose entry changed (AM-REGISTRY-RELOAD). Calls in flight to a closed server end with
-        an "unavailable" UpstreamError. Order follows `configs`."""
+        whose entry changed (AM-REGISTRY-RELOAD). Calls in flight to a removed server end with
+        an "unavailable" UpstreamError. A replaced server's new connection is made while the
+        old one serves; calls then go to the new one, and those in flight on the old one
+        finish there (within its call timeout) before it closes, so a replacement loses no
+        answer. Order follows `configs`."""
         await self._open()
         async with self._cycle_lock:
             old = self._upstreams
             removed = tuple(k for k in old if k not in configs)
             replaced = tuple(k for k in configs if k in old and old[k].config != configs[k])
             added = tuple(k for k in configs if k not in old)
-            for key in (*removed, *replaced):
+            for key in removed:
                 for scope in self._calls.pop(key, set()):
                     scope.cancel()
                 self._tools.pop(key, None)
                 self._failures.pop(key, None)
             async with anyio.create_task_group() as tg:
-                for key in (*removed, *replaced):
+                for key in removed:
                     tg.start_soon(self._close_quietly, old[key])
+            incoming = {key: self._create(configs[key]) for key in replaced}
+            listed = await self._connect_all(incoming)
             fresh = {**old}
             for key in removed:
                 del fresh[key]
                 self._list_locks.pop(key, None)
-            for key in (*replaced, *added):
+            host = await self._open()
+            for key in replaced:  # the swap: no await from here to the assignment below
+                fresh[key] = incoming[key]
+                host.start_soon(self._retire, old[key], self._calls.pop(key, set()))
+                outcome = listed[key]
+                if isinstance(outcome, UpstreamError):
+                    self._failures[key] = outcome  # its last listing stays, answered unavailable
+                else:
+                    self._tools[key] = outcome
+                    self._failures.pop(key, None)
+            for key in added:
                 fresh[key] = self._create(configs[key])
                 self._list_locks.setdefault(key, anyio.Lock())
             self._upstreams = {key: fresh[key] for key in configs}
-            await self._settle_all([*replaced, *added], progress, relist_only=set())
+            await self._settle_all(list(added), progress, relist_only=set())
         return Reconfigured(added, removed, replaced)
+
+    async def _connect_all(
+        self, upstreams: Mapping[str, Upstream]
+    ) -> dict[str, list[dict[str, Any]] | UpstreamError]:
+        """Connect and list each of `upstreams` (not yet serving): its tools, or why not."""
+        outcomes: dict[str, list[dict[str, Any]] | UpstreamError] = {}
+
+        async def one(key: str, upstream: Upstream) -> None:
+            try:
+                await upstream.connect(await self._open())
+                outcomes[key] = await upstream.list_tools()
+            except UpstreamError as exc:
+                outcomes[key] = exc
+            except Exception as exc:  # a bug in one upstream must not abort the others
+                logger.exception("upstream %r failed unexpectedly", key)
+                outcomes[key] = UpstreamError(key, "start_failed", repr(exc))
+            if isinstance(outcomes[key], UpstreamError):
+                logger.warning("%s", outcomes[key])
+                await self._close_quietly(upstream)
+
+        async with anyio.create_task_group() as tg:
+            for key, upstream in upstreams.items():
+                tg.start_soon(one, key, upstream)
+        return outcomes
+
+    async def _retire(self, upstream: Upstream, calls: set[anyio.CancelScope]) -> None:
+        """Close a replaced connection once the calls in flight on it have ended (those still
+        running after its call timeout end "unavailable")."""
+        with anyio.move_on_after(upstream.call_timeout):
+            while calls:
+                await anyio.sleep(_RETIRE_POLL)
+        for scope in list(calls):
+            scope.cancel()
+        await self._close_quietly(upstream)
 
 
 async def _maybe_await(value: Awaitable[None] | None) -> None:

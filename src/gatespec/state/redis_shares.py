@@ -1,0 +1,106 @@
+"""Per-identity shares of the artifacts kept in Redis/Valkey: the in-memory store's fairness
+(gatespec.artifacts.ArtifactStore, issue 22 item 6) for the shared store.
+
+Before an artifact is stored, one script keeps its identity within `max_share_bytes` (evicting
+that identity's oldest artifacts), then, while all artifacts together are over
+`max_total_bytes`, evicts the oldest artifact of the identity holding the most (the incoming
+artifact counted to its own): one identity's flood evicts its own artifacts, never those of
+an identity holding less. Left to itself, the server would evict under `maxmemory` whatever
+key expires soonest, whoever stored it.
+
+Keys (under the state prefix; the share's name is a digest of the identity key):
+  shares               hash: share -> bytes held
+  share:<share>        sorted set: "<handle> <digest> <size>" scored by the time stored (ms)
+  refs                 hash: blob digest -> artifacts naming it (a blob is content-addressed
+                       and may be another identity's too: deleted when none names it)
+An evicted artifact's record stays until its TTL, marked `evicted`, so that its owner is told
+"evicted" rather than "unknown"; entries older than the TTL are dropped from the accounting
+when their share is next written or chosen. Each structure lives `ttl` from its last write.
+The script names its keys itself: for a standalone server (or one Valkey/Redis primary), not a
+cluster.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any, Final
+
+import redis.asyncio as aioredis
+
+from gatespec.artifacts import Artifact, share_of
+
+__all__ = ["RedisShares"]
+
+_STORE_LUA: Final = """
+local p, share, handle, digest = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local size, ttl = tonumber(ARGV[5]), tonumber(ARGV[6])
+local max_share, max_total = tonumber(ARGV[7]), tonumber(ARGV[8])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local shares, refs = p .. 'shares', p .. 'refs'
+local function zkey(s) return p .. 'share:' .. s end
+local function held(s) return tonumber(redis.call('HGET', shares, s) or '0') end
+local function drop(s, member, evicted)
+  local h, d, n = string.match(member, '^(%S+) (%S+) (%d+)$')
+  redis.call('ZREM', zkey(s), member)
+  if redis.call('HINCRBY', shares, s, -tonumber(n)) <= 0 then redis.call('HDEL', shares, s) end
+  if redis.call('HINCRBY', refs, d, -1) <= 0 then
+    redis.call('HDEL', refs, d)
+    redis.call('DEL', p .. 'blob:' .. d)
+  end
+  if evicted and redis.call('EXISTS', p .. 'art:' .. h) == 1 then
+    redis.call('HSET', p .. 'art:' .. h, 'evicted', '1')
+  end
+end
+local function purge(s)
+  local gone = redis.call('ZRANGEBYSCORE', zkey(s), '-inf', now - ttl)
+  for _, m in ipairs(gone) do drop(s, m, false) end
+  return #gone
+end
+local function evict_oldest(s)
+  local m = redis.call('ZRANGE', zkey(s), 0, 0)[1]
+  if m then drop(s, m, true) else redis.call('HDEL', shares, s) end
+end
+purge(share)
+while held(share) + size > max_share and redis.call('ZCARD', zkey(share)) > 0 do
+  evict_oldest(share)
+end
+while true do
+  local all = redis.call('HGETALL', shares)
+  local total, top, most = size, nil, -1
+  for i = 1, #all, 2 do
+    local n = tonumber(all[i + 1])
+    total = total + n
+    if all[i] == share then n = n + size end
+    if n > most then top, most = all[i], n end
+  end
+  if total <= max_total or top == nil then break end
+  if purge(top) == 0 then evict_oldest(top) end
+end
+redis.call('HINCRBY', shares, share, size)
+redis.call('ZADD', zkey(share), now, handle .. ' ' .. digest .. ' ' .. size)
+redis.call('HINCRBY', refs, digest, 1)
+for _, k in ipairs({shares, refs, zkey(share)}) do redis.call('PEXPIRE', k, ttl) end
+return 1
+"""
+
+
+class RedisShares:
+    def __init__(
+        self, client: aioredis.Redis, prefix: str, ttl_ms: int, share: int, total: int
+    ) -> None:
+        self.prefix = prefix
+        self.ttl_ms = ttl_ms
+        self.max_share_bytes = share
+        self.max_total_bytes = total
+        self._store = client.register_script(_STORE_LUA)
+
+    async def queue(self, pipe: Any, artifact: Artifact, digest: str) -> None:
+        """Queue, before the commands that store `artifact`, the script that makes room for it
+        within its identity's share and the store's total."""
+        identity = share_of(artifact.owner) or ""
+        share = hashlib.sha256(identity.encode()).hexdigest()[:32]
+        args: list[str | int] = [self.prefix, share, artifact.handle, digest, artifact.size]
+        args += [self.ttl_ms, self.max_share_bytes, self.max_total_bytes]
+        # queued on the pipeline (redis-py's script call returns once it is queued)
+        await self._store(args=args, client=pipe)
