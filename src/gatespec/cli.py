@@ -20,7 +20,7 @@ Exit statuses (EXIT_STATUSES, also in `gatespec --help`): 0 done; 1 serving coul
 quietly, as a SIGPIPE would).
 
 The runtime is `gatespec.runtime.ProxyRuntime.from_config(config, profile=...)` (the aggregate
-profile's is `gatespec.aggregate.AggregateRuntime`): `start(progress)` connects the upstreams
+profile's is `gatespec.profiles.aggregate.AggregateRuntime`): `start(progress)` connects the upstreams
 (progress is shown while they settle), the server layer serves it, and `aclose()` ends it.
 While serving, the config file is watched and reread on SIGHUP (gatespec.reload). `serve --demo` serves `gatespec.demo.default_config()` (the embedded default
 catalog); `demo` runs `gatespec.demo.run_demo()`, a scripted session against it.
@@ -92,7 +92,7 @@ def _proxy_runtime(config: GatewayConfig, profile: str) -> ServedRuntime:
     from gatespec_surface.descriptors import PROFILES
 
     if PROFILES[profile].lists_upstream_tools == "namespaced":  # the aggregate runtime
-        from gatespec.aggregate import AggregateRuntime
+        from gatespec.profiles.aggregate import AggregateRuntime
 
         return AggregateRuntime.from_config(config)  # type: ignore[return-value]
     from gatespec.runtime import ProxyRuntime

@@ -37,8 +37,6 @@ import anyio
 from mcp.types import Tool
 
 from gatespec.access import LOCAL, AccessPolicy, Identity, Rules, Subject, forbidden
-from gatespec.aggregate.plugins import CallOutcome, Chain, ToolCall, build_chain
-from gatespec.aggregate.routing import RoutingContext
 from gatespec.artifacts import ArtifactStore, render_view, view_cut_note
 from gatespec.browse import Browser
 from gatespec.cards import admit_cards
@@ -47,6 +45,8 @@ from gatespec.config import GatewayConfig
 from gatespec.core import Caller, CatalogListing, GatewayRuntime, Relay, Reply
 from gatespec.firewall import to_envelope
 from gatespec.metrics import Metrics
+from gatespec.profiles.aggregate.plugins import CallOutcome, Chain, ToolCall, build_chain
+from gatespec.profiles.aggregate.routing import RoutingContext
 from gatespec.search import SearchOperations
 from gatespec.state import StateBackend, StateUnavailable, open_state
 from gatespec.state.effects import record_seen, stable_browse, without_artifacts

@@ -478,7 +478,7 @@ def test_lists_upstream_tools_decides_which_surface_serves_a_profile(monkeypatch
         profile = "aggregate"
 
     seen: list[Any] = []
-    import gatespec.aggregate.surface as aggregate_surface
+    import gatespec.profiles.aggregate.surface as aggregate_surface
 
     monkeypatch.setattr(
         aggregate_surface,

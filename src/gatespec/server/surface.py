@@ -347,7 +347,7 @@ def build_server(
     # A profile whose tools/list is the upstreams' own tools, namespaced (profiles.yaml
     # lists_upstream_tools: the aggregate profile), has a surface of its own.
     if PROFILES[runtime.profile].lists_upstream_tools == "namespaced":
-        from gatespec.aggregate.surface import build_aggregate_server
+        from gatespec.profiles.aggregate.surface import build_aggregate_server
 
         return build_aggregate_server(
             runtime,  # type: ignore[arg-type]  # the aggregate profile's runtime

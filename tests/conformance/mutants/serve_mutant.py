@@ -242,7 +242,7 @@ def malformed_rejects_listing() -> None:
 
 def single_underscore() -> None:
     """Seed 001's separator: names are offered as server_name."""
-    from gatespec.aggregate import naming
+    from gatespec.profiles.aggregate import naming
 
     real = naming.namespaced
 
@@ -254,7 +254,7 @@ def single_underscore() -> None:
 
 def route_first_server() -> None:
     """Every request goes to the first configured server, whatever its name says."""
-    from gatespec.aggregate import routing
+    from gatespec.profiles.aggregate import routing
 
     real = routing.route
 
@@ -264,14 +264,14 @@ def route_first_server() -> None:
         return dataclasses.replace(context, config_key=first), clean
 
     routing.route = route
-    from gatespec.aggregate import runtime
+    from gatespec.profiles.aggregate import runtime
 
     runtime.route = route
 
 
 def prompts_unnamespaced() -> None:
     """Prompts are listed under their upstream names."""
-    from gatespec.aggregate import naming, runtime
+    from gatespec.profiles.aggregate import naming, runtime
 
     real = naming.offer
 
@@ -296,7 +296,7 @@ def first_page_only() -> None:
 
 def all_or_nothing() -> None:
     """One failing upstream fails the whole list."""
-    from gatespec.aggregate import runtime
+    from gatespec.profiles.aggregate import runtime
     from gatespec_surface.errors import ErrorCode, GatewayError
 
     real = runtime.AggregateRuntime.broadcast
@@ -328,7 +328,7 @@ def cancel_shielded() -> None:
 def reload_silent() -> None:
     """A registry change is served but announced to nobody: neither by the reload itself nor
     by the upstream it added joining (upstream.revive announces a server that comes up)."""
-    from gatespec.aggregate import runtime
+    from gatespec.profiles.aggregate import runtime
 
     async def reconfigure(self: Any, config: Any) -> Any:
         changed = await self.pool.reconfigure(config.servers)
@@ -344,7 +344,7 @@ def reload_silent() -> None:
 
 def unknown_server_unavailable() -> None:
     """A server key nobody configured is answered SERVER_UNAVAILABLE."""
-    from gatespec.aggregate import routing, runtime
+    from gatespec.profiles.aggregate import routing, runtime
     from gatespec_surface.errors import ErrorCode, GatewayError
 
     real = routing.route
@@ -362,7 +362,7 @@ def unknown_server_unavailable() -> None:
 
 def read_uri_upstream() -> None:
     """resources/read answers with the upstream's own URIs."""
-    from gatespec.aggregate import naming, runtime
+    from gatespec.profiles.aggregate import naming, runtime
 
     real = naming.namespace_answer
 
@@ -374,7 +374,7 @@ def read_uri_upstream() -> None:
 
 def capabilities_tools_only() -> None:
     """Only tools are advertised, whatever the upstreams offer."""
-    from gatespec.aggregate import surface
+    from gatespec.profiles.aggregate import surface
 
     def get_capabilities(self: Any, *args: Any, **kwargs: Any) -> Any:
         caps = surface.GatewayServer.get_capabilities(self, *args, **kwargs)

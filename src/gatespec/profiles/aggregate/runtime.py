@@ -38,14 +38,14 @@ import anyio
 
 from gatespec.access import LOCAL, AccessPolicy, Identity, Subject, forbidden
 from gatespec.access.uris import UriRefused, normalise_uri
-from gatespec.aggregate.client_sessions import ClientUpstreams
-from gatespec.aggregate.naming import LISTS, Kind, Unoffered, namespace_answer, offer
-from gatespec.aggregate.pages import Pages
-from gatespec.aggregate.plugins import CallOutcome, Chain, ToolCall, build_chain
-from gatespec.aggregate.routing import RoutingContext, names_uri, rename, route
 from gatespec.catalog import server_keys
 from gatespec.config import GatewayConfig
 from gatespec.core import CatalogListing, Relay
+from gatespec.profiles.aggregate.client_sessions import ClientUpstreams
+from gatespec.profiles.aggregate.naming import LISTS, Kind, Unoffered, namespace_answer, offer
+from gatespec.profiles.aggregate.pages import Pages
+from gatespec.profiles.aggregate.plugins import CallOutcome, Chain, ToolCall, build_chain
+from gatespec.profiles.aggregate.routing import RoutingContext, names_uri, rename, route
 from gatespec.state import StateBackend, open_state
 from gatespec.upstream import (
     ProgressCallback,

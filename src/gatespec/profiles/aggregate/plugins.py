@@ -21,8 +21,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from gatespec.aggregate.routing import RoutingContext
 from gatespec.config import PluginConfig
+from gatespec.profiles.aggregate.routing import RoutingContext
 from gatespec_surface.errors import ErrorCode, GatewayError
 
 __all__ = ["AuditLog", "CallOutcome", "Chain", "Plugin", "ToolCall", "ToolFilter", "build_chain"]
