@@ -61,6 +61,7 @@ from gatespec.upstream import (
 )
 from gatespec.validation import ArgsValidator
 from gatespec_surface.budgets import CACHE_SEEN_BY
+from gatespec_surface.descriptors import PROFILES
 from gatespec_surface.errors import ErrorCode, GatewayError
 from gatespec_surface.operations import (
     ToolBrowseArgs,
@@ -178,8 +179,9 @@ class ProxyRuntime(SearchOperations):
         # that reaches `_invoke` goes through the chain (tool_filter, audit_log).
         self.plugins = Chain()
         self._listeners: list[CatalogListener] = []
-        # (listed catalog, its snapshot or None until first use): swapped as one pair.
-        self._lazy = profile != "transparent"
+        # (listed catalog, its snapshot or None until first use): swapped as one pair. Built
+        # at once only where tools/list shows the cards (profiles.yaml lists_upstream_tools).
+        self._lazy = PROFILES[profile].lists_upstream_tools != "stripped"
         empty = Catalog.build({})
         self._state: tuple[Catalog, Snapshot | None] = (empty, _build_snapshot(empty))
         self._build_lock = threading.Lock()

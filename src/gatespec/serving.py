@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Final
 
-# The exposure profiles the runtime serves (spec/profiles.yaml defines more).
-SERVED_PROFILES: Final = ("gateway", "transparent", "search", "aggregate")
+from gatespec.profiles.registry import SERVED
+
+# The exposure profiles the runtime serves: the registry's rows (gatespec.profiles.registry).
+SERVED_PROFILES: Final = SERVED
 
 
 class ServeError(RuntimeError):

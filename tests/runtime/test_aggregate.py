@@ -22,7 +22,7 @@ from mcp.shared.exceptions import MCPError
 from gatespec.config import parse_config
 from gatespec.profiles.aggregate import AggregateRuntime, routing
 from gatespec.profiles.aggregate.plugins import Plugin, ToolCall
-from gatespec.server import build_server
+from gatespec.profiles.registry import build_server
 from gatespec_conformance.fixture_rich import (
     BAD_PROMPT,
     NO_SCHEME_URI,
