@@ -30,7 +30,6 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
@@ -38,8 +37,6 @@ from mcp.types import Tool
 
 from gatespec.access import LOCAL, AccessPolicy, Identity, Rules, Subject, forbidden
 from gatespec.artifacts import ArtifactStore, render_view, view_cut_note
-from gatespec.browse import Browser
-from gatespec.cards import admit_cards
 from gatespec.catalog import Catalog, Excluded, Item
 from gatespec.config import GatewayConfig
 from gatespec.core import Caller, CatalogListing, GatewayRuntime, Relay, Reply
@@ -47,7 +44,8 @@ from gatespec.firewall import to_envelope
 from gatespec.metrics import Metrics
 from gatespec.profiles.aggregate.plugins import CallOutcome, Chain, ToolCall, build_chain
 from gatespec.profiles.aggregate.routing import RoutingContext
-from gatespec.search import SearchOperations
+from gatespec.search import SearchProfile
+from gatespec.snapshot import Snapshot, build_snapshot, restricted_snapshot
 from gatespec.state import StateBackend, StateUnavailable, open_state
 from gatespec.state.effects import record_seen, stable_browse, without_artifacts
 from gatespec.state.memory import MemoryState
@@ -64,13 +62,16 @@ from gatespec_surface.budgets import CACHE_SEEN_BY
 from gatespec_surface.descriptors import PROFILES
 from gatespec_surface.errors import ErrorCode, GatewayError
 from gatespec_surface.operations import (
+    BatchArgs,
+    CallArgs,
+    SchemaArgs,
+    SearchArgs,
     ToolBrowseArgs,
     ToolExecuteArgs,
     ToolHydrateArgs,
     ToolViewArgs,
 )
 from gatespec_surface.parsers import parse_view_selector
-from gatespec_surface.schemas import STRIPPED_INPUT_SCHEMA
 
 log = logging.getLogger(__name__)
 
@@ -84,41 +85,6 @@ MAX_VIEWS: Final = 64
 def subject_of(item: Item) -> Subject:
     """What the access policy decides about for a catalog tool."""
     return Subject.tool(item.namespace, item.id, item.metadata.get("annotations"))
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    """Everything derived from one catalog build; swapped whole when upstreams change, so a
-    browse never sees half a refresh."""
-
-    catalog: Catalog
-    browser: Browser
-    stripped: tuple[Tool, ...]
-
-
-def _build_snapshot(listed: Catalog) -> Snapshot:
-    """Cards (admitting only tools whose card fits, AM-CARD-OVER-CAP), index, tree, stripped."""
-    catalog, cards = admit_cards(listed)
-    stripped = tuple(
-        Tool(
-            name=catalog.wire_name(item.id),
-            description=cards[item.id]["description"],
-            input_schema=dict(STRIPPED_INPUT_SCHEMA),
-        )
-        for item in catalog.items()
-    )
-    return Snapshot(catalog, Browser(catalog, cards), stripped)
-
-
-def _restricted_snapshot(snapshot: Snapshot, visible: frozenset[str]) -> Snapshot:
-    """The snapshot of the visible tools only (AM-ACCESS-NO-LEAK)."""
-    catalog = snapshot.catalog.restricted_to(visible)
-    stripped = tuple(
-        entry
-        for item, entry in zip(snapshot.catalog.items(), snapshot.stripped, strict=True)
-        if item.id in visible
-    )
-    return Snapshot(catalog, snapshot.browser.restricted_to(catalog), stripped)
 
 
 class _Views:
@@ -145,7 +111,7 @@ def envelope_text(envelope: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-class ProxyRuntime(SearchOperations):
+class ProxyRuntime:
     """Every meta-tool's operation over many upstreams, for one exposure profile."""
 
     def __init__(
@@ -176,17 +142,19 @@ class ProxyRuntime(SearchOperations):
         self.metrics: Metrics | None = None  # gatespec.metrics.metrics_of sets it when served
         # gateway.plugins (AM-PLUGIN-CHAIN), as in the aggregate profile: a tool a plugin hides
         # never enters the catalog (not listed, browsable, hydratable or callable); every call
-        # that reaches `_invoke` goes through the chain (tool_filter, audit_log).
+        # that reaches `invoke` goes through the chain (tool_filter, audit_log).
         self.plugins = Chain()
         self._listeners: list[CatalogListener] = []
         # (listed catalog, its snapshot or None until first use): swapped as one pair. Built
         # at once only where tools/list shows the cards (profiles.yaml lists_upstream_tools).
         self._lazy = PROFILES[profile].lists_upstream_tools != "stripped"
         empty = Catalog.build({})
-        self._state: tuple[Catalog, Snapshot | None] = (empty, _build_snapshot(empty))
+        self._state: tuple[Catalog, Snapshot | None] = (empty, build_snapshot(empty))
         self._build_lock = threading.Lock()
         self._views: _Views | None = None
         self._views_lock = threading.Lock()
+        # The search profile's operations, over this runtime's snapshots and upstream path.
+        self.searching = SearchProfile(self)
 
     @classmethod
     def from_config(cls, config: GatewayConfig, *, profile: str | None = None) -> ProxyRuntime:
@@ -268,7 +236,7 @@ class ProxyRuntime(SearchOperations):
             listed = Catalog.build(
                 {key: self.plugins.tools(key, tools) for key, tools in self.pool.tools().items()}
             )
-            snapshot = None if self._lazy else _build_snapshot(listed)
+            snapshot = None if self._lazy else build_snapshot(listed)
         except GatewayError as exc:
             # A collision (§1.5) is loud, but the gateway keeps serving the last good catalog.
             log.error("catalog rebuild failed, keeping the previous catalog: %s", exc)
@@ -315,7 +283,7 @@ class ProxyRuntime(SearchOperations):
         with self._build_lock:  # one build per listing, however many callers wait for it
             listed, snapshot = self._state
             if snapshot is None:
-                snapshot = _build_snapshot(listed)
+                snapshot = build_snapshot(listed)
                 if self._state[0] is listed:  # not replaced by a rebuild meanwhile
                     self._state = (listed, snapshot)
             return snapshot
@@ -347,14 +315,14 @@ class ProxyRuntime(SearchOperations):
                 views.visible[rules] = visible
             view = views.views.get(visible)
             if view is None:
-                view = views.views[visible] = _restricted_snapshot(snapshot, visible)
+                view = views.views[visible] = restricted_snapshot(snapshot, visible)
                 while len(views.views) > MAX_VIEWS:
                     views.views.popitem(last=False)
             else:
                 views.views.move_to_end(visible)
             return view
 
-    async def _for(self, identity: Identity) -> Snapshot:
+    async def snapshot_for(self, identity: Identity) -> Snapshot:
         """The current snapshot as `identity` may see it; builds run in a worker thread."""
         snapshot = await self._ready()
         rules = self.policy.rules_for(identity)
@@ -367,7 +335,7 @@ class ProxyRuntime(SearchOperations):
                 return built
         return await anyio.to_thread.run_sync(self._restricted, snapshot, identity)
 
-    def _access(self, item: Item | None, name: str, identity: Identity) -> Item:
+    def access(self, item: Item | None, name: str, identity: Identity) -> Item:
         """`item` (looked up by `name` in the caller's visible catalog), or the answer for a
         name that names nothing the caller may see: FORBIDDEN for a restricted caller, whether
         or not the tool exists; TOOL_NOT_FOUND for an unrestricted one."""
@@ -382,13 +350,13 @@ class ProxyRuntime(SearchOperations):
         )
 
     def _resolve(self, catalog: Catalog, tool_id: str, identity: Identity) -> Item:
-        """A tool id or wire name in the caller's visible catalog (see _access)."""
+        """A tool id or wire name in the caller's visible catalog (see access)."""
         try:
             return catalog.resolve(tool_id)
         except GatewayError as exc:
             if exc.code is not ErrorCode.TOOL_NOT_FOUND:
                 raise  # not a tool id or wire name at all: said the same to everyone
-            return self._access(None, tool_id, identity)
+            return self.access(None, tool_id, identity)
 
     def visible_ids(self, identity: Identity) -> frozenset[str]:
         snapshot = self._restricted(self._snapshot(), identity)
@@ -419,7 +387,7 @@ class ProxyRuntime(SearchOperations):
     async def browse(
         self, session: str, query: str | None, path: str | None, *, identity: Identity = LOCAL
     ) -> Reply:
-        browser = (await self._for(identity)).browser
+        browser = (await self.snapshot_for(identity)).browser
         started = time.perf_counter()
         if self.cache_stable:
             selection = browser.select(query, path)
@@ -438,7 +406,7 @@ class ProxyRuntime(SearchOperations):
         return Reply(response.text, response.structured)
 
     async def hydrate(self, session: str, tool_id: str, *, identity: Identity = LOCAL) -> Reply:
-        catalog = (await self._for(identity)).catalog
+        catalog = (await self.snapshot_for(identity)).catalog
 
         def hydrate(name: str) -> dict[str, Any]:
             return catalog.hydrate(self._resolve(catalog, name, identity).id)
@@ -449,7 +417,7 @@ class ProxyRuntime(SearchOperations):
             await record_seen(self.state.sessions, session, result["tool_id"])
         return Reply(json.dumps(result, ensure_ascii=False, indent=1), result)
 
-    async def _invoke(
+    async def invoke(
         self, item: Item, args: dict[str, Any], relay: Relay | None = None, session: str = ""
     ) -> dict[str, Any]:
         """Check `args` against the tool's schema, then call it upstream through the plugin
@@ -499,13 +467,13 @@ class ProxyRuntime(SearchOperations):
         identity: Identity = LOCAL,
         relay: Relay | None = None,
     ) -> Reply:
-        catalog = (await self._for(identity)).catalog
+        catalog = (await self.snapshot_for(identity)).catalog
         item = self._resolve(catalog, tool_id, identity)
         # §4.3's implicit hydration succeeded: the tool is seen (AM-CACHE-SEEN-BY-EXECUTE),
         # whatever the call's outcome; stored with the call's artifacts in one round trip.
         seen = item.id if self.cache_stable and "execute" in CACHE_SEEN_BY else None
         try:
-            result = await self._invoke(item, args, relay, session)
+            result = await self.invoke(item, args, relay, session)
         except GatewayError:
             if seen is not None:
                 await record_seen(self.state.sessions, session, seen)
@@ -547,7 +515,7 @@ class ProxyRuntime(SearchOperations):
         return [tool.model_copy() for tool in snapshot.stripped]
 
     # ------------------------------------------------------------ meta-tools
-    # (gatespec_surface.operations.MetaToolOperations; search's are in gatespec.search)
+    # (gatespec_surface.operations.MetaToolOperations; search's run in gatespec.search)
 
     async def tool_browse(self, caller: Caller, args: ToolBrowseArgs) -> Reply:
         return await self.browse(caller.scope, args.query, args.path, identity=caller.identity)
@@ -562,6 +530,18 @@ class ProxyRuntime(SearchOperations):
 
     async def tool_view(self, caller: Caller, args: ToolViewArgs) -> Reply:
         return await self.view(caller.scope, args.handle, args.selector)
+
+    async def search(self, caller: Caller, args: SearchArgs) -> Reply:
+        return await self.searching.search(caller, args)
+
+    async def schema(self, caller: Caller, args: SchemaArgs) -> Reply:
+        return await self.searching.schema(caller, args)
+
+    async def call(self, caller: Caller, args: CallArgs) -> Reply:
+        return await self.searching.call(caller, args)
+
+    async def batch(self, caller: Caller, args: BatchArgs) -> Reply:
+        return await self.searching.batch(caller, args)
 
 
 def _chain(config: GatewayConfig) -> Chain:

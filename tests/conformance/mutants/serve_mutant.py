@@ -110,7 +110,7 @@ def stripped_real_schema() -> None:
     """Transparent tools/list entries carry the upstream schema instead of the sentinel."""
     from gatespec import runtime
 
-    real = runtime._build_snapshot
+    real = runtime.build_snapshot
 
     def snapshot(tools_by_server: Any) -> Any:
         snap = real(tools_by_server)
@@ -120,7 +120,7 @@ def stripped_real_schema() -> None:
         )
         return dataclasses.replace(snap, stripped=stripped)
 
-    runtime._build_snapshot = snapshot
+    runtime.build_snapshot = snapshot
 
 
 def view_off_by_one() -> None:
@@ -389,14 +389,14 @@ def batch_reversed() -> None:
 
     from gatespec import search
 
-    real = search.SearchOperations.batch
+    real = search.SearchProfile.batch
 
     async def batch(self: Any, caller: Any, args: Any) -> Any:
         reply = await real(self, caller, args)
         results = list(reversed(reply.structured["results"]))
         return dc.replace(reply, structured={"results": results})
 
-    search.SearchOperations.batch = batch
+    search.SearchProfile.batch = batch
 
 
 def call_drops_structure() -> None:
@@ -405,12 +405,12 @@ def call_drops_structure() -> None:
 
     from gatespec import search
 
-    real = search.SearchOperations.call
+    real = search.SearchProfile.call
 
     async def call(self: Any, caller: Any, args: Any) -> Any:
         return dc.replace(await real(self, caller, args), structured=None)
 
-    search.SearchOperations.call = call
+    search.SearchProfile.call = call
 
 
 # ------------------------------------------------------------------ access control
@@ -418,16 +418,16 @@ def call_drops_structure() -> None:
 
 
 def _as_local(method: str) -> None:
-    """SearchOperations.`method` runs as the local (unrestricted) identity, whoever calls."""
+    """SearchProfile.`method` runs as the local (unrestricted) identity, whoever calls."""
     from gatespec import search
     from gatespec.core import Caller
 
-    real = getattr(search.SearchOperations, method)
+    real = getattr(search.SearchProfile, method)
 
     async def unrestricted(self: Any, caller: Any, args: Any) -> Any:
         return await real(self, Caller(caller.session), args)
 
-    setattr(search.SearchOperations, method, unrestricted)
+    setattr(search.SearchProfile, method, unrestricted)
 
 
 def search_unfiltered() -> None:
@@ -440,7 +440,7 @@ def forbidden_tells() -> None:
     from gatespec import runtime
     from gatespec_surface.errors import ErrorCode, GatewayError
 
-    real = runtime.ProxyRuntime._access
+    real = runtime.ProxyRuntime.access
 
     def access(self: Any, item: Any, name: str, identity: Any) -> Any:
         if item is None and self.policy.restricted(identity):
@@ -450,7 +450,7 @@ def forbidden_tells() -> None:
             raise GatewayError(ErrorCode.FORBIDDEN, f"{name} exists but is not yours", name)
         return real(self, item, name, identity)
 
-    runtime.ProxyRuntime._access = access
+    runtime.ProxyRuntime.access = access
 
 
 def list_changed_to_all() -> None:
