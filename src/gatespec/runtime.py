@@ -42,20 +42,19 @@ from gatespec.config import GatewayConfig
 from gatespec.core import Caller, CatalogListing, GatewayRuntime, Relay, Reply
 from gatespec.firewall import to_envelope
 from gatespec.metrics import Metrics
-from gatespec.profiles.aggregate.plugins import CallOutcome, Chain, ToolCall, build_chain
+from gatespec.profiles.aggregate.plugins import Chain, ToolCall, build_chain
 from gatespec.profiles.aggregate.routing import RoutingContext
+from gatespec.profiles.lifecycle import UpstreamLifecycle
 from gatespec.search import SearchProfile
 from gatespec.snapshot import Snapshot, build_snapshot, restricted_snapshot
 from gatespec.state import StateBackend, StateUnavailable, open_state
 from gatespec.state.effects import record_seen, stable_browse, without_artifacts
 from gatespec.state.memory import MemoryState
 from gatespec.upstream import (
-    ProgressCallback,
     Reconfigured,
     UpstreamError,
     UpstreamPool,
     UpstreamStatus,
-    keep_connected,
 )
 from gatespec.validation import ArgsValidator
 from gatespec_surface.budgets import CACHE_SEEN_BY
@@ -111,7 +110,7 @@ def envelope_text(envelope: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-class ProxyRuntime:
+class ProxyRuntime(UpstreamLifecycle):
     """Every meta-tool's operation over many upstreams, for one exposure profile."""
 
     def __init__(
@@ -179,56 +178,36 @@ class ProxyRuntime:
             self.metrics.ranking(time.perf_counter() - started)
 
     # ------------------------------------------------------------ lifecycle
+    # (profiles.lifecycle runs it; what follows each event is a catalog rebuild)
 
-    async def start(
-        self, progress: ProgressCallback | None = None, *, first_ready: bool = False
-    ) -> list[UpstreamStatus]:
-        """Connect every upstream (failures are isolated and reported) and build the catalog;
-        with `first_ready`, return once one upstream is ready: each of the others joins the
-        catalog (and list_changed goes out) when it connects (AM-SERVE-FIRST-READY)."""
-        self.pool.on_tools_changed = self._upstream_changed
-        statuses = await self.pool.start(
-            progress=progress,
-            first_ready=first_ready,
-            on_settled=self._upstream_settled if first_ready else None,
-        )
+    async def _started(self) -> None:
         await self.rebuild()
-        return statuses
 
-    async def _upstream_settled(self, key: str) -> None:
-        """An upstream connected (or failed) after start returned: rebuild the catalog."""
+    async def _changed(self) -> None:
+        await self.rebuild()
+
+    async def _tools_changed(self, key: str) -> None:
+        log.info("upstream %s changed its tools; rebuilding the catalog", key)
         try:
             await self.rebuild()
         except GatewayError:
             pass  # logged in rebuild; the previous catalog stays
 
-    async def refresh(self, progress: ProgressCallback | None = None) -> list[UpstreamStatus]:
-        """Reconnect failed upstreams, re-list every tool, rebuild the catalog."""
-        statuses = await self.pool.refresh(progress=progress)
-        await self.rebuild()
-        return statuses
-
-    async def keep_upstreams(self) -> None:
-        """While serving: retry each upstream that failed to start or died since, on its own
-        (gatespec.upstream.revive), rebuilding the catalog as each comes back. Returns at once
-        when refresh_interval is 0."""
-        await keep_connected(self.pool, self.refresh_interval, self._upstream_settled)
-
-    async def aclose(self) -> None:
+    async def _peer_event(self, event: str) -> None:
+        """Re-list the upstreams when another replica saw a tools change (or events may have
+        been missed), so that this replica's listeners hear of it too."""
+        log.info("another replica reports %s; re-listing upstreams", event)
         try:
-            await self.pool.aclose()
-        finally:
-            await self.state.aclose()
+            await self.refresh()
+        except Exception:  # a failed refresh is logged; the gateway keeps serving
+            log.exception("refreshing upstreams after a peer's event failed")
 
-    async def reconfigure(self, config: GatewayConfig) -> Reconfigured:
-        """Serve the servers of a changed config (AM-REGISTRY-RELOAD), then rebuild."""
-        changed = await self.pool.reconfigure(config.servers)
+    async def _reconfigured(self, config: GatewayConfig, changed: Reconfigured) -> None:
         before = self.config.options.plugins if self.config is not None else ()
         self.config = config
         self.plugins = _chain(config)
         if changed or config.options.plugins != before:
             await self.rebuild()
-        return changed
 
     async def rebuild(self) -> None:
         old = {item.id for item in self._state[0].items()}
@@ -249,28 +228,6 @@ class ProxyRuntime:
                     await listener()
                 except Exception:  # a listener's failure must not stop the others
                     log.exception("catalog listener failed")
-
-    async def _upstream_changed(self, key: str) -> None:
-        log.info("upstream %s changed its tools; rebuilding the catalog", key)
-        try:
-            await self.rebuild()
-        except GatewayError:
-            pass  # logged in rebuild; the previous catalog stays
-        # Other replicas may not hear from this upstream themselves (gatespec.state.base).
-        await self.state.publish("tools_changed")
-
-    async def follow_peers(self) -> None:
-        """While serving: re-list the upstreams when another replica saw a tools change (or
-        events may have been missed), so that this replica's listeners hear of it too."""
-
-        async def changed(event: str) -> None:
-            log.info("another replica reports %s; re-listing upstreams", event)
-            try:
-                await self.refresh()
-            except Exception:  # a failed refresh is logged; the gateway keeps serving
-                log.exception("refreshing upstreams after a peer's event failed")
-
-        await self.state.follow(changed)
 
     def add_catalog_listener(self, callback: CatalogListener) -> None:
         self._listeners.append(callback)
@@ -425,14 +382,11 @@ class ProxyRuntime:
         server = item.metadata["server"]
         upstream_name = item.metadata["upstream_name"]
         context = RoutingContext("tools/call", server, server, upstream_name, session)
-        call = ToolCall(upstream_name, dict(args))
-        start = time.monotonic()
-        outcome = "cancelled"
-        try:
+        async with self.plugins.observed(context, ToolCall(upstream_name, dict(args))) as seen:
             # §4.4: arguments are checked against the hydrated schema before any upstream
             # call (the item's own schema: what hydrate copies out; the validator only reads).
             self.validator.validate(item.id, item.input_schema, args)
-            call = await self.plugins.before_call(context, call)
+            call = seen.call = await self.plugins.before_call(context, seen.call)
             try:
                 result = await self.pool.call(
                     server,
@@ -448,15 +402,7 @@ class ProxyRuntime:
                     item.id,
                     {"server": server, "kind": exc.kind},
                 ) from None
-            outcome = "tool_error" if result.get("isError") else "ok"
-            return result
-        except GatewayError as exc:
-            outcome = exc.code.value
-            raise
-        finally:
-            await self.plugins.after_call(
-                context, call, CallOutcome(outcome, time.monotonic() - start)
-            )
+            return seen.ended(result)
 
     async def execute(
         self,

@@ -330,16 +330,14 @@ def reload_silent() -> None:
     by the upstream it added joining (upstream.revive announces a server that comes up)."""
     from gatespec.profiles.aggregate import runtime
 
-    async def reconfigure(self: Any, config: Any) -> Any:
-        changed = await self.pool.reconfigure(config.servers)
+    async def reconfigured(self: Any, config: Any, changed: Any) -> None:
         self._configure(config)
-        return changed
 
-    async def upstream_back(self: Any, key: str) -> None:
+    async def settled(self: Any, key: str) -> None:
         return None
 
-    runtime.AggregateRuntime.reconfigure = reconfigure
-    runtime.AggregateRuntime._upstream_back = upstream_back
+    runtime.AggregateRuntime._reconfigured = reconfigured
+    runtime.AggregateRuntime._settled = settled
 
 
 def unknown_server_unavailable() -> None:
