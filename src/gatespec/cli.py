@@ -10,6 +10,7 @@
     gatespec conformance …, gatespec vectors export DIR, gatespec fixture-upstream …
                                           forwarded to the conformance kit (gatespec-conformance)
     gatespec spec diff OLD [NEW] …        forwarded to the generator (gatespec.spec_tool)
+                                          (both run as child processes: gatespec.forwarding)
 
 Progress and diagnostics go to stderr (stdout is the MCP channel under stdio). A user error
 (bad config, unknown profile, missing optional module) prints one line, never a traceback.
@@ -30,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib
 import inspect
 import json
 import logging
@@ -38,6 +38,7 @@ import os
 import signal
 import sys
 from collections.abc import Awaitable, Callable, Iterator, Sequence
+from importlib import util
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
@@ -53,6 +54,7 @@ from gatespec.config import (
     SessionBounds,
     load_config,
 )
+from gatespec.forwarding import run_module
 from gatespec.install import add_subcommand as add_install_subcommand
 from gatespec.logs import OneLineFormatter
 from gatespec.profiles import registry
@@ -339,17 +341,14 @@ def _kit_argv(argv: Sequence[str]) -> list[str] | None:
 
 
 def _forward(kit_argv: list[str] | None) -> int:
-    try:
-        kit = importlib.import_module("gatespec_conformance.cli")
-    except ModuleNotFoundError as exc:
-        if not (exc.name or "").startswith("gatespec_conformance"):
-            raise
+    """The kit's command, run as `python -m gatespec_conformance` (its exit status is ours)."""
+    if util.find_spec("gatespec_conformance") is None:
         _say(
             "error: the conformance kit is not installed (Python package gatespec_conformance); "
             "install it, then run gatespec-conformance"
         )
         return 2
-    return int(kit.main(kit_argv or []))
+    return run_module("gatespec_conformance", kit_argv or [])
 
 
 def _port(text: str) -> int:
