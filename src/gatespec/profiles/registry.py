@@ -97,7 +97,7 @@ def _aggregate_server(runtime: AggregateRuntime, options: ServerOptions) -> Gate
     )
 
 
-_ROWS: Final[tuple[Profile[Any], ...]] = (
+_ROWS: Final = (  # each row typed on its own: its runtime must be a ServedRuntime
     Profile("gateway", _catalog_runtime, _catalog_server, ranks=True),
     Profile("transparent", _catalog_runtime, _catalog_server, ranks=True),
     Profile("search", _catalog_runtime, _catalog_server, ranks=True),
