@@ -37,11 +37,15 @@ class UnknownProfile(ValueError):
 
 @dataclass(frozen=True)
 class ServerOptions:
-    """Who calls when the transport says nothing (see gatespec.server.build_server)."""
+    """A server's name, and who calls when the transport says nothing (see
+    gatespec.server.build_server): the keywords every profile's builder takes."""
 
-    name: str = "gatespec"
-    fallback_session: str = "local"
-    fallback_identity: Identity | None = None
+    name: str
+    fallback_session: str
+    fallback_identity: Identity
+
+    def keywords(self) -> dict[str, Any]:
+        return dict(vars(self))
 
 
 @dataclass(frozen=True)
@@ -65,15 +69,9 @@ def _catalog_runtime(config: GatewayConfig, profile: str) -> ProxyRuntime:
 
 
 def _catalog_server(runtime: ProxyRuntime, options: ServerOptions) -> GatewayServer:
-    from gatespec.access import LOCAL
     from gatespec.server.surface import build_server
 
-    return build_server(
-        runtime,
-        name=options.name,
-        fallback_session=options.fallback_session,
-        fallback_identity=options.fallback_identity or LOCAL,
-    )
+    return build_server(runtime, **options.keywords())
 
 
 # -- the aggregate profile (profiles/aggregate)
@@ -86,15 +84,9 @@ def _aggregate_runtime(config: GatewayConfig, profile: str) -> AggregateRuntime:
 
 
 def _aggregate_server(runtime: AggregateRuntime, options: ServerOptions) -> GatewayServer:
-    from gatespec.access import LOCAL
     from gatespec.profiles.aggregate.surface import build_aggregate_server
 
-    return build_aggregate_server(
-        runtime,
-        name=options.name,
-        fallback_session=options.fallback_session,
-        fallback_identity=options.fallback_identity or LOCAL,
-    )
+    return build_aggregate_server(runtime, **options.keywords())
 
 
 _ROWS: Final = (  # each row typed on its own: its runtime must be a ServedRuntime
@@ -135,6 +127,10 @@ def build_server(
     fallback_session: str = "local",
     fallback_identity: Identity | None = None,
 ) -> GatewayServer:
-    """The MCP server of `runtime.profile` over `runtime`."""
-    options = ServerOptions(name, fallback_session, fallback_identity)
+    """The MCP server of `runtime.profile` over `runtime` (fallback_identity: the local
+    identity unless given)."""
+    from gatespec.access import LOCAL
+
+    identity = LOCAL if fallback_identity is None else fallback_identity
+    options = ServerOptions(name, fallback_session, identity)
     return profile_named(runtime.profile).server(runtime, options)
