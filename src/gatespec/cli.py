@@ -60,7 +60,7 @@ from gatespec.logs import OneLineFormatter
 from gatespec.profiles import registry
 from gatespec.rank_cli import add_subcommand as add_rank_subcommand
 from gatespec.rank_cli import ranking_status
-from gatespec.serving import SERVED_PROFILES, ServeError
+from gatespec.serving import ServeError
 from gatespec.spec_tool import add_subcommand as add_spec_subcommand
 
 # The server layer, the upstream layer and the MCP SDK are imported only once the stdio
@@ -253,7 +253,7 @@ def _parser() -> argparse.ArgumentParser:
         "--profile",
         "--mode",  # the option's name before 0.2, still accepted
         dest="profile",
-        choices=SERVED_PROFILES,
+        choices=registry.SERVED,
         help=f"exposure profile (default: the config's gateway.profile, else {_DEFAULTS.profile})",
     )
     serve.add_argument(

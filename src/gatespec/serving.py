@@ -1,17 +1,11 @@
-"""What the command line needs before the server layer (and the MCP SDK) is imported."""
+"""What the command line needs before the server layer (and the MCP SDK) is imported. The
+profiles it serves are the registry's (gatespec.profiles.registry.SERVED)."""
 
 from __future__ import annotations
-
-from typing import Final
-
-from gatespec.profiles.registry import SERVED
-
-# The exposure profiles the runtime serves: the registry's rows (gatespec.profiles.registry).
-SERVED_PROFILES: Final = SERVED
 
 
 class ServeError(RuntimeError):
     """Serving could not start (address in use, uvicorn missing): a user-facing message."""
 
 
-__all__ = ["SERVED_PROFILES", "ServeError"]
+__all__ = ["ServeError"]

@@ -12,7 +12,6 @@ from typing import Any
 import anyio
 import pytest
 
-from gatespec import serving
 from gatespec.config import load_config
 from gatespec.profiles import registry
 from gatespec.profiles.aggregate.runtime import AggregateRuntime
@@ -25,7 +24,6 @@ from gatespec_surface.descriptors import PROFILES as SPEC_PROFILES
 def test_the_rows_are_the_spec_profiles_in_its_order() -> None:
     assert tuple(registry.PROFILES) == PROFILE_NAMES
     assert registry.SERVED == PROFILE_NAMES
-    assert serving.SERVED_PROFILES is registry.SERVED
 
 
 def test_an_unknown_profile_is_a_typed_error() -> None:
@@ -70,9 +68,9 @@ def test_each_row_builds_its_runtime_and_server(tmp_path: Path) -> None:
             assert isinstance(server, AggregateServer)
 
 
-def test_the_registry_loads_without_the_mcp_sdk() -> None:
+def test_the_registry_and_the_cli_load_without_the_mcp_sdk() -> None:
     # The CLI checks --profile before the SDK is imported (gatespec.spawn overlaps the two).
-    code = "import sys, gatespec.serving; assert not [m for m in sys.modules if m == 'mcp' or m.startswith('mcp.')], 'mcp imported'"
+    code = "import sys, gatespec.cli; assert not [m for m in sys.modules if m == 'mcp' or m.startswith('mcp.')], 'mcp imported'"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
