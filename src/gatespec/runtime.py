@@ -1,7 +1,7 @@
-"""ProxyRuntime: the one core behind every exposure profile.
+"""ProxyRuntime: the catalog runtime behind the meta-tool profiles (gateway, transparent, search).
 
 It owns the operations (browse, hydrate, execute, view; search, schema, call and batch from
-gatespec.search) over a catalog snapshot built from the upstream pool, and implements the
+gatespec.profiles.search) over a catalog snapshot built from the upstream pool, and implements the
 generated meta-tool protocol (gatespec_surface.operations) that the server layer
 (gatespec.server) dispatches to.
 
@@ -45,7 +45,7 @@ from gatespec.metrics import Metrics
 from gatespec.profiles.aggregate.plugins import Chain, ToolCall, build_chain
 from gatespec.profiles.aggregate.routing import RoutingContext
 from gatespec.profiles.lifecycle import UpstreamLifecycle
-from gatespec.search import SearchProfile
+from gatespec.profiles.search import SearchProfile
 from gatespec.snapshot import Snapshot, build_snapshot, restricted_snapshot
 from gatespec.state import StateBackend, StateUnavailable, open_state
 from gatespec.state.effects import record_seen, stable_browse, without_artifacts
@@ -461,7 +461,7 @@ class ProxyRuntime(UpstreamLifecycle):
         return [tool.model_copy() for tool in snapshot.stripped]
 
     # ------------------------------------------------------------ meta-tools
-    # (gatespec_surface.operations.MetaToolOperations; search's run in gatespec.search)
+    # (gatespec_surface.operations.MetaToolOperations; search's run in gatespec.profiles.search)
 
     async def tool_browse(self, caller: Caller, args: ToolBrowseArgs) -> Reply:
         return await self.browse(caller.scope, args.query, args.path, identity=caller.identity)

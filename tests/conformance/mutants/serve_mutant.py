@@ -385,7 +385,7 @@ def batch_reversed() -> None:
     """batch answers its calls last first."""
     import dataclasses as dc
 
-    from gatespec import search
+    from gatespec.profiles import search
 
     real = search.SearchProfile.batch
 
@@ -401,7 +401,7 @@ def call_drops_structure() -> None:
     """call answers the upstream's text but drops its structuredContent."""
     import dataclasses as dc
 
-    from gatespec import search
+    from gatespec.profiles import search
 
     real = search.SearchProfile.call
 
@@ -417,8 +417,8 @@ def call_drops_structure() -> None:
 
 def _as_local(method: str) -> None:
     """SearchProfile.`method` runs as the local (unrestricted) identity, whoever calls."""
-    from gatespec import search
     from gatespec.core import Caller
+    from gatespec.profiles import search
 
     real = getattr(search.SearchProfile, method)
 
