@@ -31,8 +31,8 @@ from harness import BENCH, ROOT, load_average, percentile, write_result
 from mcp_types import JSONRPCNotification
 
 sys.path.insert(0, str(ROOT))
+from gatespec.replicas.event_store import SessionEvents  # noqa: E402
 from gatespec.state import StateConfig  # noqa: E402
-from gatespec.state.event_store import SessionEvents  # noqa: E402
 from gatespec.state.redis_backend import RedisState  # noqa: E402
 from tests.fixtures.replica_cluster import Cluster, sse_events  # noqa: E402
 

@@ -8,7 +8,11 @@ report    print requirement coverage: each requirement, its level, and what cove
 mutations apply the catalogue of seed-breaking spec edits (generator/mutations.py) to copies
           of spec/ and print how many generation caught
 diff, changelog, lock, version-check
-          spec evolution (generator/evolution.py): `diff OLD [NEW] [--format text|json]`
+          spec evolution (generator/evolution.py): `diff OLD [NEW] [--format text|json]`;
+          version-check also fails when a pin of the spec version (generator/pins.py) is stale
+bump VERSION
+          set spec_version and every pin of it (pyproject's gatespec-surface pins, the
+          runtime's SUPPORTED_SPEC), then generate
 
 --templates DIR: a folder of templates, each overriding the built-in template of the same name
 (generator/templates/); the others stay as built in.
@@ -23,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import evolution
+from . import evolution, pins
 from .emit import Generator, replace_tree
 from .errors import SpecError, SpecErrors
 from .ir import load_spec
@@ -143,6 +147,26 @@ def cmd_mutations(spec_dir: Path, root: Path | None = None) -> int:
     return 0 if all(o.caught for o in outcomes) else 1
 
 
+def _stale_pins(repo: Path) -> list[str]:
+    try:
+        return pins.disagreements(repo)
+    except pins.PinError as exc:
+        return [str(exc)]
+
+
+def cmd_bump(refs: list[str], spec_dir: Path, out: Path, repo: Path, templates: Path | None) -> int:
+    if len(refs) != 1:
+        print("bump takes one argument: the new spec version (MAJOR.MINOR.PATCH)", file=sys.stderr)
+        return 2
+    try:
+        changed = pins.bump(repo, refs[0])
+    except pins.PinError as exc:
+        print(f"bump: {exc}", file=sys.stderr)
+        return 2
+    print(f"spec version {refs[0]}: " + (", ".join(changed) or "every pin already stated it"))
+    return cmd_generate(spec_dir, out, repo, templates)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m generator", description=(__doc__ or "").splitlines()[0]
@@ -151,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
         "command",
         nargs="?",
         default="generate",
-        choices=["generate", "check", "report", "mutations", *evolution.COMMANDS],
+        choices=["generate", "check", "report", "mutations", "bump", *evolution.COMMANDS],
     )
     parser.add_argument(
         "refs", nargs="*", help="diff/changelog: OLD [NEW], spec folders or git refs"
@@ -177,8 +201,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.templates is not None and not args.templates.is_dir():
         print(f"--templates {args.templates}: not a folder", file=sys.stderr)
         return 2
+    repo = args.root or args.spec.resolve().parent
+    if command == "bump":
+        return cmd_bump(args.refs, args.spec, args.out, repo, args.templates)
+    if command == "version-check" and (stale := _stale_pins(repo)):
+        print("\n".join(stale), file=sys.stderr)
+        return 1
     if command in evolution.COMMANDS:
-        repo = args.root or args.spec.resolve().parent
         return evolution.run(command, args.refs, args.format, args.spec, repo)
     if args.refs:
         parser.error(f"{command} takes no positional arguments")

@@ -338,6 +338,21 @@ def _import_fresh(out: Path) -> Any:
 
 
 def replace_tree(src: Path, dest: Path) -> None:
+    """Make `dest` hold exactly `src`'s files, rewriting only those whose bytes differ: an
+    unchanged file keeps its modification time, so make targets that depend on it (the
+    install stamp) do not rerun after a spec edit that did not change it."""
+    fresh = {p.relative_to(src) for p in src.rglob("*") if p.is_file()}
     if dest.exists():
-        shutil.rmtree(dest)
-    shutil.copytree(src, dest)
+        for path in sorted(dest.rglob("*"), reverse=True):
+            rel = path.relative_to(dest)
+            if path.is_file() and rel not in fresh and "__pycache__" not in rel.parts:
+                path.unlink()
+            elif path.is_dir() and "__pycache__" not in rel.parts and not any(path.iterdir()):
+                path.rmdir()
+    for rel in sorted(fresh):
+        target = dest / rel
+        data = (src / rel).read_bytes()
+        if target.is_file() and target.read_bytes() == data:
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)

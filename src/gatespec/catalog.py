@@ -20,6 +20,7 @@ tools must stay fast); `hydrate` hands out copies.
 from __future__ import annotations
 
 import copy
+import difflib
 import functools
 import gc
 import hashlib
@@ -395,12 +396,15 @@ class Catalog:
             if item is None:
                 tool_id = self._by_wire.get(id_or_wire_name)
                 item = self._by_id.get(tool_id) if tool_id is not None else None
+            if item is None and is_tool_id(id_or_wire_name):
+                item = self._bare(id_or_wire_name)
             if item is not None:
                 return item
             if is_tool_id(id_or_wire_name) or is_wire_name(id_or_wire_name):
                 raise GatewayError(
                     ErrorCode.TOOL_NOT_FOUND,
-                    f"no tool {id_or_wire_name!r} in the catalog; browse to find tool ids",
+                    f"no tool {id_or_wire_name!r} in the catalog; "
+                    + self._suggestion(id_or_wire_name),
                     id_or_wire_name,
                 )
         shown = repr(id_or_wire_name)[:80]
@@ -410,14 +414,35 @@ class Catalog:
             id_or_wire_name if isinstance(id_or_wire_name, str) else shown,
         )
 
+    def _bare(self, tool_id: str) -> Item | None:
+        """AM-BARE-TOOL-ID: `namespace:name`, with neither version nor hash8, names the one
+        tool of that namespace and name when there is exactly one (never a guess between two)."""
+        parts = parsers.parse_tool_id(tool_id)
+        if parts.version is not None or parts.hash8 is not None:
+            return None
+        same = [i for i in self._by_ns.get(parts.namespace, ()) if i.name == parts.name]
+        return same[0] if len(same) == 1 else None
+
+    def _suggestion(self, name: str) -> str:
+        """The closest ids to a name that names no tool (a wrong hash8, an aggregate-style
+        `ns__name`, a typo), or where to look when none is close."""
+        close = difflib.get_close_matches(name, self._by_id.keys(), n=3, cutoff=0.6)
+        if close:
+            return "did you mean " + " or ".join(repr(c) for c in close) + "?"
+        return "search or browse to find one"
+
     def hydrate(self, tool_id: str) -> dict[str, Any]:
         """§4.3 HydrationResult for a canonical tool_id: the full, untruncated description and
         the real schemas (copies: callers may not change the catalog through them)."""
         item = self._by_id.get(tool_id)
+        if item is None and is_tool_id(tool_id):
+            item = self._bare(tool_id)
         if item is None:
             if is_tool_id(tool_id):
                 raise GatewayError(
-                    ErrorCode.TOOL_NOT_FOUND, f"no tool {tool_id!r} in the catalog", tool_id
+                    ErrorCode.TOOL_NOT_FOUND,
+                    f"no tool {tool_id!r} in the catalog; " + self._suggestion(tool_id),
+                    tool_id,
                 )
             raise GatewayError(
                 ErrorCode.ARGS_INVALID, f"{repr(tool_id)[:80]} is not a tool_id", str(tool_id)

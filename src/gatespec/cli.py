@@ -508,7 +508,7 @@ async def _serve_async(
     metrics_port: int | None = None,
 ) -> None:
     from gatespec.access import LOCAL
-    from gatespec.server import bind_http, print_ready, serve_http, serve_stdio
+    from gatespec.server.transports import bind_http, print_ready, serve_http, serve_stdio
 
     # Bind first: a taken port should fail before minutes of upstream start-up.
     sock = bind_http(host, port) if transport == "http" else None

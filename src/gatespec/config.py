@@ -49,7 +49,6 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import os
 import re
 from collections.abc import Mapping
@@ -59,8 +58,9 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 import yaml
 
-from gatespec import secrets
+from gatespec.config_reader import ConfigError, Reader, expand_env, kind_of, suggest
 from gatespec.secrets import Written
+from gatespec.upstream_kinds import KINDS, SPELLINGS, Transport, UpstreamKind
 from gatespec_surface import PROFILE_NAMES
 
 if TYPE_CHECKING:
@@ -89,7 +89,6 @@ __all__ = [
     "parse_config",
 ]
 
-Transport = Literal["stdio", "http", "sse", "stub"]
 ServeTransport = Literal["stdio", "http"]
 
 # The exposure profiles of spec/profiles.yaml.
@@ -112,24 +111,9 @@ IGNORED_SERVER_KEYS: Final = frozenset(
     {"disabled", "autoApprove", "alwaysAllow", "description", "name", "title"}
 )
 
-_TYPE_ALIASES: Final[Mapping[str, Transport]] = {
-    "stdio": "stdio",
-    "http": "http",
-    "streamable-http": "http",
-    "streamable_http": "http",
-    "streamablehttp": "http",
-    "sse": "sse",
-    "stub": "stub",
-}
-_KEYS_BY_TRANSPORT: Final[Mapping[str, frozenset[str]]] = {
-    "stdio": frozenset({"command", "args", "env", "cwd"}),
-    "http": frozenset({"url", "headers"}),
-    "sse": frozenset({"url", "headers"}),
-    "stub": frozenset({"catalog", "server"}),
-}
 _COMMON_SERVER_KEYS: Final = frozenset({"type", "transport", "timeout"})
 _ALL_SERVER_KEYS: Final = (
-    frozenset().union(*_KEYS_BY_TRANSPORT.values()) | _COMMON_SERVER_KEYS | IGNORED_SERVER_KEYS
+    frozenset().union(*(k.keys for k in KINDS.values())) | _COMMON_SERVER_KEYS | IGNORED_SERVER_KEYS
 )
 # The document's own keys. Another key is another client's setting (a file shared with a
 # desktop client) and is ignored with a warning, unless it is a near miss of one of these.
@@ -162,19 +146,6 @@ _PLUGIN_KEYS: Final[Mapping[str, frozenset[str]]] = {
     "tool_filter": frozenset({"type", "servers"}),
     "audit_log": frozenset({"type", "path", "arguments"}),
 }
-_VAR: Final = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
-
-
-class ConfigError(ValueError):
-    """A configuration problem; the message names the file, the key path and what is wrong."""
-
-    def __init__(self, source: Path | str | None, path: str, problem: str) -> None:
-        self.source = source
-        self.path = path
-        problem = secrets.redact(problem)  # it may quote an expanded value
-        self.problem = problem
-        where = str(source) if source is not None else "<config>"
-        super().__init__(f"{where}: {path}: {problem}" if path else f"{where}: {problem}")
 
 
 @dataclass(frozen=True, repr=False)
@@ -205,6 +176,10 @@ class ServerConfig:
         if self.written_as is not None:
             return self.written_as
         return Written(self.command, self.args, self.url)
+
+    @property
+    def kind(self) -> UpstreamKind:
+        return KINDS[self.transport]
 
     def __repr__(self) -> str:  # never the expanded values (gatespec.secrets)
         return f"ServerConfig(key={self.key!r}, transport={self.transport!r}, {self.written!r})"
@@ -316,43 +291,19 @@ def _parse_yaml(text: str, source: Path) -> Any:
         raise ConfigError(source, "", f"invalid YAML: {problem}") from e
 
 
-def expand_env(
-    value: str, environ: Mapping[str, str], *, source: Path | None = None, path: str = ""
-) -> str:
-    """Expand ``${VAR}`` and ``${VAR:-default}`` in one string; unset VAR without default: error."""
-
-    def substitute(match: re.Match[str]) -> str:
-        name, default = match.group(1), match.group(2)
-        current = environ.get(name)
-        if current:
-            secrets.remember(current, name)  # never quoted again (gatespec.secrets)
-            return current
-        if default is not None:
-            return default
-        if current is not None:  # set but empty, no default: keep the (empty) value
-            return current
-        raise ConfigError(
-            source,
-            path,
-            f"environment variable {name} is not set (use ${{{name}:-default}} for a default)",
-        )
-
-    return _VAR.sub(substitute, value)
-
-
 def parse_config(
     data: Any, source: Path | str | None = None, environ: Mapping[str, str] | None = None
 ) -> GatewayConfig:
     """Validate an already-parsed config document (a dict) and build a `GatewayConfig`."""
     src = Path(source) if source is not None else None
-    reader = _Reader(src, os.environ if environ is None else environ)
+    reader = _GatewayReader(src, os.environ if environ is None else environ)
     if not isinstance(data, dict):
-        raise ConfigError(src, "", f"expected an object at the top level, got {_kind(data)}")
+        raise ConfigError(src, "", f"expected an object at the top level, got {kind_of(data)}")
     if "mcpServers" not in data:
         raise ConfigError(src, "mcpServers", "missing (the servers to front go here)")
     raw_servers = data["mcpServers"]
     if not isinstance(raw_servers, dict):
-        raise ConfigError(src, "mcpServers", f"expected an object, got {_kind(raw_servers)}")
+        raise ConfigError(src, "mcpServers", f"expected an object, got {kind_of(raw_servers)}")
     servers: dict[str, ServerConfig] = {}
     for key, raw in raw_servers.items():
         if not isinstance(key, str) or not key:
@@ -362,7 +313,7 @@ def parse_config(
             servers[key] = server
     for key in data:
         if key not in TOP_LEVEL_KEYS:
-            hint = _suggest(str(key), TOP_LEVEL_KEYS)
+            hint = suggest(str(key), TOP_LEVEL_KEYS)
             if hint:  # a near miss of ours: a typo, never another client's setting
                 raise ConfigError(src, str(key), "unknown top-level key" + hint)
             logger.warning(
@@ -380,134 +331,59 @@ def parse_config(
     return GatewayConfig(servers=servers, options=options, source=src)
 
 
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
-
-
-class _Reader:
-    """Typed accessors that know the file and expand the environment; one per parse."""
-
-    def __init__(self, source: Path | None, environ: Mapping[str, str]) -> None:
-        self.source = source
-        self.environ = environ
-        self.base = source.parent if source is not None else Path.cwd()
-
-    def error(self, path: str, problem: str) -> ConfigError:
-        return ConfigError(self.source, path, problem)
-
-    def string(self, value: Any, path: str, *, allow_empty: bool = False) -> str:
-        if not isinstance(value, str):
-            raise self.error(path, f"expected a string, got {_kind(value)}")
-        expanded = expand_env(value, self.environ, source=self.source, path=path)
-        if not expanded and not allow_empty:
-            raise self.error(path, "must not be empty")
-        return expanded
-
-    def string_map(self, value: Any, path: str) -> dict[str, str]:
-        if not isinstance(value, dict):
-            raise self.error(path, f"expected an object of strings, got {_kind(value)}")
-        out: dict[str, str] = {}
-        for k, v in value.items():
-            if not isinstance(k, str) or not k:
-                raise self.error(f"{path}.{k!r}", "a key must be a non-empty string")
-            out[k] = self.string(v, f"{path}.{k}", allow_empty=True)
-        return out
-
-    def number(self, value: Any, path: str, *, allow_zero: bool = False) -> float:
-        """A positive finite number of seconds (or 0 with allow_zero); a string (e.g. from
-        ${VAR}) is parsed."""
-        if isinstance(value, str):
-            text = self.string(value, path)
-            try:
-                value = float(text)
-            except ValueError:
-                raise self.error(path, f"expected a number of seconds, got {text!r}") from None
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise self.error(path, f"expected a number of seconds, got {_kind(value)}")
-        if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
-            wanted = "zero or a positive" if allow_zero else "a positive"
-            raise self.error(path, f"must be {wanted} number of seconds, got {value!r}")
-        return float(value)
-
-    def boolean(self, value: Any, path: str) -> bool:
-        if isinstance(value, str):
-            text = self.string(value, path).strip().lower()
-            if text in ("true", "1", "yes"):
-                return True
-            if text in ("false", "0", "no"):
-                return False
-            raise self.error(path, f"expected true or false, got {text!r}")
-        if not isinstance(value, bool):
-            raise self.error(path, f"expected true or false, got {_kind(value)}")
-        return value
-
-    def path(self, value: Any, path: str) -> Path:
-        p = Path(self.string(value, path)).expanduser()
-        return p if p.is_absolute() else self.base / p
+class _GatewayReader(Reader):
+    """The config reader with what the mcpServers entries and the gateway block need."""
 
     def server(self, key: str, raw: Any) -> ServerConfig | None:
         at = f"mcpServers.{key}"
         if not isinstance(raw, dict):
-            raise self.error(at, f"expected an object, got {_kind(raw)}")
+            raise self.error(at, f"expected an object, got {kind_of(raw)}")
         for k in raw:
             if k not in _ALL_SERVER_KEYS:
-                raise self.error(f"{at}.{k}", "unknown key" + _suggest(k, _ALL_SERVER_KEYS))
+                raise self.error(f"{at}.{k}", "unknown key" + suggest(k, _ALL_SERVER_KEYS))
         if "disabled" in raw and self.boolean(raw["disabled"], f"{at}.disabled"):
             return None
         if "type" in raw and "transport" in raw:
             raise self.error(at, "give either type or transport, not both")
         type_key = "type" if "type" in raw else "transport"
         transport = self.transport(raw, at, type_key)
-        allowed = _KEYS_BY_TRANSPORT[transport]
+        kind = KINDS[transport]
         for k in raw:
-            if k in _COMMON_SERVER_KEYS or k in IGNORED_SERVER_KEYS or k in allowed:
+            if k in _COMMON_SERVER_KEYS or k in IGNORED_SERVER_KEYS or k in kind.keys:
                 continue
-            owner = next(t for t, keys in _KEYS_BY_TRANSPORT.items() if k in keys)
+            owner = next(t for t, other in KINDS.items() if k in other.keys)
             raise self.error(f"{at}.{k}", f"not valid for a {transport} server (only for {owner})")
-        if transport == "stdio" and "command" not in raw:
-            raise self.error(f"{at}.command", "missing (a stdio server needs a command)")
-        if transport in ("http", "sse") and "url" not in raw:
-            raise self.error(f"{at}.url", f"missing (an {transport} server needs a url)")
+        if kind.needs not in raw:
+            raise self.error(f"{at}.{kind.needs}", f"missing ({kind.missing})")
         timeout = self.number(raw["timeout"], f"{at}.timeout") if "timeout" in raw else None
-        if transport == "stdio":
-            return self.stdio_server(key, raw, at, timeout)
-        if transport == "stub":
-            if "catalog" not in raw:
-                raise self.error(
-                    f"{at}.catalog", "missing (a stub server needs a catalog JSON file)"
-                )
-            return ServerConfig(
-                key=key,
-                transport="stub",
-                catalog=self.path(raw["catalog"], f"{at}.catalog"),
-                catalog_server=self.string(raw["server"], f"{at}.server")
-                if "server" in raw
-                else None,
-                timeout=timeout,
-            )
+        read = {"command": self.stdio_server, "url": self.url_server, "catalog": self.stub_server}
+        return read[kind.needs](key, kind, raw, at, timeout)
+
+    def url_server(
+        self, key: str, kind: UpstreamKind, raw: dict[str, Any], at: str, timeout: float | None
+    ) -> ServerConfig:
         url = self.string(raw["url"], f"{at}.url")
         if not re.match(r"^https?://[^/\s]+", url):
             raise self.error(f"{at}.url", f"expected an http:// or https:// URL, got {url!r}")
         headers = self.string_map(raw["headers"], f"{at}.headers") if "headers" in raw else {}
         return ServerConfig(
             key=key,
-            transport=transport,
+            transport=kind.name,
             url=url,
             headers=headers,
             timeout=timeout,
             written_as=Written(url=raw["url"]),
+        )
+
+    def stub_server(
+        self, key: str, kind: UpstreamKind, raw: dict[str, Any], at: str, timeout: float | None
+    ) -> ServerConfig:
+        return ServerConfig(
+            key=key,
+            transport=kind.name,
+            catalog=self.path(raw["catalog"], f"{at}.catalog"),
+            catalog_server=self.string(raw["server"], f"{at}.server") if "server" in raw else None,
+            timeout=timeout,
         )
 
     def transport(self, raw: dict[str, Any], at: str, type_key: str) -> Transport:
@@ -517,11 +393,11 @@ class _Reader:
             )
         if type_key in raw:
             name = self.string(raw[type_key], f"{at}.{type_key}")
-            transport = _TYPE_ALIASES.get(name.lower())
+            transport = SPELLINGS.get(name.lower())
             if transport is None:
-                raise self.error(
-                    f"{at}.{type_key}", f"unknown type {name!r} (expected stdio, http, sse or stub)"
-                )
+                *names, last = KINDS
+                expected = f"{', '.join(names)} or {last}"
+                raise self.error(f"{at}.{type_key}", f"unknown type {name!r} (expected {expected})")
             return transport
         if "command" in raw:
             return "stdio"
@@ -534,12 +410,12 @@ class _Reader:
         raise self.error(at, "missing command (stdio) or url (http/sse)")
 
     def stdio_server(
-        self, key: str, raw: dict[str, Any], at: str, timeout: float | None
+        self, key: str, kind: UpstreamKind, raw: dict[str, Any], at: str, timeout: float | None
     ) -> ServerConfig:
         command = self.string(raw["command"], f"{at}.command")
         args_raw = raw.get("args", [])
         if not isinstance(args_raw, list):
-            raise self.error(f"{at}.args", f"expected an array of strings, got {_kind(args_raw)}")
+            raise self.error(f"{at}.args", f"expected an array of strings, got {kind_of(args_raw)}")
         args = tuple(
             self.string(a, f"{at}.args[{i}]", allow_empty=True) for i, a in enumerate(args_raw)
         )
@@ -547,7 +423,7 @@ class _Reader:
         cwd = self.path(raw["cwd"], f"{at}.cwd") if "cwd" in raw else None
         return ServerConfig(
             key=key,
-            transport="stdio",
+            transport=kind.name,
             command=command,
             args=args,
             env=env,
@@ -559,10 +435,10 @@ class _Reader:
     def options(self, raw: Any) -> GatewayOptions:
         at = "gateway"
         if not isinstance(raw, dict):
-            raise self.error(at, f"expected an object, got {_kind(raw)}")
+            raise self.error(at, f"expected an object, got {kind_of(raw)}")
         for k in raw:
             if k not in _GATEWAY_KEYS:
-                raise self.error(f"{at}.{k}", "unknown key" + _suggest(k, _GATEWAY_KEYS))
+                raise self.error(f"{at}.{k}", "unknown key" + suggest(k, _GATEWAY_KEYS))
         defaults = GatewayOptions()
         if "mode" in raw and "profile" in raw:
             raise self.error(f"{at}.mode", "give profile or its old name mode, not both")
@@ -598,12 +474,13 @@ class _Reader:
         )
         access = None
         if "access" in raw:
-            from gatespec.access.config import parse_access  # it imports this module
+            # imported only for a config with the block: it brings jwt and jsonschema
+            from gatespec.access.config import parse_access
 
             access = parse_access(raw["access"], self.source, self.environ)
         state = None
         if "state" in raw:
-            from gatespec.state.config import parse_state  # it imports this module
+            from gatespec.state.config import parse_state  # likewise: gatespec.state
 
             state = parse_state(raw["state"], self)
         return GatewayOptions(
@@ -643,28 +520,14 @@ class _Reader:
             else defaults.idle_timeout,
         )
 
-    def count(self, value: Any, path: str) -> int:
-        """A whole number of at least 1 (a string from ${VAR} is parsed)."""
-        if isinstance(value, str):
-            text = self.string(value, path).strip()
-            value = int(text) if text.isdigit() else text
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise self.error(path, f"expected a whole number of at least 1, got {value!r}")
-        return value
-
-    def globs(self, value: Any, path: str) -> tuple[str, ...]:
-        if not isinstance(value, list):
-            raise self.error(path, f"expected an array of glob patterns, got {_kind(value)}")
-        return tuple(self.string(v, f"{path}[{i}]") for i, v in enumerate(value))
-
     def plugins(self, raw: Any, at: str) -> tuple[PluginConfig, ...]:
         if not isinstance(raw, list):
-            raise self.error(at, f"expected an array of plugins, got {_kind(raw)}")
+            raise self.error(at, f"expected an array of plugins, got {kind_of(raw)}")
         out: list[PluginConfig] = []
         for i, entry in enumerate(raw):
             where = f"{at}[{i}]"
             if not isinstance(entry, dict):
-                raise self.error(where, f"expected an object, got {_kind(entry)}")
+                raise self.error(where, f"expected an object, got {kind_of(entry)}")
             kind = self.string(entry.get("type", ""), f"{where}.type") if "type" in entry else ""
             if kind not in PLUGIN_TYPES:
                 raise self.error(
@@ -713,26 +576,3 @@ class _Reader:
                 f"gateway.{key}", f"expected one of {', '.join(allowed)}, got {value!r}"
             )
         return value
-
-    def port(self, value: Any, path: str) -> int:
-        if isinstance(value, str):
-            text = self.string(value, path).strip()
-            if not text.isdigit():
-                raise self.error(path, f"expected a port number 1-65535, got {text!r}")
-            value = int(text)
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise self.error(path, f"expected a port number 1-65535, got {_kind(value)}")
-        if not 1 <= value <= 65535:
-            raise self.error(path, f"expected a port number 1-65535, got {value}")
-        return value
-
-
-def _suggest(key: str, known: frozenset[str]) -> str:
-    """A 'did you mean' hint for a near-miss key (case-insensitive or one edit away)."""
-    import difflib
-
-    lowered = {k.lower(): k for k in known}
-    if key.lower() in lowered:
-        return f" (did you mean {lowered[key.lower()]!r}?)"
-    close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.75)
-    return f" (did you mean {close[0]!r}?)" if close else ""

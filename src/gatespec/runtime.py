@@ -313,7 +313,9 @@ class ProxyRuntime(UpstreamLifecycle):
         except GatewayError as exc:
             if exc.code is not ErrorCode.TOOL_NOT_FOUND:
                 raise  # not a tool id or wire name at all: said the same to everyone
-            return self.access(None, tool_id, identity)
+            if self.policy.restricted(identity):
+                raise forbidden(tool_id) from None
+            raise  # with the catalog's closest ids (AM-BARE-TOOL-ID)
 
     def visible_ids(self, identity: Identity) -> frozenset[str]:
         snapshot = self._restricted(self._snapshot(), identity)

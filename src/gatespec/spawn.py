@@ -180,7 +180,7 @@ def spawn_early(servers: Iterable[ServerConfig], limit: int) -> dict[str, EarlyP
     started: dict[str, EarlyProcess] = {}
     if sys.platform == "win32":  # the SDK makes Job Objects there; keep to its own path
         return started
-    for config in [c for c in servers if c.transport == "stdio" and c.command][:limit]:
+    for config in [c for c in servers if c.kind.local_process and c.command][:limit]:
         try:
             early = start(config)
         except (OSError, ValueError):

@@ -17,10 +17,11 @@ from pathlib import Path
 import httpx2
 import pytest
 from mcp import Client
+from mcp.server.sse import SseServerTransport
 from mcp.server.streamable_http import StreamableHTTPServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
-from gatespec.server import session_table
+from gatespec.server import _sdk
 from tests.faults.support import GATESPEC, upstream
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
@@ -106,12 +107,16 @@ async def test_a_flood_displaces_itself_and_a_session_in_use_survives(gateway: s
         assert not (await client.call_tool("tool_browse", {"query": "echo"})).is_error
 
 
-def test_the_sdk_private_names_session_table_uses_are_there() -> None:
-    """server.session_table reads the SDK's private session state: fail loudly if it moves."""
+def test_the_sdk_private_names_the_server_seam_uses_are_there() -> None:
+    """server._sdk reads the SDK's private session state: fail loudly if it moves."""
     manager = StreamableHTTPSessionManager(app=None)  # type: ignore[arg-type]
-    assert session_table.open_sessions(manager) == {}
+    assert _sdk.open_sessions(manager) == {}
     assert manager._session_owners == {}
     assert manager._task_group is None and manager._lifespan_state is None
     assert callable(manager._discard_session) and callable(manager._admit_session)
     transport = StreamableHTTPServerTransport(mcp_session_id="x")
     assert transport._event_store is None
+    assert transport._request_streams == {}
+    assert callable(StreamableHTTPServerTransport._handle_post_request)
+    assert not _sdk.in_flight(manager, "x", 1)
+    assert _sdk.sse_streams(SseServerTransport("/messages")) == 0

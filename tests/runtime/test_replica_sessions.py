@@ -7,7 +7,7 @@ replica it was posted to. Readiness waits for every upstream to settle.
 
 Expected answers: the upstream's own output (tests/fixtures/replica_upstream.big_text), seed
 000 §5 for cache-stable order, AM-SHARED-SESSIONS for the session rules (the same session id
-everywhere, 404 for a session that is not the caller's, 202 for a relayed legacy POST), the
+everywhere, 404 for a session that is not the caller's, 202 for a forwarded legacy POST), the
 SDK's Streamable HTTP resumption contract (events after Last-Event-ID), the conformance
 fixture's documented replies for sampling / elicitation and its logged cancellation
 (AM-UPSTREAM-RELAY, as in tests/runtime/test_relay.py), and server.health for /readyz."""

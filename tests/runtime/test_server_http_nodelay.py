@@ -18,7 +18,8 @@ import anyio
 import pytest
 from mcp import Client
 
-from gatespec.server import bind_http, build_server, serve_http
+from gatespec.server import build_server
+from gatespec.server.transports import bind_http, serve_http
 
 pytestmark = [
     pytest.mark.anyio,

@@ -15,16 +15,16 @@ import pytest
 from mcp.server.streamable_http import EventMessage
 from mcp_types import JSONRPCNotification
 
-from gatespec.state import StateConfig
-from gatespec.state.event_store import MAX_EVENTS, SessionEvents
-from gatespec.state.redis_backend import RedisState
-from gatespec.state.session_registry import (
+from gatespec.replicas.event_store import MAX_EVENTS, SessionEvents
+from gatespec.replicas.registry import (
     SessionChannels,
     SessionRecord,
     SessionRegistry,
     open_registry,
     owner_key,
 )
+from gatespec.state import StateConfig
+from gatespec.state.redis_backend import RedisState
 from tests.fixtures.valkey_server import Valkey, free_port
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
@@ -82,27 +82,27 @@ async def test_a_legacy_post_reaches_the_replica_holding_the_stream_and_no_other
     holder = SessionChannels(a)
     received: list[tuple[str, bytes]] = []
 
-    async def on_relayed(session: str, data: bytes) -> None:
+    async def on_forwarded(session: str, data: bytes) -> None:
         received.append((session, data))
 
-    holder.on_relayed["sse"] = on_relayed
+    holder.on_forwarded["sse"] = on_forwarded
     sid = "0123456789abcdef0123456789abcdef"
     # not registered: answered as a session that does not exist
-    assert await b.relay("sse", sid, ALICE, b"m0") == -1
+    assert await b.forward("sse", sid, ALICE, b"m0") == -1
     await a.record(sid, SessionRecord("sse", ALICE))
     # registered, but no replica holds its stream: 0 receivers (the SDK's 404)
-    assert await b.relay("sse", sid, ALICE, b"m1") == 0
+    assert await b.forward("sse", sid, ALICE, b"m1") == 0
     async with anyio.create_task_group() as tg:
         tg.start_soon(holder.run)
         with anyio.fail_after(5):
             await holder.hold("sse", sid)
-        assert await b.relay("sse", sid, ALICE, b"m2") == 1
-        assert await b.relay("sse", sid, BOB, b"m3") == -1  # another credential
+        assert await b.forward("sse", sid, ALICE, b"m2") == 1
+        assert await b.forward("sse", sid, BOB, b"m3") == -1  # another credential
         with anyio.fail_after(5):
             while not received:
                 await anyio.sleep(0.01)
         await holder.release("sse", sid)
-        assert await b.relay("sse", sid, ALICE, b"m4") == 0
+        assert await b.forward("sse", sid, ALICE, b"m4") == 0
         tg.cancel_scope.cancel()
     assert received == [(sid, b"m2")]
 

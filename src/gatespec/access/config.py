@@ -45,7 +45,7 @@ from gatespec.access.tokens import (
     StaticTokens,
     token_digest,
 )
-from gatespec.config import _Reader  # the one reader of config values
+from gatespec.config_reader import Reader
 from gatespec.secrets import MIN_SECRET_CHARS
 from gatespec_surface.schemas import MODEL_SCHEMAS
 
@@ -105,7 +105,7 @@ class AccessConfig:
         return GatewayTokenVerifier(self.static, self.jwt)
 
 
-class _Parser(_Reader):
+class _Parser(Reader):
     """The config reader (file, key paths, ${VAR} expansion) with what access needs."""
 
     def mapping(self, value: Any, path: str, keys: frozenset[str] | None = None) -> dict[str, Any]:

@@ -3,8 +3,12 @@
 server = build_server(runtime)          # a catalog profile's surface (gateway, transparent,
                                         # search); gatespec.profiles.registry.build_server
                                         # picks any profile's by its registry row
-await serve_stdio(server)               # or
+await serve_stdio(server)               # or, both from gatespec.server.transports,
 await serve_http(server, "127.0.0.1", 8765, on_ready=print_ready)
+
+The transports are not re-exported here: they wire in the replicas wing (gatespec.replicas),
+which uses this package's seam and helpers, and importing them here would make the two import
+each other.
 """
 
 from gatespec.core import CatalogListing, GatewayRuntime, Reply
@@ -16,32 +20,16 @@ from gatespec.server.surface import (
     build_server,
     error_result,
 )
-from gatespec.server.transports import (
-    ServeError,
-    bind_http,
-    build_http_app,
-    loopback_security,
-    print_ready,
-    serve_http,
-    serve_stdio,
-)
 
 __all__ = [
     "SESSIONLESS_KEY",
-    "ServeError",
     "CatalogListing",
     "GatewayRuntime",
     "GatewayServer",
     "ListChangedNotifier",
     "MetaToolSurface",
     "Reply",
-    "bind_http",
-    "build_http_app",
     "build_server",
     "error_result",
-    "loopback_security",
-    "print_ready",
-    "serve_http",
-    "serve_stdio",
     "session_key",
 ]

@@ -21,7 +21,8 @@ SDK makes once per session: a ContextVar carries the choice for the one POST bei
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from typing import Any, Final
 
@@ -29,10 +30,9 @@ from mcp.server.streamable_http import StreamableHTTPServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp_types import InitializeRequestParams
 from starlette.requests import Request
-from starlette.types import Receive, Scope, Send
 
 from gatespec.core import CLIENT_CAPABILITIES
-from gatespec.server.session_table import on_admit
+from gatespec.server._sdk import PostHookTransport, on_admit, recast
 
 __all__ = ["MayRelay", "answer_per_request"]
 
@@ -44,14 +44,14 @@ _ASKABLE: Final = frozenset(CLIENT_CAPABILITIES.values())
 _JSON_ANSWER: ContextVar[bool] = ContextVar("gatespec_json_answer", default=False)
 
 
-class ChoosingTransport(StreamableHTTPServerTransport):
+class ChoosingTransport(PostHookTransport):
     """A handshake-era session's transport that chooses each answer's form (module
     docstring). Made from the SDK's own transport by `answer_per_request`."""
 
     may_relay: MayRelay
     declared: frozenset[str]  # what the session's client declared of _ASKABLE
     # ids of requests being answered with one JSON body, kept only for a session whose events
-    # are stored for resumption (server.shared_sessions): None otherwise
+    # are stored for resumption (replicas.http_sessions): None otherwise
     json_answered: set[str] | None
 
     @property
@@ -65,9 +65,8 @@ class ChoosingTransport(StreamableHTTPServerTransport):
     def is_json_response_enabled(self, value: bool) -> None:
         """The SDK's constructor sets it once per session; chosen per request instead."""
 
-    async def _handle_post_request(
-        self, scope: Scope, request: Request, receive: Receive, send: Send
-    ) -> None:
+    @asynccontextmanager
+    async def handling_post(self, request: Request) -> AsyncIterator[None]:
         # The SDK reads the body again; Starlette keeps it on the request.
         try:
             message = json.loads(await request.body())
@@ -84,7 +83,7 @@ class ChoosingTransport(StreamableHTTPServerTransport):
             self.json_answered.add(str(message["id"]))
         token = _JSON_ANSWER.set(as_json)
         try:
-            await super()._handle_post_request(scope, request, receive, send)
+            yield
         finally:
             _JSON_ANSWER.reset(token)
 
@@ -122,8 +121,7 @@ def answer_per_request(manager: StreamableHTTPSessionManager, may_relay: MayRela
         transport: StreamableHTTPServerTransport, client_params: InitializeRequestParams | None
     ) -> None:
         # The SDK builds (and registers) the transport; this only changes how it answers.
-        transport.__class__ = ChoosingTransport
-        assert isinstance(transport, ChoosingTransport)
+        transport = recast(transport, ChoosingTransport)
         transport.may_relay = may_relay
         transport.declared = frozenset()
         transport.json_answered = None

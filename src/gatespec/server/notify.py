@@ -37,7 +37,7 @@ from mcp_types import SubscriptionsListenRequestParams, SubscriptionsListenResul
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from gatespec.access import LOCAL, Identity
-from gatespec.server.sessions import connection_of
+from gatespec.server._sdk import connection_of
 
 logger = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ stream.
 - sampling / elicitation / roots: sent to the client when it declared the capability and its
   connection can carry a request back; otherwise refused with the reason. Each is sent under an
   id that names this process (`ask_id`), so that when the client's answer reaches another
-  replica that replica knows it is not its own and passes it on (server.shared_sessions); ids
+  replica that replica knows it is not its own and passes it on (replicas.http_sessions); ids
   the dispatcher minted would also collide between replicas serving one session.
 """
 
@@ -32,7 +32,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, ConfigDict
 
 from gatespec.core import CLIENT_CAPABILITIES, RelayError
-from gatespec.server.session_table import send_request_as
+from gatespec.server._sdk import send_request_as
 
 __all__ = ["ASK_ID_PREFIX", "LOG_LEVELS", "LogLevels", "RequestRelay", "asked_here"]
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from gatespec.server.relayed_posts import read_body, replaying
+from gatespec.server.bodies import read_body, replaying
 from gatespec.server.stdio import BAD_ID_MESSAGE, INVALID_REQUEST, PARSE_ERROR, TOO_DEEP_MESSAGE
 
 __all__ = ["RequestShape", "shape_error"]

@@ -31,7 +31,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gatespec.access.tokens import IdentityToken
 from gatespec.config import SessionBounds
-from gatespec.server.session_table import close_session, open_sessions
+from gatespec.server._sdk import close_session, open_sessions
 
 logger = logging.getLogger(__name__)
 

@@ -25,27 +25,15 @@ from typing import Any, Final
 from uuid import UUID
 
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
-from mcp.server.connection import Connection
 from mcp.server.context import ServerRequestContext
 from starlette.requests import Request
 
 from gatespec.access import Identity
 from gatespec.access.tokens import IdentityToken
+from gatespec.server._sdk import connection_of
 
 SESSIONLESS_KEY: Final = "http:sessionless"
 MCP_SESSION_ID_HEADER: Final = "mcp-session-id"
-
-
-def connection_of(ctx: ServerRequestContext[Any, Any]) -> Connection | None:
-    """The SDK Connection behind a request, if the SDK still keeps it where we look.
-
-    mcp 2.3.0 hands low-level handlers a ServerRequestContext whose ServerSession wraps the
-    Connection without a public accessor (`Context.connection` exists, but the runner never
-    builds a `Context`). Reading the private attribute is confined to this function; the tests
-    fail loudly if an SDK upgrade moves it.
-    """
-    connection = getattr(ctx.session, "_connection", None)
-    return connection if isinstance(connection, Connection) else None
 
 
 def session_key(ctx: ServerRequestContext[Any, Any], fallback: str) -> str:

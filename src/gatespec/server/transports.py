@@ -23,7 +23,7 @@ wrapped here the same way. Sessions are bound to the identity that opened them b
 request for another identity's session is answered as for a session that does not exist.
 
 With a shared state backend (redis), handshake-era sessions are served by every replica
-(AM-SHARED-SESSIONS): server.shared_sessions for /mcp, server.sse_relay for /sse + /messages.
+(AM-SHARED-SESSIONS): replicas.http_sessions for /mcp, replicas.sse_forward for /sse + /messages.
 """
 
 from __future__ import annotations
@@ -55,17 +55,18 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gatespec.config import SessionBounds
 from gatespec.metrics import CONTENT_TYPE
+from gatespec.replicas.http_sessions import SharedSessions, run_channels
+from gatespec.replicas.registry import SessionChannels, SessionRegistry, open_registry
+from gatespec.replicas.sse_forward import SseForward, endpoint_session
+from gatespec.server._sdk import on_discard, sse_streams
+from gatespec.server._sdk import open_sessions as sdk_sessions
 from gatespec.server.answers import answer_per_request
 from gatespec.server.health import Health, health_routes
 from gatespec.server.request_shape import RequestShape
 from gatespec.server.session_limits import SessionLimits
-from gatespec.server.session_table import on_discard
-from gatespec.server.shared_sessions import SharedSessions, run_channels
-from gatespec.server.sse_relay import SseRelay, endpoint_session
 from gatespec.server.stdio import pipe_stdio
 from gatespec.server.surface import GatewayServer
 from gatespec.serving import ServeError
-from gatespec.state.session_registry import SessionChannels, SessionRegistry, open_registry
 
 if TYPE_CHECKING:
     from gatespec.access.config import AccessConfig
@@ -149,16 +150,16 @@ class _SseConnect:
     """GET /sse: one legacy SSE connection, served until the client goes away."""
 
     def __init__(
-        self, server: GatewayServer, transport: SseServerTransport, relay: SseRelay | None
+        self, server: GatewayServer, transport: SseServerTransport, forward: SseForward | None
     ) -> None:
         self.server = server
         self.transport = transport
-        self.relay = relay  # replicas: POSTs for this stream may arrive at another one
+        self.forward = forward  # replicas: POSTs for this stream may arrive at another one
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         held: list[str] = []
-        if self.relay is not None:
-            send = self.relay.watch_connect(scope, send, held)
+        if self.forward is not None:
+            send = self.forward.watch_connect(scope, send, held)
         named: list[str] = []  # the session this stream serves, once the endpoint names it
         send = _naming(send, named)
         try:
@@ -168,8 +169,8 @@ class _SseConnect:
             # connect_sse raises this after it has already answered a rejected request (403).
             logger.debug("SSE connection refused: %s", exc)
         finally:
-            if self.relay is not None and held:
-                await self.relay.close(held[0])
+            if self.forward is not None and held:
+                await self.forward.close(held[0])
             if named:  # the session ends with its stream (server.sessions names it so)
                 with anyio.CancelScope(shield=True), anyio.move_on_after(SHUTDOWN_GRACE):
                     await self.server.session_ended(f"sse:{named[0]}")
@@ -189,9 +190,9 @@ def _naming(send: Send, named: list[str]) -> Send:
 class _SseMessages:
     """POST /messages: a client message for an open SSE connection."""
 
-    def __init__(self, transport: SseServerTransport, relay: SseRelay | None) -> None:
+    def __init__(self, transport: SseServerTransport, forward: SseForward | None) -> None:
         self.transport = transport
-        self.relay = relay
+        self.forward = forward
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         query = parse_qsl(scope.get("query_string", b"").decode("latin-1"))
@@ -199,10 +200,10 @@ class _SseMessages:
         if "session_id" not in keys and "sessionId" in keys:
             query.append(("session_id", next(v for k, v in query if k == "sessionId")))
             scope = {**scope, "query_string": urlencode(query).encode("latin-1")}
-        if self.relay is None:
+        if self.forward is None:
             await self.transport.handle_post_message(scope, receive, send)
         else:
-            await self.relay.post(scope, receive, send, self.transport.handle_post_message)
+            await self.forward.post(scope, receive, send, self.transport.handle_post_message)
 
 
 def build_http_app(
@@ -233,11 +234,11 @@ def build_http_app(
     # Replicas sharing a store share handshake-era sessions too (AM-SHARED-SESSIONS).
     registry = open_registry(getattr(server.served, "state", None))
     channels = SessionChannels(registry) if registry is not None else None
-    relay = None
+    forward = None
     if registry is not None and channels is not None:
-        relay = SseRelay(registry, channels, MESSAGES_PATH)
-    connect = _guarded(_SseConnect(server, sse, relay), auth)
-    messages = _guarded(RequestShape(_SseMessages(sse, relay)), auth)
+        forward = SseForward(registry, channels, MESSAGES_PATH)
+    connect = _guarded(_SseConnect(server, sse, forward), auth)
+    messages = _guarded(RequestShape(_SseMessages(sse, forward)), auth)
     routes = [
         Route(SSE_PATH, endpoint=connect, methods=["GET"]),
         Route(MESSAGES_PATH, endpoint=messages, methods=["POST"]),
@@ -268,9 +269,9 @@ def build_http_app(
 
     on_discard(server.session_manager, discarded)
     shared = None
-    if registry is not None and channels is not None and relay is not None:
+    if registry is not None and channels is not None and forward is not None:
         shared = (registry, channels)
-        relay.app = app
+        forward.app = app
         run_channels(app, channels)
     _bound_sessions(app, server, sessions, requires_identity=auth is not None, shared=shared)
     if server.metrics is not None:
@@ -281,9 +282,7 @@ def build_http_app(
 def open_sessions(server: GatewayServer, sse: SseServerTransport) -> int:
     """The client sessions this replica holds: Streamable HTTP (handshake era) and SSE
     (2026-07-28 requests hold none)."""
-    held = getattr(server.session_manager, "_server_instances", {})
-    streams = getattr(sse, "_read_stream_writers", {})
-    return len(held) + len(streams)
+    return len(sdk_sessions(server.session_manager)) + sse_streams(sse)
 
 
 def metrics_routes(server: GatewayServer) -> list[Route]:
@@ -317,7 +316,7 @@ def _bound_sessions(
             inner = route.app
             if shared is not None:
                 inner = SharedSessions(inner, manager, *shared, MCP_PATH)
-                inner.answers.app = app  # relayed POSTs are served by the whole app
+                inner.answers.app = app  # forwarded POSTs are served by the whole app
             limited = SessionLimits(inner, manager, bounds, requires_identity=requires_identity)
             route.app = RequestShape(limited)
             return

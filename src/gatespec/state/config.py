@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal
 from urllib.parse import urlsplit, urlunsplit
 
-from gatespec.config import _Reader, _suggest  # the one reader of config values
+from gatespec.config_reader import Reader, suggest
 
 __all__ = ["StateConfig", "parse_state"]
 
@@ -57,13 +57,13 @@ class StateConfig:
         return urlunsplit(parts._replace(netloc=netloc))
 
 
-def parse_state(raw: Any, reader: _Reader) -> StateConfig:
+def parse_state(raw: Any, reader: Reader) -> StateConfig:
     at = "gateway.state"
     if not isinstance(raw, dict):
         raise reader.error(at, f"expected an object, got {type(raw).__name__}")
     for key in raw:
         if key not in _KEYS:
-            raise reader.error(f"{at}.{key}", "unknown key" + _suggest(str(key), _KEYS))
+            raise reader.error(f"{at}.{key}", "unknown key" + suggest(str(key), _KEYS))
     defaults = StateConfig()
     backend = reader.string(raw["backend"], f"{at}.backend") if "backend" in raw else "memory"
     if backend not in BACKENDS:

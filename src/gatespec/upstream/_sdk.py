@@ -7,22 +7,47 @@ validation, so there is no public raw path. The SDK's own `subscriptions.listen`
 requests the way done here: let the session stamp the request for the negotiated protocol era
 (handshake-era `MCP-Protocol-Version` header, or the 2026-07-28 `_meta` envelope and
 `Mcp-Method`/`Mcp-Name`/`Mcp-Param-*` headers), then hand it to the session's dispatcher, which
-returns the result dict untouched. Keep every private access in this module.
+returns the result dict untouched.
+
+Every private SDK name the upstream side uses is used here and nowhere else (the server side's
+seam is gatespec.server._sdk; tests/runtime/test_sdk_seam.py and ruff's banned-api rule keep it
+so): the raw requests above, the SDK's input_required driver, its transport streams type and
+the legacy SSE client's event size limit.
 """
 
 from __future__ import annotations
 
+import inspect
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import mcp_types as types
 from mcp.client._input_required import run_input_required_driver
+from mcp.client._transport import TransportStreams
 from mcp.client.session import ClientRequestContext, ClientSession
+from mcp.shared import _httpx_utils
 from mcp.shared.dispatcher import CallOptions, ProgressFnT
 from pydantic import ValidationError
 
+__all__ = [
+    "TransportStreams",
+    "absorb_tools",
+    "raw_request",
+    "resolve_input_required",
+    "sse_event_limit",
+]
+
 logger = logging.getLogger(__name__)
+
+
+def sse_event_limit() -> int | None:
+    """The legacy SSE client's limit on one event's size. The SDK's sse_client opens its
+    stream through a private helper with its default limit and offers no way to change it:
+    the default is read rather than restated."""
+    parameter = inspect.signature(_httpx_utils.sse_within_origin).parameters.get("max_event_size")
+    default = parameter.default if parameter is not None else None
+    return default if isinstance(default, int) else None
 
 
 async def raw_request(

@@ -12,7 +12,6 @@ name ends the stream, as on stdio: the upstream is reconnected rather than a gue
 
 from __future__ import annotations
 
-import inspect
 import json
 import logging
 from collections.abc import AsyncIterator, Callable
@@ -23,9 +22,9 @@ from typing import Any, Final
 import httpx2
 import mcp_types as types
 from mcp.client.sse import sse_client
-from mcp.shared import _httpx_utils
 from mcp.shared.message import SessionMessage
 
+from gatespec.upstream._sdk import sse_event_limit
 from gatespec.upstream.oversized import EDGE, Oversized
 from gatespec_surface.budgets import MAX_UPSTREAM_RESULT_BYTES
 
@@ -34,15 +33,7 @@ __all__ = ["EVENT_LIMIT", "CappedSse", "capped_sse_client", "split_events"]
 log = logging.getLogger(__name__)
 
 
-def _sdk_event_limit() -> int | None:
-    # The SDK's sse_client opens its stream through this helper with its default event size
-    # limit and offers no way to change it: read the default rather than restate it.
-    parameter = inspect.signature(_httpx_utils.sse_within_origin).parameters.get("max_event_size")
-    default = parameter.default if parameter is not None else None
-    return default if isinstance(default, int) else None
-
-
-_SDK_LIMIT: Final = _sdk_event_limit()
+_SDK_LIMIT: Final = sse_event_limit()
 # Bytes of one event, line ends and field names included (the SDK counts less: never more).
 EVENT_LIMIT: Final = min(MAX_UPSTREAM_RESULT_BYTES, _SDK_LIMIT or MAX_UPSTREAM_RESULT_BYTES)
 _WHAT: Final = (

@@ -108,7 +108,7 @@ class McpUpstream(Upstream):
         on_tools_changed: ToolsChangedCallback | None = None,
         mode: str = "auto",
     ) -> None:
-        if config.transport not in ("stdio", "http", "sse"):
+        if not config.kind.mcp:
             raise ValueError(f"McpUpstream cannot serve a {config.transport} server")
         super().__init__(
             config,
@@ -251,17 +251,17 @@ class McpUpstream(Upstream):
         # The first connection adopts a process started before the SDK was imported, if any;
         # later ones start theirs the same way (gatespec.spawn), the SDK only off asyncio.
         early = None
-        if self.config.transport == "stdio" and _on_asyncio():
+        if self.config.kind.local_process and _on_asyncio():
             early = spawn.take(self.config) or spawn.start(self.config)
             conn.process = early.process
         if early is not None:
             conn.stderr = early.stderr
         else:
-            conn.stderr = StderrTail() if self.config.transport == "stdio" else None
+            conn.stderr = StderrTail() if self.config.kind.local_process else None
 
         def on_eof() -> None:
             if conn.ready.is_set() and not conn.stopped.is_set():
-                what = "process exited" if self.config.transport == "stdio" else "stream ended"
+                what = "process exited" if self.config.kind.local_process else "stream ended"
                 conn.fail(self._error("unavailable", f"server connection lost ({what})", conn))
 
         async def on_message(message: IncomingMessage) -> None:
@@ -533,7 +533,7 @@ class McpUpstream(Upstream):
             return start, f"{shown.url}: {_describe(leaf)}"
         if isinstance(leaf, MCPError):
             if leaf.code == types.CONNECTION_CLOSED:
-                what = "server exited" if cfg.transport == "stdio" else "connection closed"
+                what = "server exited" if cfg.kind.local_process else "connection closed"
                 phase = "during the MCP handshake" if handshake else ""
                 return start, f"{what} {phase}".strip() + f" ({target})"
             if leaf.code == types.REQUEST_TIMEOUT:

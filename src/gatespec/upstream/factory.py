@@ -16,7 +16,7 @@ def create_upstream(
     on_tools_changed: ToolsChangedCallback | None = None,
 ) -> Upstream:
     """A `StubUpstream` for stub configs, an `McpUpstream` (stdio/http/sse) otherwise."""
-    if config.transport == "stub":
+    if not config.kind.mcp:
         return StubUpstream(
             config,
             connect_timeout=connect_timeout,

@@ -91,7 +91,7 @@ class StubUpstream(Upstream):
         call_timeout: float | None = None,
         on_tools_changed: ToolsChangedCallback | None = None,
     ) -> None:
-        if config.transport != "stub":
+        if config.kind.mcp:
             raise ValueError(f"StubUpstream cannot serve a {config.transport} server")
         super().__init__(
             config,

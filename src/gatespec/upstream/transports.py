@@ -22,15 +22,14 @@ import asyncio
 import logging
 import os
 import signal
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager, suppress
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Final, Self
 
 import anyio
 import httpx2
 import mcp_types as types
-from mcp.client._transport import TransportStreams
 from mcp.client.stdio import (
     FORCE_KILL_TIMEOUT,
     PROCESS_TERMINATION_TIMEOUT,
@@ -42,6 +41,7 @@ from mcp.shared.message import SessionMessage
 
 from gatespec.config import ServerConfig
 from gatespec.spawn import EarlyProcess, StderrTail
+from gatespec.upstream._sdk import TransportStreams
 from gatespec.upstream.capped_http import CappedHttp
 from gatespec.upstream.capped_sse import capped_sse_client
 from gatespec.upstream.oversized import EDGE, Oversized
@@ -50,6 +50,7 @@ from gatespec_surface.budgets import MAX_UPSTREAM_RESULT_BYTES
 log = logging.getLogger(__name__)
 
 __all__ = [
+    "OPENERS",
     "EofWatch",
     "StderrTail",
     "adopted_stdio",
@@ -263,6 +264,64 @@ async def adopted_stdio(early: EarlyProcess) -> AsyncIterator[TransportStreams]:
             tg.cancel_scope.cancel()
 
 
+Opener = Callable[
+    [ServerConfig, Callable[[], None], StderrTail | None],
+    AbstractAsyncContextManager[TransportStreams],
+]
+
+
+@asynccontextmanager
+async def _stdio(
+    config: ServerConfig, on_eof: Callable[[], None], stderr: StderrTail | None
+) -> AsyncIterator[TransportStreams]:
+    errlog = stderr.file if stderr is not None else None
+    if errlog is None:
+        ctx = stdio_client(stdio_parameters(config))
+    else:
+        ctx = stdio_client(stdio_parameters(config), errlog=errlog)
+    async with ctx as (read, write):
+        yield EofWatch(read, on_eof), write
+
+
+@asynccontextmanager
+async def _http(
+    config: ServerConfig, on_eof: Callable[[], None], stderr: StderrTail | None
+) -> AsyncIterator[TransportStreams]:
+    assert config.url is not None
+    # The transport only manages an http client it created itself; ours carries the headers.
+    # Same timeouts as the SDK's default client: 30 s, but 300 s between stream events.
+    # The transport stops reading an answer at the size cap (capped_http); SSE-framed
+    # answers get the same cap instead of the SDK's 1 MiB default per event.
+    timeout = httpx2.Timeout(30.0, read=300.0)
+    capped = CappedHttp()
+    async with httpx2.AsyncClient(
+        headers=dict(config.headers), timeout=timeout, transport=capped
+    ) as http:
+        async with streamable_http_client(
+            config.url, http_client=http, max_sse_event_size=MAX_UPSTREAM_RESULT_BYTES
+        ) as (read, write):
+            yield EofWatch(read, on_eof, capped.rewrite), write
+
+
+@asynccontextmanager
+async def _sse(
+    config: ServerConfig, on_eof: Callable[[], None], stderr: StderrTail | None
+) -> AsyncIterator[TransportStreams]:
+    assert config.url is not None
+    # Its events are capped the same way, one at a time (capped_sse).
+    async with capped_sse_client(config.url, dict(config.headers) or None) as (
+        read,
+        write,
+        answered,
+    ):
+        yield EofWatch(read, on_eof, answered), write
+
+
+# One opener per kind the MCP client reaches (gatespec.upstream_kinds: the kinds with `mcp`;
+# tests/runtime/test_upstream_kinds.py checks that every one has its opener).
+OPENERS: Final[Mapping[str, Opener]] = {"stdio": _stdio, "http": _http, "sse": _sse}
+
+
 @asynccontextmanager
 async def open_transport(
     config: ServerConfig,
@@ -275,37 +334,9 @@ async def open_transport(
     if early is not None:
         async with adopted_stdio(early) as (read, write):
             yield EofWatch(read, on_eof), write
-    elif config.transport == "stdio":
-        errlog = stderr.file if stderr is not None else None
-        if errlog is None:
-            ctx = stdio_client(stdio_parameters(config))
-        else:
-            ctx = stdio_client(stdio_parameters(config), errlog=errlog)
-        async with ctx as (read, write):
-            yield EofWatch(read, on_eof), write
-    elif config.transport == "http":
-        assert config.url is not None
-        # The transport only manages an http client it created itself; ours carries the headers.
-        # Same timeouts as the SDK's default client: 30 s, but 300 s between stream events.
-        # The transport stops reading an answer at the size cap (capped_http); SSE-framed
-        # answers get the same cap instead of the SDK's 1 MiB default per event.
-        timeout = httpx2.Timeout(30.0, read=300.0)
-        capped = CappedHttp()
-        async with httpx2.AsyncClient(
-            headers=dict(config.headers), timeout=timeout, transport=capped
-        ) as http:
-            async with streamable_http_client(
-                config.url, http_client=http, max_sse_event_size=MAX_UPSTREAM_RESULT_BYTES
-            ) as (read, write):
-                yield EofWatch(read, on_eof, capped.rewrite), write
-    elif config.transport == "sse":
-        assert config.url is not None
-        # Its events are capped the same way, one at a time (capped_sse).
-        async with capped_sse_client(config.url, dict(config.headers) or None) as (
-            read,
-            write,
-            answered,
-        ):
-            yield EofWatch(read, on_eof, answered), write
-    else:  # pragma: no cover - stub servers never reach the MCP client
+        return
+    opener = OPENERS.get(config.transport)
+    if opener is None:  # pragma: no cover - stub servers never reach the MCP client
         raise ValueError(f"no MCP transport for a {config.transport} server")
+    async with opener(config, on_eof, stderr) as streams:
+        yield streams

@@ -15,7 +15,7 @@ paged snapshots of merged lists and the resource subscriptions; the MCP surface
   that changed; resource updates as the namespaced URI and its subscribers. With a shared
   state backend (gateway.state) an upstream's list change is published to the other replicas,
   whose listening sessions hear it too (`follow_peers`); the backend also shares handshake-era
-  sessions between replicas (AM-SHARED-SESSIONS, server.shared_sessions).
+  sessions between replicas (AM-SHARED-SESSIONS, replicas.http_sessions).
 - Access control (AM-ACCESS-CONTROL): an identity's lists hold only the entries its policy lets
   it see (tools by "server:tool", prompts by "server:name", resources and templates by
   "server:uri", the upstream's own names), and a request for anything else is refused before it

@@ -8,17 +8,17 @@ calls):
   the registry before the answer reaches the client, so its next request may go anywhere.
 - A request for a session this replica does not hold: the id is looked up; a registered
   session of the same owner (the credential the SDK compares) is adopted, i.e. served here from
-  now on as if initialized here (server.session_table), and the request goes on to the SDK.
+  now on as if initialized here (server._sdk), and the request goes on to the SDK.
   Anything else goes on unchanged and the SDK answers 404, as for an unknown session.
 - A session in use has its registry ttl refreshed, at most every tenth of the ttl; when its
   record is gone (the store restarted empty, or was down when the session opened) it is
   recorded again.
 - Every replica holding a copy of a session listens on its channel; a POST carrying the
   client's answer to a request, or its cancellation of a call, that another replica waits for
-  or runs is passed on there (server.answer_relay).
+  or runs is passed on there (replicas.answer_forward).
 - DELETE of a session removes it from the registry and tells the other replicas, which close
   their copies.
-Every session gets its own event store in the shared store (gatespec.state.event_store), so a
+Every session gets its own event store in the shared store (gatespec.replicas.event_store), so a
 stream resumed with Last-Event-ID on any replica gets what it missed.
 """
 
@@ -42,9 +42,16 @@ from starlette.applications import Starlette
 from starlette.status import HTTP_200_OK
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from gatespec.server.answer_relay import AnswerRelay
-from gatespec.server.relayed_posts import RELAYED
-from gatespec.server.session_table import (
+from gatespec.replicas.answer_forward import AnswerForward
+from gatespec.replicas.event_store import SessionEvents
+from gatespec.replicas.forwarded_posts import FORWARDED
+from gatespec.replicas.registry import (
+    SessionChannels,
+    SessionRecord,
+    SessionRegistry,
+    owner_key,
+)
+from gatespec.server._sdk import (
     adopt_session,
     close_session,
     on_admit,
@@ -53,13 +60,6 @@ from gatespec.server.session_table import (
     use_event_store,
 )
 from gatespec.state.base import StateUnavailable
-from gatespec.state.event_store import SessionEvents
-from gatespec.state.session_registry import (
-    SessionChannels,
-    SessionRecord,
-    SessionRegistry,
-    owner_key,
-)
 
 __all__ = ["SharedSessions", "requestor_of", "run_channels"]
 
@@ -91,7 +91,7 @@ class SharedSessions:
         self.manager = manager
         self.registry = registry
         self.channels = channels
-        self.answers = AnswerRelay(manager, registry, channels, path)
+        self.answers = AnswerForward(manager, registry, channels, path)
         self.touch_every = registry.ttl * _TOUCH_FRACTION
         self._touched: dict[str, float] = {}
         self._records: dict[str, SessionRecord] = {}  # of the sessions held here
@@ -132,7 +132,7 @@ class SharedSessions:
         held = session_id in open_sessions(self.manager)
         if held:
             await self._touch(session_id)
-        elif scope.get(RELAYED):
+        elif scope.get(FORWARDED):
             return  # passed on for a copy this replica no longer holds
         else:
             held = await self._adopt(session_id, scope)

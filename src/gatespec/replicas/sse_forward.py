@@ -2,7 +2,7 @@
 
 A legacy client holds one long GET /sse stream on one replica and POSTs its messages to
 /messages?session_id=X, which a load balancer may send to any replica. The replica holding the
-stream subscribes to the session's channel (gatespec.state.session_registry) before the client
+stream subscribes to the session's channel (gatespec.replicas.registry) before the client
 learns the session id; a replica that does not hold the session publishes the POST there (one
 round trip: a script checks that the session is registered to the same credential, then
 publishes) and answers as the SDK would: 202 when a replica received it, else 404 "Could not
@@ -23,17 +23,18 @@ from starlette.responses import Response
 from starlette.status import HTTP_202_ACCEPTED, HTTP_404_NOT_FOUND
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from gatespec.server.relayed_posts import RELAYED, pack, read_body, replaying, serve
-from gatespec.server.shared_sessions import requestor_of
-from gatespec.state.base import StateUnavailable
-from gatespec.state.session_registry import (
+from gatespec.replicas.forwarded_posts import FORWARDED, pack, serve
+from gatespec.replicas.http_sessions import requestor_of
+from gatespec.replicas.registry import (
     SessionChannels,
     SessionRecord,
     SessionRegistry,
     owner_key,
 )
+from gatespec.server.bodies import read_body, replaying
+from gatespec.state.base import StateUnavailable
 
-__all__ = ["SseRelay"]
+__all__ = ["SseForward"]
 
 logger = logging.getLogger(__name__)
 
@@ -48,15 +49,15 @@ def endpoint_session(message: Message) -> str | None:
     return found.group(1).decode() if found is not None else None
 
 
-class SseRelay:
+class SseForward:
     """The SSE routes' side of sharing legacy sessions (module docstring)."""
 
     def __init__(self, registry: SessionRegistry, channels: SessionChannels, path: str) -> None:
         self.registry = registry
         self.channels = channels
-        self.path = path  # where POSTs arrive (the relayed ones are served there too)
+        self.path = path  # where POSTs arrive (the forwarded ones are served there too)
         self.app: ASGIApp | None = None  # the whole HTTP app, set once it is built
-        channels.on_relayed["sse"] = self.deliver
+        channels.on_forwarded["sse"] = self.deliver
 
     def watch_connect(self, scope: Scope, send: Send, held: list[str]) -> Send:
         """`send` for a GET /sse response: once the endpoint event names the session, hold
@@ -90,8 +91,8 @@ class SseRelay:
                 pass  # it expires with the ttl
 
     async def post(self, scope: Scope, receive: Receive, send: Send, sdk: ASGIApp) -> None:
-        """POST /messages: the SDK answers when the session is here; else it is relayed."""
-        if scope.get(RELAYED):
+        """POST /messages: the SDK answers when the session is here; else it is forwarded."""
+        if scope.get(FORWARDED):
             await sdk(scope, receive, send)
             return
         body, complete = await read_body(receive)
@@ -102,7 +103,7 @@ class SseRelay:
             if missing or (
                 message["type"] == "http.response.start" and message["status"] == HTTP_404_NOT_FOUND
             ):
-                missing.append(message)  # not here: relayed below instead
+                missing.append(message)  # not here: forwarded below instead
                 return
             await send(message)
 
@@ -122,16 +123,18 @@ class SseRelay:
     async def _publish(self, session_id: str, scope: Scope, body: bytes) -> int:
         owner = owner_key(requestor_of(scope))
         try:
-            return await self.registry.relay("sse", session_id, owner, pack(scope, body))
+            return await self.registry.forward("sse", session_id, owner, pack(scope, body))
         except StateUnavailable as exc:
-            logger.warning("could not relay a message for SSE session %s: %s", session_id[:16], exc)
+            logger.warning(
+                "could not forward a message for SSE session %s: %s", session_id[:16], exc
+            )
             return 0
 
     async def deliver(self, session_id: str, data: bytes) -> None:
-        """A POST another replica relayed for a session whose stream is here: serve it through
+        """A POST another replica forwarded for a session whose stream is here: serve it through
         this replica's app, as if it had arrived here."""
         if self.app is None:
             return
         status = await serve(self.app, self.path, data)
         if status != HTTP_202_ACCEPTED:
-            logger.info("a relayed message for SSE session %s: %s", session_id[:16], status)
+            logger.info("a forwarded message for SSE session %s: %s", session_id[:16], status)

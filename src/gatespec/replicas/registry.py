@@ -2,8 +2,8 @@
 
 A handshake-era client holds a protocol session: a Streamable HTTP `Mcp-Session-Id`, or a
 legacy SSE connection and its `session_id`. With the redis backend the replica that opens one
-records it here, so that another replica can serve it (gatespec.server.shared_sessions revives
-a Streamable HTTP session; gatespec.server.sse_relay forwards a legacy POST to the replica that
+records it here, so that another replica can serve it (gatespec.replicas.http_sessions revives
+a Streamable HTTP session; gatespec.replicas.sse_forward forwards a legacy POST to the replica that
 holds the SSE stream). Keys (under the state prefix):
 
   sess:<sha256(session id)>   hash: kind ("http" or "sse"), owner (the credential that opened
@@ -19,7 +19,7 @@ holds the SSE stream). Keys (under the state prefix):
   sessions-ended              pub/sub channel: a session deleted on one replica, so that the
                               others drop their copy
 
-Round trips: recording, looking up, refreshing or removing a session is one each; relaying a
+Round trips: recording, looking up, refreshing or removing a session is one each; forwarding a
 POST is one (a script checks the owner and publishes, and says how many replicas received it:
 0 means no replica holds the session).
 """
@@ -47,10 +47,10 @@ log = logging.getLogger(__name__)
 _RESUBSCRIBE_DELAY: Final = 0.5  # seconds between attempts to subscribe again
 _SUBSCRIBE_TIMEOUT: Final = 2.0  # seconds to wait for the server to confirm a subscription
 
-# Relay a POST: KEYS = record, channel; ARGV = owner, payload. -1 when the session is
+# Forward a POST: KEYS = record, channel; ARGV = owner, payload. -1 when the session is
 # not registered or belongs to another credential (answered as if it did not exist), else the
 # number of replicas that received the message.
-_RELAY_LUA: Final = """
+_FORWARD_LUA: Final = """
 local owner = redis.call('HGET', KEYS[1], 'owner')
 if (not owner) or owner ~= ARGV[1] then return -1 end
 return redis.call('PUBLISH', KEYS[2], ARGV[2])
@@ -82,7 +82,7 @@ class SessionRegistry:
         self.ttl = config.ttl
         self.ttl_ms = int(config.ttl * 1000)
         self.ended_channel = f"{config.prefix}sessions-ended"
-        self._relay = client.register_script(_RELAY_LUA)
+        self._forward = client.register_script(_FORWARD_LUA)
 
     def _key(self, session_id: str) -> str:
         # Session ids arrive in headers and query strings: hashed to a bounded key.
@@ -133,11 +133,13 @@ class SessionRegistry:
             pipe.publish(self.ended_channel, session_id)
         await _run(pipe.execute(), "removing a session")
 
-    async def relay(self, kind: str, session_id: str, owner: str, payload: bytes) -> int:
+    async def forward(self, kind: str, session_id: str, owner: str, payload: bytes) -> int:
         """Publish a POST on the session's channel: how many replicas received it (0: none
         holds the session), or -1 when it is not this owner's session."""
         keys = [self._key(session_id), self.channel(kind, session_id)]
-        return int(await _run(self._relay(keys=keys, args=[owner, payload]), "relaying a message"))
+        return int(
+            await _run(self._forward(keys=keys, args=[owner, payload]), "forwarding a message")
+        )
 
 
 async def _run(call: Awaitable[Any], what: str) -> Any:
@@ -159,7 +161,7 @@ class SessionChannels:
     def __init__(self, registry: SessionRegistry) -> None:
         self.registry = registry
         # per session kind ("sse", "http"): called with (session id, payload) of a message
-        self.on_relayed: dict[str, OnMessage] = {}
+        self.on_forwarded: dict[str, OnMessage] = {}
         self.on_ended: Callable[[str], Awaitable[None]] | None = None
         self._pubsub: Any = None
         self._held: set[str] = set()  # channels of the sessions held here
@@ -239,7 +241,7 @@ class SessionChannels:
                     await self.on_ended(data.decode())
                 return
             session_kind, _, session_id = channel.removeprefix(self.registry.prefix).partition(":")
-            handler = self.on_relayed.get(session_kind)
+            handler = self.on_forwarded.get(session_kind)
             if handler is not None:
                 await handler(session_id, data)
         except Exception:  # one bad message must not end the subscriptions

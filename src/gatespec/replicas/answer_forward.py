@@ -5,13 +5,13 @@ While a replica runs a call of a shared Streamable HTTP session, it may send the
 request (sampling, elicitation, roots: server.relay) and wait for the answer; and the client
 may cancel the call. Either comes back as a new POST of the session, which the load balancer
 may send to another replica. Every replica holding a copy of a session listens on its
-channel (state.session_registry); a replica that receives, for a session it holds,
+channel (replicas.registry); a replica that receives, for a session it holds,
 - a JSON-RPC response to a request another gatespec process sent (its id names the process,
   server.relay.asked_here), or
 - a `notifications/cancelled` for a request not in flight here
 publishes the POST there (one round trip: a script checks the owner and publishes) and answers
 202, as the SDK answers any response or notification. The replicas that receive it pass it
-through their own app (server.relayed_posts) when the request is theirs and drop it otherwise.
+through their own app (replicas.forwarded_posts) when the request is theirs and drop it otherwise.
 Everything else, and a response or cancellation for a request of this replica, goes straight
 to the SDK without touching the store.
 """
@@ -27,13 +27,14 @@ from starlette.responses import Response
 from starlette.status import HTTP_202_ACCEPTED
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from gatespec.replicas.forwarded_posts import FORWARDED, pack, serve
+from gatespec.replicas.registry import SessionChannels, SessionRegistry
+from gatespec.server._sdk import in_flight
+from gatespec.server.bodies import read_body, replaying
 from gatespec.server.relay import asked_here
-from gatespec.server.relayed_posts import RELAYED, pack, read_body, replaying, serve
-from gatespec.server.session_table import in_flight
 from gatespec.state.base import StateUnavailable
-from gatespec.state.session_registry import SessionChannels, SessionRegistry
 
-__all__ = ["AnswerRelay"]
+__all__ = ["AnswerForward"]
 
 logger = logging.getLogger(__name__)
 
@@ -42,7 +43,7 @@ _CANCELLED: Final = "notifications/cancelled"
 _MARKERS: Final = (b'"result"', b'"error"', _CANCELLED.encode())
 
 
-class AnswerRelay:
+class AnswerForward:
     """The /mcp side of passing answers and cancellations on (module docstring)."""
 
     def __init__(
@@ -54,9 +55,9 @@ class AnswerRelay:
     ) -> None:
         self.manager = manager
         self.registry = registry
-        self.path = path  # where relayed POSTs are served (the /mcp route)
+        self.path = path  # where forwarded POSTs are served (the /mcp route)
         self.app: ASGIApp | None = None  # the whole HTTP app, set once it is built
-        channels.on_relayed["http"] = self.deliver
+        channels.on_forwarded["http"] = self.deliver
 
     async def post(
         self, session_id: str, owner: str, scope: Scope, receive: Receive, send: Send, sdk: ASGIApp
@@ -68,10 +69,10 @@ class AnswerRelay:
         if not (complete and self._for_elsewhere(session_id, body)):
             await sdk(scope, replay, send)
             return
-        if scope.get(RELAYED):
+        if scope.get(FORWARDED):
             return  # another replica's request, and not this one's either: nothing to do
         try:
-            received = await self.registry.relay("http", session_id, owner, pack(scope, body))
+            received = await self.registry.forward("http", session_id, owner, pack(scope, body))
         except StateUnavailable as exc:
             logger.warning("could not pass on a message of session %s: %s", session_id[:16], exc)
             received = -1
@@ -111,4 +112,4 @@ class AnswerRelay:
             return
         status = await serve(self.app, self.path, data)
         if status not in (None, HTTP_202_ACCEPTED):
-            logger.info("a relayed message of session %s: %s", session_id[:16], status)
+            logger.info("a forwarded message of session %s: %s", session_id[:16], status)

@@ -1,47 +1,64 @@
-"""The one place that reaches into the SDK's Streamable HTTP sessions.
+"""The server side's one seam into the MCP SDK: every private SDK name the server layer uses
+is used here and nowhere else (the upstream side's seam is gatespec.upstream._sdk;
+tests/runtime/test_sdk_seam.py and ruff's banned-api rule keep it so).
 
 mcp 2.3's StreamableHTTPSessionManager keeps its session table, the credential each session
 belongs to, its task group and its lifespan state private, and has no hook for a session it
-did not open itself. gatespec needs four things the public API does not give:
-- see which sessions are open and close one (the session bounds, server.session_limits),
+did not open itself; its transport decides a session's answer form once, in a private method.
+gatespec needs what the public API does not give:
+- find the Connection behind a request (the session key, server.sessions; list_changed,
+  server.notify),
+- see which sessions are open and close one (the session bounds, server.session_limits), and
+  count the legacy SSE streams open (the metrics, server.transports),
 - adjust each transport the manager opens (the per-request answer form, server.answers, and a
-  per-session event store, server.shared_sessions),
+  per-session event store, replicas.http_sessions),
+- run code around each POST a session transport handles, and give an SDK-built transport a
+  subclass's behaviour (server.answers),
 - adopt a session another replica opened: a transport with that session id, registered with
   its owner, its server run already initialized with the client's stored initialize params
-  (server.shared_sessions), and hear when a session's copy here ends;
+  (replicas.http_sessions), and hear when a session's copy here ends;
 - tell whether a client request is in flight in a session here, and send a request to the
   client under an id of gatespec's choosing (a client's answer or cancellation that reaches
-  another replica is passed to the one waiting for it, server.shared_sessions).
-Every private name is used here and nowhere else; tests/faults/test_http_sessions.py and the
-replica tests fail loudly should an SDK upgrade move them.
+  another replica is passed to the one waiting for it, replicas.answer_forward).
+tests/faults/test_http_sessions.py and the replica tests fail loudly should an SDK upgrade
+move them.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any, TypeVar
 
 import anyio
 from anyio.abc import TaskStatus
 from mcp.server.auth.middleware.bearer_auth import AuthorizationContext
 from mcp.server.connection import Connection
+from mcp.server.context import ServerRequestContext
 from mcp.server.runner import serve_connection
 from mcp.server.session import ServerSession
+from mcp.server.sse import SseServerTransport
 from mcp.server.streamable_http import EventStore, StreamableHTTPServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
 from mcp.shared.transport_context import TransportContext
 from mcp_types import InitializeRequestParams
+from starlette.requests import Request
+from starlette.types import Receive, Scope, Send
 
 __all__ = [
+    "PostHookTransport",
     "adopt_session",
     "close_session",
+    "connection_of",
     "in_flight",
     "on_admit",
     "on_discard",
     "open_sessions",
+    "recast",
     "send_request_as",
+    "sse_streams",
     "use_event_store",
 ]
 
@@ -49,6 +66,50 @@ logger = logging.getLogger(__name__)
 
 # admit(transport, client params or None): called for every transport a manager opens or adopts
 Admit = Callable[[StreamableHTTPServerTransport, InitializeRequestParams | None], None]
+T = TypeVar("T", bound=StreamableHTTPServerTransport)
+
+
+class PostHookTransport(StreamableHTTPServerTransport):
+    """A session transport that runs `handling_post(request)` around each POST it handles (a
+    subclass overrides it; the SDK's handler is private)."""
+
+    def handling_post(self, request: Request) -> AbstractAsyncContextManager[None]:
+        return _nothing()
+
+    async def _handle_post_request(
+        self, scope: Scope, request: Request, receive: Receive, send: Send
+    ) -> None:
+        async with self.handling_post(request):
+            await super()._handle_post_request(scope, request, receive, send)
+
+
+@asynccontextmanager
+async def _nothing() -> Any:
+    yield
+
+
+def recast(transport: StreamableHTTPServerTransport, cls: type[T]) -> T:
+    """`transport`, built and registered by the SDK, made an instance of `cls`: a subclass
+    that adds behaviour and no state the SDK's constructor would have set."""
+    transport.__class__ = cls
+    assert isinstance(transport, cls)
+    return transport
+
+
+def sse_streams(transport: SseServerTransport) -> int:
+    """How many legacy SSE connections `transport` serves now."""
+    return len(transport._read_stream_writers)  # noqa: SLF001
+
+
+def connection_of(ctx: ServerRequestContext[Any, Any]) -> Connection | None:
+    """The SDK Connection behind a request, if the SDK still keeps it where we look.
+
+    mcp 2.3.0 hands low-level handlers a ServerRequestContext whose ServerSession wraps the
+    Connection without a public accessor (`Context.connection` exists, but the runner never
+    builds a `Context`). The tests fail loudly if an SDK upgrade moves it.
+    """
+    connection = getattr(ctx.session, "_connection", None)
+    return connection if isinstance(connection, Connection) else None
 
 
 def open_sessions(manager: StreamableHTTPSessionManager) -> dict[str, Any]:
@@ -97,7 +158,7 @@ def on_discard(
 
 def use_event_store(transport: StreamableHTTPServerTransport, store: EventStore) -> None:
     """Give one session its own event store: the SDK takes one store for every session and
-    hands it stream ids that do not name the session (server.shared_sessions)."""
+    hands it stream ids that do not name the session (replicas.http_sessions)."""
     transport._event_store = store  # noqa: SLF001
 
 

@@ -1,8 +1,8 @@
 """A POST carried to another replica through the shared store, and served there.
 
 A replica that receives a POST it cannot serve (a legacy message for an SSE stream held
-elsewhere, server.sse_relay; a client's answer or cancellation for a request in flight
-elsewhere, server.shared_sessions) packs it, publishes it on the session's channel, and the
+elsewhere, replicas.sse_forward; a client's answer or cancellation for a request in flight
+elsewhere, replicas.http_sessions) packs it, publishes it on the session's channel, and the
 replica that can serve it passes it through its own app as if it had arrived there: the bearer
 token is verified again and the SDK checks it against the session's owner. The headers, token
 included, therefore cross the store (docs/scaling.md: protect it).
@@ -14,12 +14,11 @@ import base64
 import json
 from typing import Any, Final
 
-from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
-from starlette.types import ASGIApp, Message, Receive, Scope
+from starlette.types import ASGIApp, Message, Scope
 
-__all__ = ["RELAYED", "pack", "read_body", "replaying", "serve"]
+__all__ = ["FORWARDED", "pack", "serve"]
 
-RELAYED: Final = "gatespec.relayed"  # scope key: a POST another replica passed on
+FORWARDED: Final = "gatespec.forwarded"  # scope key: a POST another replica passed on
 
 
 def pack(scope: Scope, body: bytes) -> bytes:
@@ -50,7 +49,7 @@ async def serve(app: ASGIApp, path: str, data: bytes) -> int | None:
         "headers": [(k.encode("latin-1"), v.encode("latin-1")) for k, v in payload["headers"]],
         "client": tuple(payload["client"]) if payload["client"] else None,
         "server": None,
-        RELAYED: True,
+        FORWARDED: True,
     }
     status: list[int] = []
 
@@ -63,31 +62,3 @@ async def serve(app: ASGIApp, path: str, data: bytes) -> int | None:
 
     await app(scope, receive, send)
     return status[0] if status else None
-
-
-async def read_body(receive: Receive) -> tuple[bytes, bool]:
-    """The request body, up to the SDK's size limit (beyond it the SDK answers 413)."""
-    body = bytearray()
-    while True:
-        message = await receive()
-        if message["type"] != "http.request":
-            return bytes(body), True
-        body.extend(message.get("body", b""))
-        if not message.get("more_body"):
-            return bytes(body), True
-        if len(body) > DEFAULT_MAX_REQUEST_BODY_SIZE:
-            return bytes(body), False
-
-
-def replaying(body: bytes, receive: Receive, complete: bool) -> Receive:
-    """A receive that gives `body` first, then whatever is left of the request."""
-    sent = False
-
-    async def replay() -> Message:
-        nonlocal sent
-        if not sent:
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": not complete}
-        return await receive()
-
-    return replay
