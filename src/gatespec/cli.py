@@ -10,6 +10,7 @@
     gatespec conformance …, gatespec vectors export DIR, gatespec fixture-upstream …
                                           forwarded to the conformance kit (gatespec-conformance)
     gatespec spec diff OLD [NEW] …        forwarded to the generator (gatespec.spec_tool)
+                                          (both run as child processes: gatespec.forwarding)
 
 Progress and diagnostics go to stderr (stdout is the MCP channel under stdio). A user error
 (bad config, unknown profile, missing optional module) prints one line, never a traceback.
@@ -20,7 +21,7 @@ Exit statuses (EXIT_STATUSES, also in `gatespec --help`): 0 done; 1 serving coul
 quietly, as a SIGPIPE would).
 
 The runtime is `gatespec.runtime.ProxyRuntime.from_config(config, profile=...)` (the aggregate
-profile's is `gatespec.aggregate.AggregateRuntime`): `start(progress)` connects the upstreams
+profile's is `gatespec.profiles.aggregate.AggregateRuntime`): `start(progress)` connects the upstreams
 (progress is shown while they settle), the server layer serves it, and `aclose()` ends it.
 While serving, the config file is watched and reread on SIGHUP (gatespec.reload). `serve --demo` serves `gatespec.demo.default_config()` (the embedded default
 catalog); `demo` runs `gatespec.demo.run_demo()`, a scripted session against it.
@@ -30,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib
 import inspect
 import json
 import logging
@@ -38,8 +38,9 @@ import os
 import signal
 import sys
 from collections.abc import Awaitable, Callable, Iterator, Sequence
+from importlib import util
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TextIO, cast
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 import anyio
 
@@ -53,51 +54,25 @@ from gatespec.config import (
     SessionBounds,
     load_config,
 )
+from gatespec.forwarding import run_module
 from gatespec.install import add_subcommand as add_install_subcommand
 from gatespec.logs import OneLineFormatter
+from gatespec.profiles import registry
 from gatespec.rank_cli import add_subcommand as add_rank_subcommand
 from gatespec.rank_cli import ranking_status
-from gatespec.serving import SERVED_PROFILES, ServeError
+from gatespec.serving import ServeError
 from gatespec.spec_tool import add_subcommand as add_spec_subcommand
 
 # The server layer, the upstream layer and the MCP SDK are imported only once the stdio
 # upstreams have been started (gatespec.spawn), so their start-up overlaps the SDK's import.
 if TYPE_CHECKING:
     from gatespec.access.config import AccessConfig
-    from gatespec.core import CatalogListing, GatewayRuntime
-    from gatespec.upstream import ProgressCallback, UpstreamPool, UpstreamStatus
-
-    class ServedRuntime(GatewayRuntime, Protocol):
-        """What the CLI needs beyond the server layer's protocol (ProxyRuntime has it all)."""
-
-        pool: UpstreamPool
-
-        async def start(
-            self, progress: ProgressCallback | None = None, *, first_ready: bool = False
-        ) -> list[UpstreamStatus]: ...
-
-        async def keep_upstreams(self) -> None: ...
-
-        async def aclose(self) -> None: ...
-
-        def catalog_listing(self) -> CatalogListing | Awaitable[CatalogListing]: ...
+    from gatespec.core import CatalogListing
+    from gatespec.profiles.lifecycle import ServedRuntime
+    from gatespec.upstream import UpstreamPool, UpstreamStatus
 
     RuntimeFactory = Callable[[GatewayConfig, str], ServedRuntime]
     """(config, profile) -> an unstarted runtime; tests inject fakes through main(runtime_factory=)."""
-
-
-def _proxy_runtime(config: GatewayConfig, profile: str) -> ServedRuntime:
-    # Imported on use: argument and config errors need none of the catalog machinery, and
-    # the stdio upstreams start while it loads (see _runtime).
-    from gatespec_surface.descriptors import PROFILES
-
-    if PROFILES[profile].lists_upstream_tools == "namespaced":  # the aggregate runtime
-        from gatespec.aggregate import AggregateRuntime
-
-        return AggregateRuntime.from_config(config)  # type: ignore[return-value]
-    from gatespec.runtime import ProxyRuntime
-
-    return ProxyRuntime.from_config(config, profile=profile)
 
 
 EXIT_UPSTREAMS_DOWN = 3
@@ -278,7 +253,7 @@ def _parser() -> argparse.ArgumentParser:
         "--profile",
         "--mode",  # the option's name before 0.2, still accepted
         dest="profile",
-        choices=SERVED_PROFILES,
+        choices=registry.SERVED,
         help=f"exposure profile (default: the config's gateway.profile, else {_DEFAULTS.profile})",
     )
     serve.add_argument(
@@ -366,17 +341,14 @@ def _kit_argv(argv: Sequence[str]) -> list[str] | None:
 
 
 def _forward(kit_argv: list[str] | None) -> int:
-    try:
-        kit = importlib.import_module("gatespec_conformance.cli")
-    except ModuleNotFoundError as exc:
-        if not (exc.name or "").startswith("gatespec_conformance"):
-            raise
+    """The kit's command, run as `python -m gatespec_conformance` (its exit status is ours)."""
+    if util.find_spec("gatespec_conformance") is None:
         _say(
             "error: the conformance kit is not installed (Python package gatespec_conformance); "
             "install it, then run gatespec-conformance"
         )
         return 2
-    return int(kit.main(kit_argv or []))
+    return run_module("gatespec_conformance", kit_argv or [])
 
 
 def _port(text: str) -> int:
@@ -412,11 +384,10 @@ def _serve(args: argparse.Namespace, factory: RuntimeFactory | None) -> int:
     else:
         config = load_config(args.config)
     options = config.options
-    profile = args.profile or options.profile
-    if profile not in SERVED_PROFILES:
-        raise UsageError(
-            f"profile {profile!r} is not served yet (served: {', '.join(SERVED_PROFILES)})"
-        )
+    try:
+        profile = registry.profile_named(args.profile or options.profile).name
+    except registry.UnknownProfile as exc:
+        raise UsageError(str(exc)) from None
     transport = args.transport or options.transport
     host = args.host or options.host
     port = args.port if args.port is not None else options.port
@@ -507,7 +478,7 @@ async def _until_stopped(main: Awaitable[object], watch_parent: bool) -> int:
 def _runtime(factory: RuntimeFactory | None, config: GatewayConfig, profile: str) -> ServedRuntime:
     """Start the stdio upstreams, then build the runtime (importing the SDK meanwhile)."""
     spawn.spawn_early(config.servers.values(), DEFAULT_CONNECT_CONCURRENCY)
-    return (factory or _proxy_runtime)(config, profile)
+    return (factory or registry.profile_named(profile).runtime)(config, profile)
 
 
 def _check_http_access(access: AccessConfig | None, host: str) -> None:
@@ -540,7 +511,6 @@ async def _serve_async(
 ) -> None:
     from gatespec.access import LOCAL
     from gatespec.observe.port import observe_port
-    from gatespec.server import build_server
     from gatespec.server.transports import bind_http, print_ready, serve_http, serve_stdio
 
     # Bind first: a taken port should fail before minutes of upstream start-up.
@@ -548,7 +518,9 @@ async def _serve_async(
     try:
         await _start(runtime, total, stubs, first_ready=True)
         identity = access.stdio_identity if access is not None else LOCAL
-        server = build_server(runtime, fallback_session=transport, fallback_identity=identity)
+        server = registry.build_server(
+            runtime, fallback_session=transport, fallback_identity=identity
+        )
         async with anyio.create_task_group() as tg:
             # Upstreams that failed or die are retried in the background while serving.
             tg.start_soon(runtime.keep_upstreams)
@@ -653,7 +625,7 @@ async def _start(
     statuses = await runtime.start(progress=progress, first_ready=first_ready)
     if total:
         progress.finish(statuses)
-    if runtime.profile != "aggregate":  # the aggregate profile ranks nothing
+    if registry.profile_named(runtime.profile).ranks:
         _say(f"ranking: {ranking_status()}")  # never silent about running without the model
     return statuses
 
@@ -663,9 +635,8 @@ async def _start(
 
 def _catalog(args: argparse.Namespace, factory: RuntimeFactory | None) -> int:
     config = load_config(args.config)
-    profile = config.options.profile if config.options.profile in SERVED_PROFILES else "gateway"
-    if args.compact:  # seed 001's listTools(compact=true) is the aggregate registry's
-        profile = "aggregate"
+    # seed 001's listTools(compact=true) is one profile's (the aggregate registry's)
+    profile = registry.compact_lister().name if args.compact else config.options.profile
     with _link(args.config), _upstreams_stopped():
         runtime = _runtime(factory, config, profile)
         found: list[tuple[Any, list[UpstreamStatus]]] = []
@@ -700,7 +671,11 @@ async def _catalog_async(
     try:
         statuses = await _start(runtime, total, stubs)
         if compact:
-            return await runtime.compact_listing(), statuses  # type: ignore[attr-defined]
+            from gatespec.profiles.lifecycle import CompactListing
+
+            if not isinstance(runtime, CompactListing):
+                raise UsageError(f"the {runtime.profile} profile has no compact listing")
+            return await runtime.compact_listing(), statuses
         listing = runtime.catalog_listing()
         if inspect.isawaitable(listing):  # the aggregate registry asks its upstreams
             listing = await listing

@@ -1,7 +1,7 @@
-"""ProxyRuntime: the one core behind every exposure profile.
+"""ProxyRuntime: the catalog runtime behind the meta-tool profiles (gateway, transparent, search).
 
 It owns the operations (browse, hydrate, execute, view; search, schema, call and batch from
-gatespec.search) over a catalog snapshot built from the upstream pool, and implements the
+gatespec.profiles.search) over a catalog snapshot built from the upstream pool, and implements the
 generated meta-tool protocol (gatespec_surface.operations) that the server layer
 (gatespec.server) dispatches to.
 
@@ -30,46 +30,47 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 from mcp.types import Tool
 
 from gatespec.access import LOCAL, AccessPolicy, Identity, Rules, Subject, forbidden
-from gatespec.aggregate.plugins import CallOutcome, Chain, ToolCall, build_chain
-from gatespec.aggregate.routing import RoutingContext
 from gatespec.artifacts import ArtifactStore, render_view, view_cut_note
-from gatespec.browse import Browser
-from gatespec.cards import admit_cards
 from gatespec.catalog import Catalog, Excluded, Item
 from gatespec.config import GatewayConfig
 from gatespec.core import Caller, CatalogListing, GatewayRuntime, Relay, Reply
 from gatespec.firewall import to_envelope
 from gatespec.metrics import Metrics
-from gatespec.search import SearchOperations
+from gatespec.profiles.aggregate.plugins import Chain, ToolCall, build_chain
+from gatespec.profiles.aggregate.routing import RoutingContext
+from gatespec.profiles.lifecycle import UpstreamLifecycle
+from gatespec.profiles.search import SearchProfile
+from gatespec.snapshot import Snapshot, build_snapshot, restricted_snapshot
 from gatespec.state import StateBackend, StateUnavailable, open_state
 from gatespec.state.effects import record_seen, stable_browse, without_artifacts
 from gatespec.state.memory import MemoryState
 from gatespec.upstream import (
-    ProgressCallback,
     Reconfigured,
     UpstreamError,
     UpstreamPool,
     UpstreamStatus,
-    keep_connected,
 )
 from gatespec.validation import ArgsValidator
 from gatespec_surface.budgets import CACHE_SEEN_BY
+from gatespec_surface.descriptors import PROFILES
 from gatespec_surface.errors import ErrorCode, GatewayError
 from gatespec_surface.operations import (
+    BatchArgs,
+    CallArgs,
+    SchemaArgs,
+    SearchArgs,
     ToolBrowseArgs,
     ToolExecuteArgs,
     ToolHydrateArgs,
     ToolViewArgs,
 )
 from gatespec_surface.parsers import parse_view_selector
-from gatespec_surface.schemas import STRIPPED_INPUT_SCHEMA
 
 log = logging.getLogger(__name__)
 
@@ -83,41 +84,6 @@ MAX_VIEWS: Final = 64
 def subject_of(item: Item) -> Subject:
     """What the access policy decides about for a catalog tool."""
     return Subject.tool(item.namespace, item.id, item.metadata.get("annotations"))
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    """Everything derived from one catalog build; swapped whole when upstreams change, so a
-    browse never sees half a refresh."""
-
-    catalog: Catalog
-    browser: Browser
-    stripped: tuple[Tool, ...]
-
-
-def _build_snapshot(listed: Catalog) -> Snapshot:
-    """Cards (admitting only tools whose card fits, AM-CARD-OVER-CAP), index, tree, stripped."""
-    catalog, cards = admit_cards(listed)
-    stripped = tuple(
-        Tool(
-            name=catalog.wire_name(item.id),
-            description=cards[item.id]["description"],
-            input_schema=dict(STRIPPED_INPUT_SCHEMA),
-        )
-        for item in catalog.items()
-    )
-    return Snapshot(catalog, Browser(catalog, cards), stripped)
-
-
-def _restricted_snapshot(snapshot: Snapshot, visible: frozenset[str]) -> Snapshot:
-    """The snapshot of the visible tools only (AM-ACCESS-NO-LEAK)."""
-    catalog = snapshot.catalog.restricted_to(visible)
-    stripped = tuple(
-        entry
-        for item, entry in zip(snapshot.catalog.items(), snapshot.stripped, strict=True)
-        if item.id in visible
-    )
-    return Snapshot(catalog, snapshot.browser.restricted_to(catalog), stripped)
 
 
 class _Views:
@@ -144,7 +110,7 @@ def envelope_text(envelope: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-class ProxyRuntime(SearchOperations):
+class ProxyRuntime(UpstreamLifecycle):
     """Every meta-tool's operation over many upstreams, for one exposure profile."""
 
     def __init__(
@@ -175,16 +141,19 @@ class ProxyRuntime(SearchOperations):
         self.metrics: Metrics | None = None  # gatespec.metrics.metrics_of sets it when served
         # gateway.plugins (AM-PLUGIN-CHAIN), as in the aggregate profile: a tool a plugin hides
         # never enters the catalog (not listed, browsable, hydratable or callable); every call
-        # that reaches `_invoke` goes through the chain (tool_filter, audit_log).
+        # that reaches `invoke` goes through the chain (tool_filter, audit_log).
         self.plugins = Chain()
         self._listeners: list[CatalogListener] = []
-        # (listed catalog, its snapshot or None until first use): swapped as one pair.
-        self._lazy = profile != "transparent"
+        # (listed catalog, its snapshot or None until first use): swapped as one pair. Built
+        # at once only where tools/list shows the cards (profiles.yaml lists_upstream_tools).
+        self._lazy = PROFILES[profile].lists_upstream_tools != "stripped"
         empty = Catalog.build({})
-        self._state: tuple[Catalog, Snapshot | None] = (empty, _build_snapshot(empty))
+        self._state: tuple[Catalog, Snapshot | None] = (empty, build_snapshot(empty))
         self._build_lock = threading.Lock()
         self._views: _Views | None = None
         self._views_lock = threading.Lock()
+        # The search profile's operations, over this runtime's snapshots and upstream path.
+        self.searching = SearchProfile(self)
 
     @classmethod
     def from_config(cls, config: GatewayConfig, *, profile: str | None = None) -> ProxyRuntime:
@@ -209,56 +178,36 @@ class ProxyRuntime(SearchOperations):
             self.metrics.ranking(time.perf_counter() - started)
 
     # ------------------------------------------------------------ lifecycle
+    # (profiles.lifecycle runs it; what follows each event is a catalog rebuild)
 
-    async def start(
-        self, progress: ProgressCallback | None = None, *, first_ready: bool = False
-    ) -> list[UpstreamStatus]:
-        """Connect every upstream (failures are isolated and reported) and build the catalog;
-        with `first_ready`, return once one upstream is ready: each of the others joins the
-        catalog (and list_changed goes out) when it connects (AM-SERVE-FIRST-READY)."""
-        self.pool.on_tools_changed = self._upstream_changed
-        statuses = await self.pool.start(
-            progress=progress,
-            first_ready=first_ready,
-            on_settled=self._upstream_settled if first_ready else None,
-        )
+    async def _started(self) -> None:
         await self.rebuild()
-        return statuses
 
-    async def _upstream_settled(self, key: str) -> None:
-        """An upstream connected (or failed) after start returned: rebuild the catalog."""
+    async def _changed(self) -> None:
+        await self.rebuild()
+
+    async def _tools_changed(self, key: str) -> None:
+        log.info("upstream %s changed its tools; rebuilding the catalog", key)
         try:
             await self.rebuild()
         except GatewayError:
             pass  # logged in rebuild; the previous catalog stays
 
-    async def refresh(self, progress: ProgressCallback | None = None) -> list[UpstreamStatus]:
-        """Reconnect failed upstreams, re-list every tool, rebuild the catalog."""
-        statuses = await self.pool.refresh(progress=progress)
-        await self.rebuild()
-        return statuses
-
-    async def keep_upstreams(self) -> None:
-        """While serving: retry each upstream that failed to start or died since, on its own
-        (gatespec.upstream.revive), rebuilding the catalog as each comes back. Returns at once
-        when refresh_interval is 0."""
-        await keep_connected(self.pool, self.refresh_interval, self._upstream_settled)
-
-    async def aclose(self) -> None:
+    async def _peer_event(self, event: str) -> None:
+        """Re-list the upstreams when another replica saw a tools change (or events may have
+        been missed), so that this replica's listeners hear of it too."""
+        log.info("another replica reports %s; re-listing upstreams", event)
         try:
-            await self.pool.aclose()
-        finally:
-            await self.state.aclose()
+            await self.refresh()
+        except Exception:  # a failed refresh is logged; the gateway keeps serving
+            log.exception("refreshing upstreams after a peer's event failed")
 
-    async def reconfigure(self, config: GatewayConfig) -> Reconfigured:
-        """Serve the servers of a changed config (AM-REGISTRY-RELOAD), then rebuild."""
-        changed = await self.pool.reconfigure(config.servers)
+    async def _reconfigured(self, config: GatewayConfig, changed: Reconfigured) -> None:
         before = self.config.options.plugins if self.config is not None else ()
         self.config = config
         self.plugins = _chain(config)
         if changed or config.options.plugins != before:
             await self.rebuild()
-        return changed
 
     async def rebuild(self) -> None:
         old = {item.id for item in self._state[0].items()}
@@ -266,7 +215,7 @@ class ProxyRuntime(SearchOperations):
             listed = Catalog.build(
                 {key: self.plugins.tools(key, tools) for key, tools in self.pool.tools().items()}
             )
-            snapshot = None if self._lazy else _build_snapshot(listed)
+            snapshot = None if self._lazy else build_snapshot(listed)
         except GatewayError as exc:
             # A collision (§1.5) is loud, but the gateway keeps serving the last good catalog.
             log.error("catalog rebuild failed, keeping the previous catalog: %s", exc)
@@ -280,28 +229,6 @@ class ProxyRuntime(SearchOperations):
                 except Exception:  # a listener's failure must not stop the others
                     log.exception("catalog listener failed")
 
-    async def _upstream_changed(self, key: str) -> None:
-        log.info("upstream %s changed its tools; rebuilding the catalog", key)
-        try:
-            await self.rebuild()
-        except GatewayError:
-            pass  # logged in rebuild; the previous catalog stays
-        # Other replicas may not hear from this upstream themselves (gatespec.state.base).
-        await self.state.publish("tools_changed")
-
-    async def follow_peers(self) -> None:
-        """While serving: re-list the upstreams when another replica saw a tools change (or
-        events may have been missed), so that this replica's listeners hear of it too."""
-
-        async def changed(event: str) -> None:
-            log.info("another replica reports %s; re-listing upstreams", event)
-            try:
-                await self.refresh()
-            except Exception:  # a failed refresh is logged; the gateway keeps serving
-                log.exception("refreshing upstreams after a peer's event failed")
-
-        await self.state.follow(changed)
-
     def add_catalog_listener(self, callback: CatalogListener) -> None:
         self._listeners.append(callback)
 
@@ -313,7 +240,7 @@ class ProxyRuntime(SearchOperations):
         with self._build_lock:  # one build per listing, however many callers wait for it
             listed, snapshot = self._state
             if snapshot is None:
-                snapshot = _build_snapshot(listed)
+                snapshot = build_snapshot(listed)
                 if self._state[0] is listed:  # not replaced by a rebuild meanwhile
                     self._state = (listed, snapshot)
             return snapshot
@@ -345,14 +272,14 @@ class ProxyRuntime(SearchOperations):
                 views.visible[rules] = visible
             view = views.views.get(visible)
             if view is None:
-                view = views.views[visible] = _restricted_snapshot(snapshot, visible)
+                view = views.views[visible] = restricted_snapshot(snapshot, visible)
                 while len(views.views) > MAX_VIEWS:
                     views.views.popitem(last=False)
             else:
                 views.views.move_to_end(visible)
             return view
 
-    async def _for(self, identity: Identity) -> Snapshot:
+    async def snapshot_for(self, identity: Identity) -> Snapshot:
         """The current snapshot as `identity` may see it; builds run in a worker thread."""
         snapshot = await self._ready()
         rules = self.policy.rules_for(identity)
@@ -365,7 +292,7 @@ class ProxyRuntime(SearchOperations):
                 return built
         return await anyio.to_thread.run_sync(self._restricted, snapshot, identity)
 
-    def _access(self, item: Item | None, name: str, identity: Identity) -> Item:
+    def access(self, item: Item | None, name: str, identity: Identity) -> Item:
         """`item` (looked up by `name` in the caller's visible catalog), or the answer for a
         name that names nothing the caller may see: FORBIDDEN for a restricted caller, whether
         or not the tool exists; TOOL_NOT_FOUND for an unrestricted one."""
@@ -380,7 +307,7 @@ class ProxyRuntime(SearchOperations):
         )
 
     def _resolve(self, catalog: Catalog, tool_id: str, identity: Identity) -> Item:
-        """A tool id or wire name in the caller's visible catalog (see _access)."""
+        """A tool id or wire name in the caller's visible catalog (see access)."""
         try:
             return catalog.resolve(tool_id)
         except GatewayError as exc:
@@ -419,7 +346,7 @@ class ProxyRuntime(SearchOperations):
     async def browse(
         self, session: str, query: str | None, path: str | None, *, identity: Identity = LOCAL
     ) -> Reply:
-        browser = (await self._for(identity)).browser
+        browser = (await self.snapshot_for(identity)).browser
         started = time.perf_counter()
         if self.cache_stable:
             selection = browser.select(query, path)
@@ -438,7 +365,7 @@ class ProxyRuntime(SearchOperations):
         return Reply(response.text, response.structured)
 
     async def hydrate(self, session: str, tool_id: str, *, identity: Identity = LOCAL) -> Reply:
-        catalog = (await self._for(identity)).catalog
+        catalog = (await self.snapshot_for(identity)).catalog
 
         def hydrate(name: str) -> dict[str, Any]:
             return catalog.hydrate(self._resolve(catalog, name, identity).id)
@@ -449,7 +376,7 @@ class ProxyRuntime(SearchOperations):
             await record_seen(self.state.sessions, session, result["tool_id"])
         return Reply(json.dumps(result, ensure_ascii=False, indent=1), result)
 
-    async def _invoke(
+    async def invoke(
         self, item: Item, args: dict[str, Any], relay: Relay | None = None, session: str = ""
     ) -> dict[str, Any]:
         """Check `args` against the tool's schema, then call it upstream through the plugin
@@ -457,14 +384,11 @@ class ProxyRuntime(SearchOperations):
         server = item.metadata["server"]
         upstream_name = item.metadata["upstream_name"]
         context = RoutingContext("tools/call", server, server, upstream_name, session)
-        call = ToolCall(upstream_name, dict(args))
-        start = time.monotonic()
-        outcome = "cancelled"
-        try:
+        async with self.plugins.observed(context, ToolCall(upstream_name, dict(args))) as seen:
             # §4.4: arguments are checked against the hydrated schema before any upstream
             # call (the item's own schema: what hydrate copies out; the validator only reads).
             self.validator.validate(item.id, item.input_schema, args)
-            call = await self.plugins.before_call(context, call)
+            call = seen.call = await self.plugins.before_call(context, seen.call)
             try:
                 result = await self.pool.call(
                     server,
@@ -480,15 +404,7 @@ class ProxyRuntime(SearchOperations):
                     item.id,
                     {"server": server, "kind": exc.kind},
                 ) from None
-            outcome = "tool_error" if result.get("isError") else "ok"
-            return result
-        except GatewayError as exc:
-            outcome = exc.code.value
-            raise
-        finally:
-            await self.plugins.after_call(
-                context, call, CallOutcome(outcome, time.monotonic() - start)
-            )
+            return seen.ended(result)
 
     async def execute(
         self,
@@ -499,13 +415,13 @@ class ProxyRuntime(SearchOperations):
         identity: Identity = LOCAL,
         relay: Relay | None = None,
     ) -> Reply:
-        catalog = (await self._for(identity)).catalog
+        catalog = (await self.snapshot_for(identity)).catalog
         item = self._resolve(catalog, tool_id, identity)
         # §4.3's implicit hydration succeeded: the tool is seen (AM-CACHE-SEEN-BY-EXECUTE),
         # whatever the call's outcome; stored with the call's artifacts in one round trip.
         seen = item.id if self.cache_stable and "execute" in CACHE_SEEN_BY else None
         try:
-            result = await self._invoke(item, args, relay, session)
+            result = await self.invoke(item, args, relay, session)
         except GatewayError:
             if seen is not None:
                 await record_seen(self.state.sessions, session, seen)
@@ -547,7 +463,7 @@ class ProxyRuntime(SearchOperations):
         return [tool.model_copy() for tool in snapshot.stripped]
 
     # ------------------------------------------------------------ meta-tools
-    # (gatespec_surface.operations.MetaToolOperations; search's are in gatespec.search)
+    # (gatespec_surface.operations.MetaToolOperations; search's run in gatespec.profiles.search)
 
     async def tool_browse(self, caller: Caller, args: ToolBrowseArgs) -> Reply:
         return await self.browse(caller.scope, args.query, args.path, identity=caller.identity)
@@ -562,6 +478,18 @@ class ProxyRuntime(SearchOperations):
 
     async def tool_view(self, caller: Caller, args: ToolViewArgs) -> Reply:
         return await self.view(caller.scope, args.handle, args.selector)
+
+    async def search(self, caller: Caller, args: SearchArgs) -> Reply:
+        return await self.searching.search(caller, args)
+
+    async def schema(self, caller: Caller, args: SchemaArgs) -> Reply:
+        return await self.searching.schema(caller, args)
+
+    async def call(self, caller: Caller, args: CallArgs) -> Reply:
+        return await self.searching.call(caller, args)
+
+    async def batch(self, caller: Caller, args: BatchArgs) -> Reply:
+        return await self.searching.batch(caller, args)
 
 
 def _chain(config: GatewayConfig) -> Chain:

@@ -4,23 +4,27 @@
     gatespec spec changelog OLD [NEW] | lock | version-check
 
 The tooling is the generator's (generator/evolution.py): the maintainers' tool, which needs the
-spec's IR and is not in the wheel. It is imported only when asked for, from a repository
-checkout: the current folder or one above it, or the checkout this runtime runs from (an
-editable install). Anywhere else the command says so and exits 2.
+spec's IR and is not in the wheel. It runs as `python -m generator` in a child process, from a
+repository checkout: the current folder or one above it, or the checkout this runtime runs from
+(an editable install). Anywhere else, or without the generator's dependencies (the
+`generator` extra), the command says so and exits 2.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
+import re
 import sys
-from collections.abc import Callable
+from importlib import metadata, util
 from pathlib import Path
 from typing import Any
+
+from gatespec.forwarding import run_module, with_path
 
 __all__ = ["add_subcommand", "run"]
 
 _MARKERS = ("generator/__main__.py", "spec/surface.yaml")
+_EXTRA = re.compile(r"""extra\s*==\s*["']generator["']""")
 
 
 def checkouts() -> list[Path]:
@@ -29,44 +33,36 @@ def checkouts() -> list[Path]:
     return [here, *here.parents, Path(__file__).resolve().parents[2]]
 
 
-class MissingExtras(Exception):
-    """The checkout's generator is there, one of its dependencies is not installed."""
-
-
-def _generator_main() -> Callable[[list[str]], int] | None:
-    root = next((r for r in checkouts() if all((r / m).is_file() for m in _MARKERS)), None)
-    if root is not None and str(root) not in sys.path:
-        sys.path.insert(0, str(root))
+def missing_extras() -> list[str]:
+    """The generator extra's packages (gatespec's own metadata lists them) that cannot be
+    found; none when gatespec runs uninstalled, from its sources."""
     try:
-        module = importlib.import_module("generator.__main__")
-    except ModuleNotFoundError as exc:
-        if not (exc.name or "").startswith("generator"):
-            # gatespec installed from a wheel without the extras: jinja2 and co. are missing
-            raise MissingExtras(exc.name or str(exc)) from exc
-        return None
-    main: Callable[[list[str]], int] | None = getattr(module, "main", None)
-    return main if hasattr(module, "evolution") else None  # gatespec's generator, no other
+        requires = metadata.requires("gatespec") or []
+    except metadata.PackageNotFoundError:
+        return []
+    wanted = [re.split(r"[\s;<>=!~\[]", r, maxsplit=1)[0] for r in requires if _EXTRA.search(r)]
+    return [name for name in wanted if util.find_spec(name.replace("-", "_").lower()) is None]
 
 
 def run(argv: list[str]) -> int:
-    try:
-        main = _generator_main()
-    except MissingExtras as exc:
-        print(
-            f"gatespec: error: spec tooling needs the generator's dependencies (module {exc} is "
-            "not installed): install them with `pip install 'gatespec[generator]'` (or "
-            "`make install` in the checkout)",
-            file=sys.stderr,
-        )
-        return 2
-    if main is None:
+    root = next((r for r in checkouts() if all((r / m).is_file() for m in _MARKERS)), None)
+    if root is None:
         print(
             "gatespec: error: spec tooling needs the gatespec repository (its generator/ and "
             "spec/): run `gatespec spec ...` inside a checkout, or `python -m generator ...` there",
             file=sys.stderr,
         )
         return 2
-    return int(main(argv))
+    missing = missing_extras()
+    if missing:
+        print(
+            f"gatespec: error: spec tooling needs the generator's dependencies "
+            f"({', '.join(missing)} not installed): install them with "
+            "`pip install 'gatespec[generator]'` (or `make install` in the checkout)",
+            file=sys.stderr,
+        )
+        return 2
+    return run_module("generator", argv, with_path(str(root)))
 
 
 class _Help(argparse.Action):

@@ -83,7 +83,7 @@ __all__ = [
     "run_suite",
 ]
 
-SERVED: Final = ("gateway", "transparent", "search", "aggregate")  # profiles layer 2 checks
+SERVED: Final = tuple(PROFILES)  # profiles layer 2 checks: every profile the spec defines
 ENV_FIXTURE_COMMAND: Final = "GATESPEC_FIXTURE_COMMAND"
 ENV_FIXTURE_ARGV: Final = "GATESPEC_FIXTURE_ARGV"
 ENV_CALL_LOG: Final = "GATESPEC_CALL_LOG"

@@ -95,7 +95,11 @@ def test_renaming_an_argument_breaks_type_checking(tmp_path: Path) -> None:
     env = {**os.environ, "MYPYPATH": str(tmp_path / "generated")}
     argv = [sys.executable, "-m", "mypy", "--cache-dir", str(tmp_path / "mypy")]
     checked = subprocess.run(
-        [*argv, "src/gatespec/search.py"], cwd=ROOT, env=env, capture_output=True, text=True
+        [*argv, "src/gatespec/profiles/search.py"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
     )
     assert checked.returncode == 1, checked.stdout
     assert '"SearchArgs" has no attribute "namespace"' in checked.stdout

@@ -19,10 +19,10 @@ from mcp import Client
 from mcp.server.subscriptions import ResourceUpdated
 from mcp.shared.exceptions import MCPError
 
-from gatespec.aggregate import AggregateRuntime, routing
-from gatespec.aggregate.plugins import Plugin, ToolCall
 from gatespec.config import parse_config
-from gatespec.server import build_server
+from gatespec.profiles.aggregate import AggregateRuntime, routing
+from gatespec.profiles.aggregate.plugins import Plugin, ToolCall
+from gatespec.profiles.registry import build_server
 from gatespec_conformance.fixture_rich import (
     BAD_PROMPT,
     NO_SCHEME_URI,
@@ -261,7 +261,7 @@ async def test_the_broadcast_is_parallel(anyio_backend: str, tmp_path: Path) -> 
 
 
 def routing_kind(method: str) -> Any:
-    from gatespec.aggregate.naming import LISTS
+    from gatespec.profiles.aggregate.naming import LISTS
 
     return LISTS[method]
 

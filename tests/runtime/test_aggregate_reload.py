@@ -16,10 +16,10 @@ import mcp_types as types
 import pytest
 from mcp import Client
 
-from gatespec.aggregate import AggregateRuntime
 from gatespec.config import load_config
+from gatespec.profiles.aggregate import AggregateRuntime
+from gatespec.profiles.registry import build_server
 from gatespec.reload import watch_config
-from gatespec.server import build_server
 from gatespec_conformance.fixture_upstream import fixture_argv
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(90)]

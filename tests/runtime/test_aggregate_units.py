@@ -11,12 +11,12 @@ from typing import Any
 import mcp_types as types
 import pytest
 
-from gatespec.aggregate import naming, routing
-from gatespec.aggregate.naming import LISTS, namespace_answer, offer
-from gatespec.aggregate.pages import CursorInvalid, Pages
-from gatespec.aggregate.plugins import AuditLog, CallOutcome, Chain, ToolCall, ToolFilter
-from gatespec.aggregate.routing import RoutingContext, route
 from gatespec.config import ConfigError, parse_config
+from gatespec.profiles.aggregate import naming, routing
+from gatespec.profiles.aggregate.naming import LISTS, namespace_answer, offer
+from gatespec.profiles.aggregate.pages import CursorInvalid, Pages
+from gatespec.profiles.aggregate.plugins import AuditLog, CallOutcome, Chain, ToolCall, ToolFilter
+from gatespec.profiles.aggregate.routing import RoutingContext, route
 from gatespec.upstream.relay import InFlight
 from gatespec_surface.errors import ErrorCode, GatewayError
 
@@ -281,7 +281,7 @@ def test_list_changed_compares_only_what_an_identity_sees() -> None:
     # AM-ACCESS-NO-LEAK: bob (alpha's echo only) is told of a change only when it touches
     # what he sees; an unrestricted identity is told of every change (None).
     from gatespec.access import Identity
-    from gatespec.aggregate import AggregateRuntime
+    from gatespec.profiles.aggregate import AggregateRuntime
 
     body = {
         "mcpServers": {"alpha": {"command": "x"}, "beta": {"command": "x"}},

@@ -212,16 +212,16 @@ def test_cache_stable_browse_records_hydration_only_on_success() -> None:
 def test_cards_index_and_tree_are_built_on_first_use_in_the_gateway_profile(
     monkeypatch: pytest.MonkeyPatch, mode: str, built_at_rebuild: int
 ) -> None:
-    import gatespec.runtime as runtime_module
+    import gatespec.snapshot as snapshot_module
 
     builds: list[int] = []
-    real = runtime_module.admit_cards
+    real = snapshot_module.admit_cards
 
     def counting(catalog: Any) -> Any:
         builds.append(len(catalog))
         return real(catalog)
 
-    monkeypatch.setattr(runtime_module, "admit_cards", counting)
+    monkeypatch.setattr(snapshot_module, "admit_cards", counting)
     tools = {"a": [{"name": "alpha", "description": "A tool.", "inputSchema": SCHEMA}]}
     runtime = ProxyRuntime(SpyPool(tools), profile=mode)  # type: ignore[arg-type]
     builds.clear()  # the empty catalog a runtime starts with

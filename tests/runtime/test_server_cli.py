@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from gatespec import cli
-from gatespec.serving import SERVED_PROFILES
+from gatespec.profiles.registry import SERVED
 from gatespec.upstream import UpstreamStatus
 from gatespec_surface.descriptors import PROFILES
 from gatespec_surface.parsers import encode_wire_name
@@ -65,7 +65,7 @@ def test_a_config_error_exits_2_with_one_line(tmp_path: Path, capsys: Any) -> No
 
 def test_every_profile_of_the_spec_is_served() -> None:
     # With all of profiles.yaml served, `serve` has no profile left to refuse as unserved.
-    assert set(SERVED_PROFILES) == set(PROFILES)
+    assert set(SERVED) == set(PROFILES)
 
 
 def test_demo_runs_a_scripted_session(capsys: Any) -> None:

@@ -452,10 +452,10 @@ def test_a_needed_argument_the_schema_does_not_declare_is_refused_at_start(
 # ---------------------------------------------------------------- profiles.yaml lists_upstream_tools
 
 
-def test_lists_upstream_tools_decides_which_surface_serves_a_profile(monkeypatch: Any) -> None:
-    """profiles.yaml lists_upstream_tools is read: "namespaced" (the aggregate profile, seed 004:
-    the client sees the upstreams' tools namespaced) gets the aggregate surface, "stripped" a
-    meta-tool surface that lists stripped entries, "none" one that lists only meta-tools."""
+def test_lists_upstream_tools_decides_what_a_meta_tool_surface_lists(monkeypatch: Any) -> None:
+    """profiles.yaml lists_upstream_tools is read: "stripped" gets a meta-tool surface that
+    lists stripped entries, "none" one that lists only meta-tools; a profile without meta-tools
+    (the aggregate one, served by its own surface: tests/runtime/profiles) is refused."""
     import dataclasses
 
     from gatespec.server import surface as surface_module
@@ -472,21 +472,8 @@ def test_lists_upstream_tools_decides_which_surface_serves_a_profile(monkeypatch
         PROFILES["transparent"].meta_tools
     )
 
-    # the aggregate profile: its own surface while "namespaced", refused as a meta-tool
-    # profile (it has none) once the spec says otherwise
     class Aggregate:
         profile = "aggregate"
 
-    seen: list[Any] = []
-    import gatespec.aggregate.surface as aggregate_surface
-
-    monkeypatch.setattr(
-        aggregate_surface,
-        "build_aggregate_server",
-        lambda runtime, **_: seen.append(runtime) or "aggregate",
-    )
-    assert build_server(Aggregate()) == "aggregate" and len(seen) == 1  # type: ignore[arg-type]
-    profiles["aggregate"] = dataclasses.replace(profiles["aggregate"], lists_upstream_tools="none")
     with pytest.raises(ValueError, match="has no meta-tools"):
         build_server(Aggregate())  # type: ignore[arg-type]
-    assert len(seen) == 1

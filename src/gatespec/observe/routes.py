@@ -26,7 +26,6 @@ from starlette.routing import Route
 from gatespec.access import LOCAL, Identity
 from gatespec.access.tokens import IdentityToken
 from gatespec.observe.calls import CallLog
-from gatespec.observe.source import source_of
 from gatespec.observe.status import status_document
 
 __all__ = ["STATUS_JSON_PATH", "STATUS_PATH", "attach", "status_routes"]
@@ -79,10 +78,11 @@ def status_routes(
     """The page and its document for `server` (module docstring); `requires_token`: whether a
     viewer must prove an identity (default: whether the server requires one of its callers,
     read at request time)."""
+    from gatespec.profiles.registry import profile_named
     from gatespec.server.surface import server_version
 
     calls = attach(server)
-    source = source_of(server.served)
+    source = profile_named(server.served.profile).status(server.served)
     guard = TransportSecurityMiddleware(security) if security is not None else None
     version = server_version()
 

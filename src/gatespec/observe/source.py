@@ -1,8 +1,8 @@
 """What the status page reads of a runtime, through one small interface for every profile.
 
 `StatusSource` is all the page needs: the upstreams' states, and per identity how many tools of
-each upstream it may see and which tools were left out of the catalog. `source_of(runtime)`
-adapts the runtime of any profile by its public surface only (its pool, its access policy,
+each upstream it may see and which tools were left out of the catalog. `CatalogSource` and
+`AggregateSource` adapt the runtime of any profile (its registry row says which) by its public surface only (its pool, its access policy,
 its catalog or listing), so the runtimes carry no code for the page.
 
 - Catalog profiles (gateway, transparent, search): the catalog snapshot, `visible_ids` for a
@@ -23,7 +23,7 @@ from typing import Any, Protocol
 from gatespec.access import AccessPolicy, Identity, Subject
 from gatespec_surface import parsers
 
-__all__ = ["StatusSource", "ToolCounts", "UpstreamState", "source_of"]
+__all__ = ["AggregateSource", "CatalogSource", "StatusSource", "ToolCounts", "UpstreamState"]
 
 
 @dataclass(frozen=True)
@@ -83,7 +83,7 @@ class _Base:
         return out
 
 
-class _CatalogSource(_Base):
+class CatalogSource(_Base):
     """gateway, transparent, search: one catalog snapshot (gatespec.runtime)."""
 
     def tools(self, identity: Identity) -> ToolCounts:
@@ -103,12 +103,12 @@ class _CatalogSource(_Base):
         return ToolCounts(False, counts, excluded)
 
 
-class _AggregateSource(_Base):
+class AggregateSource(_Base):
     """aggregate: the pool's last tools/list of each upstream, as the profile offers it."""
 
     def tools(self, identity: Identity) -> ToolCounts:
         # The aggregate profile's own egress rule (which names it can offer, and why not).
-        from gatespec.aggregate.naming import LISTS, offer
+        from gatespec.profiles.aggregate.naming import LISTS, offer
 
         kind = LISTS["tools/list"]
         restricted = self.policy.restricted(identity)
@@ -135,10 +135,3 @@ def _tool_subject(server: str, entry: Mapping[str, Any]) -> Subject:
     namespace."""
     _, name = parsers.parse_aggregate_name(str(entry["name"]))
     return Subject.tool(server, f"{server}:{name}", entry.get("annotations"))
-
-
-def source_of(runtime: Any) -> StatusSource:
-    """The StatusSource of a runtime of any profile."""
-    if getattr(runtime, "profile", None) == "aggregate":
-        return _AggregateSource(runtime)
-    return _CatalogSource(runtime)

@@ -1,6 +1,8 @@
 """The gateway's MCP server side: a profile's surface over a runtime, and its transports.
 
-server = build_server(runtime)          # runtime.profile picks the surface
+server = build_server(runtime)          # a catalog profile's surface (gateway, transparent,
+                                        # search); gatespec.profiles.registry.build_server
+                                        # picks any profile's by its registry row
 await serve_stdio(server)               # or, both from gatespec.server.transports,
 await serve_http(server, "127.0.0.1", 8765, on_ready=print_ready)
 
@@ -13,7 +15,6 @@ from gatespec.core import CatalogListing, GatewayRuntime, Reply
 from gatespec.server.notify import ListChangedNotifier
 from gatespec.server.sessions import SESSIONLESS_KEY, session_key
 from gatespec.server.surface import (
-    SERVED_PROFILES,
     GatewayServer,
     MetaToolSurface,
     build_server,
@@ -21,7 +22,6 @@ from gatespec.server.surface import (
 )
 
 __all__ = [
-    "SERVED_PROFILES",
     "SESSIONLESS_KEY",
     "CatalogListing",
     "GatewayRuntime",

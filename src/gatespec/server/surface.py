@@ -1,6 +1,7 @@
 """The MCP surface of one exposure profile over a GatewayRuntime: tools/list and tools/call.
 
-`build_server(runtime)` returns an mcp low-level Server for the runtime's profile:
+`build_server(runtime)` returns an mcp low-level Server for a catalog profile (gateway,
+transparent, search; gatespec.profiles.registry names each profile's builder):
 
 - tools/list: exactly the profile's meta-tools (generated descriptors); a profile that lists
   upstream tools as "stripped" (transparent) adds `runtime.stripped_tools()`.
@@ -60,7 +61,6 @@ from gatespec.server.arguments import ArgumentChecker
 from gatespec.server.notify import ListChangedNotifier
 from gatespec.server.relay import LogLevels, RequestRelay
 from gatespec.server.sessions import identity_of, session_key
-from gatespec.serving import SERVED_PROFILES
 from gatespec.validation import fast_accepts, fast_validator
 from gatespec_surface.descriptors import (
     META_TOOL_DESCRIPTIONS,
@@ -120,16 +120,17 @@ class MetaToolSurface:
 
     def __init__(self, runtime: GatewayRuntime, structured_errors: bool | None = None) -> None:
         profile = runtime.profile
-        if profile not in SERVED_PROFILES:
+        spec = PROFILES.get(profile)
+        if spec is None:
             raise ValueError(
-                f"profile {profile!r} is not served (served: {', '.join(SERVED_PROFILES)})"
+                f"no profile {profile!r} in the spec (profiles: {', '.join(PROFILES)})"
             )
-        if not PROFILES[profile].meta_tools:  # the aggregate profile: aggregate.surface
+        if not spec.meta_tools:  # the aggregate profile: profiles.aggregate.surface
             raise ValueError(f"profile {profile!r} has no meta-tools to serve")
         self.runtime = runtime
         self.profile = profile
         self.metrics: Metrics | None = None  # set by build_server
-        self.lists_stripped = PROFILES[profile].lists_upstream_tools == "stripped"
+        self.lists_stripped = spec.lists_upstream_tools == "stripped"
         self.meta_tools = tools_for_profile(profile)
         self.names = tuple(tool.name for tool in self.meta_tools)
         self._checkers = {name: ArgumentChecker(name) for name in self.names}
@@ -336,7 +337,8 @@ def build_server(
     notify_list_changed: bool | None = None,
     structured_errors: bool | None = None,
 ) -> GatewayServer:
-    """An MCP server for `runtime.profile`.
+    """An MCP server for `runtime.profile`, a profile with meta-tools (the aggregate one has
+    a surface of its own: gatespec.profiles.registry.build_server picks by profile).
 
     fallback_session and fallback_identity: who calls when the transport says nothing (stdio:
     one client per process, with the config's stdio identity). An HTTP request's identity is
@@ -346,17 +348,6 @@ def build_server(
     structured_errors: put error payloads in structuredContent too; by default only when
     tools/list advertises no output schema (see the module docstring).
     """
-    # A profile whose tools/list is the upstreams' own tools, namespaced (profiles.yaml
-    # lists_upstream_tools: the aggregate profile), has a surface of its own.
-    if PROFILES[runtime.profile].lists_upstream_tools == "namespaced":
-        from gatespec.aggregate.surface import build_aggregate_server
-
-        return build_aggregate_server(
-            runtime,  # type: ignore[arg-type]  # the aggregate profile's runtime
-            name=name,
-            fallback_session=fallback_session,
-            fallback_identity=fallback_identity,
-        )
     surface = MetaToolSurface(runtime, structured_errors)
     surface.metrics = metrics_of(runtime)
     announce = surface.lists_stripped if notify_list_changed is None else notify_list_changed

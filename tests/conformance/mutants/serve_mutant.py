@@ -110,7 +110,7 @@ def stripped_real_schema() -> None:
     """Transparent tools/list entries carry the upstream schema instead of the sentinel."""
     from gatespec import runtime
 
-    real = runtime._build_snapshot
+    real = runtime.build_snapshot
 
     def snapshot(tools_by_server: Any) -> Any:
         snap = real(tools_by_server)
@@ -120,7 +120,7 @@ def stripped_real_schema() -> None:
         )
         return dataclasses.replace(snap, stripped=stripped)
 
-    runtime._build_snapshot = snapshot
+    runtime.build_snapshot = snapshot
 
 
 def view_off_by_one() -> None:
@@ -242,7 +242,7 @@ def malformed_rejects_listing() -> None:
 
 def single_underscore() -> None:
     """Seed 001's separator: names are offered as server_name."""
-    from gatespec.aggregate import naming
+    from gatespec.profiles.aggregate import naming
 
     real = naming.namespaced
 
@@ -254,7 +254,7 @@ def single_underscore() -> None:
 
 def route_first_server() -> None:
     """Every request goes to the first configured server, whatever its name says."""
-    from gatespec.aggregate import routing
+    from gatespec.profiles.aggregate import routing
 
     real = routing.route
 
@@ -264,14 +264,14 @@ def route_first_server() -> None:
         return dataclasses.replace(context, config_key=first), clean
 
     routing.route = route
-    from gatespec.aggregate import runtime
+    from gatespec.profiles.aggregate import runtime
 
     runtime.route = route
 
 
 def prompts_unnamespaced() -> None:
     """Prompts are listed under their upstream names."""
-    from gatespec.aggregate import naming, runtime
+    from gatespec.profiles.aggregate import naming, runtime
 
     real = naming.offer
 
@@ -296,7 +296,7 @@ def first_page_only() -> None:
 
 def all_or_nothing() -> None:
     """One failing upstream fails the whole list."""
-    from gatespec.aggregate import runtime
+    from gatespec.profiles.aggregate import runtime
     from gatespec_surface.errors import ErrorCode, GatewayError
 
     real = runtime.AggregateRuntime.broadcast
@@ -328,23 +328,21 @@ def cancel_shielded() -> None:
 def reload_silent() -> None:
     """A registry change is served but announced to nobody: neither by the reload itself nor
     by the upstream it added joining (upstream.revive announces a server that comes up)."""
-    from gatespec.aggregate import runtime
+    from gatespec.profiles.aggregate import runtime
 
-    async def reconfigure(self: Any, config: Any) -> Any:
-        changed = await self.pool.reconfigure(config.servers)
+    async def reconfigured(self: Any, config: Any, changed: Any) -> None:
         self._configure(config)
-        return changed
 
-    async def upstream_back(self: Any, key: str) -> None:
+    async def settled(self: Any, key: str) -> None:
         return None
 
-    runtime.AggregateRuntime.reconfigure = reconfigure
-    runtime.AggregateRuntime._upstream_back = upstream_back
+    runtime.AggregateRuntime._reconfigured = reconfigured
+    runtime.AggregateRuntime._settled = settled
 
 
 def unknown_server_unavailable() -> None:
     """A server key nobody configured is answered SERVER_UNAVAILABLE."""
-    from gatespec.aggregate import routing, runtime
+    from gatespec.profiles.aggregate import routing, runtime
     from gatespec_surface.errors import ErrorCode, GatewayError
 
     real = routing.route
@@ -362,7 +360,7 @@ def unknown_server_unavailable() -> None:
 
 def read_uri_upstream() -> None:
     """resources/read answers with the upstream's own URIs."""
-    from gatespec.aggregate import naming, runtime
+    from gatespec.profiles.aggregate import naming, runtime
 
     real = naming.namespace_answer
 
@@ -374,7 +372,7 @@ def read_uri_upstream() -> None:
 
 def capabilities_tools_only() -> None:
     """Only tools are advertised, whatever the upstreams offer."""
-    from gatespec.aggregate import surface
+    from gatespec.profiles.aggregate import surface
 
     def get_capabilities(self: Any, *args: Any, **kwargs: Any) -> Any:
         caps = surface.GatewayServer.get_capabilities(self, *args, **kwargs)
@@ -387,30 +385,30 @@ def batch_reversed() -> None:
     """batch answers its calls last first."""
     import dataclasses as dc
 
-    from gatespec import search
+    from gatespec.profiles import search
 
-    real = search.SearchOperations.batch
+    real = search.SearchProfile.batch
 
     async def batch(self: Any, caller: Any, args: Any) -> Any:
         reply = await real(self, caller, args)
         results = list(reversed(reply.structured["results"]))
         return dc.replace(reply, structured={"results": results})
 
-    search.SearchOperations.batch = batch
+    search.SearchProfile.batch = batch
 
 
 def call_drops_structure() -> None:
     """call answers the upstream's text but drops its structuredContent."""
     import dataclasses as dc
 
-    from gatespec import search
+    from gatespec.profiles import search
 
-    real = search.SearchOperations.call
+    real = search.SearchProfile.call
 
     async def call(self: Any, caller: Any, args: Any) -> Any:
         return dc.replace(await real(self, caller, args), structured=None)
 
-    search.SearchOperations.call = call
+    search.SearchProfile.call = call
 
 
 # ------------------------------------------------------------------ access control
@@ -418,16 +416,16 @@ def call_drops_structure() -> None:
 
 
 def _as_local(method: str) -> None:
-    """SearchOperations.`method` runs as the local (unrestricted) identity, whoever calls."""
-    from gatespec import search
+    """SearchProfile.`method` runs as the local (unrestricted) identity, whoever calls."""
     from gatespec.core import Caller
+    from gatespec.profiles import search
 
-    real = getattr(search.SearchOperations, method)
+    real = getattr(search.SearchProfile, method)
 
     async def unrestricted(self: Any, caller: Any, args: Any) -> Any:
         return await real(self, Caller(caller.session), args)
 
-    setattr(search.SearchOperations, method, unrestricted)
+    setattr(search.SearchProfile, method, unrestricted)
 
 
 def search_unfiltered() -> None:
@@ -440,7 +438,7 @@ def forbidden_tells() -> None:
     from gatespec import runtime
     from gatespec_surface.errors import ErrorCode, GatewayError
 
-    real = runtime.ProxyRuntime._access
+    real = runtime.ProxyRuntime.access
 
     def access(self: Any, item: Any, name: str, identity: Any) -> Any:
         if item is None and self.policy.restricted(identity):
@@ -450,7 +448,7 @@ def forbidden_tells() -> None:
             raise GatewayError(ErrorCode.FORBIDDEN, f"{name} exists but is not yours", name)
         return real(self, item, name, identity)
 
-    runtime.ProxyRuntime._access = access
+    runtime.ProxyRuntime.access = access
 
 
 def list_changed_to_all() -> None:

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -38,14 +37,15 @@ import anyio
 
 from gatespec.access import LOCAL, AccessPolicy, Identity, Subject, forbidden
 from gatespec.access.uris import UriRefused, normalise_uri
-from gatespec.aggregate.client_sessions import ClientUpstreams
-from gatespec.aggregate.naming import LISTS, Kind, Unoffered, namespace_answer, offer
-from gatespec.aggregate.pages import Pages
-from gatespec.aggregate.plugins import CallOutcome, Chain, ToolCall, build_chain
-from gatespec.aggregate.routing import RoutingContext, names_uri, rename, route
 from gatespec.catalog import server_keys
 from gatespec.config import GatewayConfig
 from gatespec.core import CatalogListing, Relay
+from gatespec.profiles.aggregate.client_sessions import ClientUpstreams
+from gatespec.profiles.aggregate.naming import LISTS, Kind, Unoffered, namespace_answer, offer
+from gatespec.profiles.aggregate.pages import Pages
+from gatespec.profiles.aggregate.plugins import Chain, ToolCall, build_chain
+from gatespec.profiles.aggregate.routing import RoutingContext, names_uri, rename, route
+from gatespec.profiles.lifecycle import UpstreamLifecycle
 from gatespec.state import StateBackend, open_state
 from gatespec.upstream import (
     ProgressCallback,
@@ -53,7 +53,6 @@ from gatespec.upstream import (
     UpstreamError,
     UpstreamPool,
     UpstreamStatus,
-    keep_connected,
 )
 from gatespec_surface import parsers
 from gatespec_surface.errors import ErrorCode, GatewayError
@@ -137,7 +136,7 @@ def gateway_error(exc: UpstreamError, context: RoutingContext) -> GatewayError:
     return GatewayError(code, str(exc), path, {"server": context.server, "kind": exc.kind})
 
 
-class AggregateRuntime:
+class AggregateRuntime(UpstreamLifecycle):
     """The aggregate profile over an upstream pool (see the module docstring)."""
 
     profile = "aggregate"
@@ -180,56 +179,46 @@ class AggregateRuntime:
         self.policy = access.policy if access is not None else AccessPolicy.open()
 
     # ------------------------------------------------------------ lifecycle
+    # (profiles.lifecycle runs it; what follows each event is an announcement of the lists
+    # that changed)
+
+    # AM-SERVE-FIRST-READY is a rule of the catalog profiles: the aggregate registry's first
+    # tools/list lists every server that connects (start's `first_ready` is ignored).
+    serves_first_ready = False
 
     async def start(
         self, progress: ProgressCallback | None = None, *, first_ready: bool = False
     ) -> list[UpstreamStatus]:
-        """Connect every upstream before answering: AM-SERVE-FIRST-READY is a rule of the
-        catalog profiles; the aggregate registry's first tools/list lists every server that
-        connects (`first_ready` is accepted and ignored)."""
-        self.pool.on_tools_changed = self._tools_changed
         self.pool.on_notification = self._notified
-        return await self.pool.start(progress=progress)
+        return await super().start(progress, first_ready=first_ready)
 
-    async def _upstream_back(self, key: str) -> None:
-        """An upstream connected (or failed) in the background: sessions hear every list."""
+    async def _started(self) -> None:
+        return None  # lists are fetched when asked for
+
+    async def _changed(self) -> None:
         await self._announce(ALL_LISTS)
 
-    async def refresh(self, progress: ProgressCallback | None = None) -> list[UpstreamStatus]:
-        statuses = await self.pool.refresh(progress=progress)
-        await self._announce(ALL_LISTS)
-        return statuses
+    async def _tools_changed(self, key: str) -> None:
+        await self._announce(frozenset({"tools"}))
 
-    async def keep_upstreams(self) -> None:
-        """While serving: retry each upstream that is down on its own (upstream.revive)."""
-        await keep_connected(self.pool, self.refresh_interval, self._upstream_back)
+    async def _peer_event(self, event: str) -> None:
+        """Tell this replica's sessions of the list changes another replica's upstreams
+        announced (all lists after a lost subscription: events may have been missed)."""
+        await self._announce(_PEER_EVENTS.get(event, ALL_LISTS))
 
-    async def aclose(self) -> None:
-        try:
-            await self.clients.aclose()
-            await self.pool.aclose()
-        finally:
-            await self.state.aclose()
-
-    async def follow_peers(self) -> None:
-        """While serving: tell this replica's sessions of the list changes another replica's
-        upstreams announced (all lists after a lost subscription: events may have been
-        missed). Returns at once without a shared backend."""
-
-        async def changed(event: str) -> None:
-            await self._announce(_PEER_EVENTS.get(event, ALL_LISTS))
-
-        await self.state.follow(changed)
+    async def _close_upstreams(self) -> None:
+        await self.clients.aclose()
+        await self.pool.aclose()
 
     async def _publish(self, lists: frozenset[str]) -> None:
         for capability in sorted(lists):
             await self.state.publish(f"{capability}_changed")
 
-    async def reconfigure(self, config: GatewayConfig) -> Reconfigured:
-        """Serve the servers of a changed config (AM-REGISTRY-RELOAD): connect added ones,
-        close removed ones, replace changed ones; open sessions are told what changed."""
+    def _admit(self, config: GatewayConfig) -> None:
         server_keys(list(config.servers))  # refuse a clash before touching the pool
-        changed = await self.pool.reconfigure(config.servers)
+
+    async def _reconfigured(self, config: GatewayConfig, changed: Reconfigured) -> None:
+        """Open sessions are told what changed; what was kept for a gone server goes."""
         self._configure(config)
         if changed:
             gone = {*changed.removed, *changed.replaced}
@@ -238,7 +227,6 @@ class AggregateRuntime:
             for uri in [u for u in self._subscribers if self._config_key_of(u) in gone]:
                 del self._subscribers[uri]
             await self._announce(ALL_LISTS)
-        return changed
 
     def statuses(self) -> list[UpstreamStatus]:
         return self.pool.statuses()
@@ -280,10 +268,6 @@ class AggregateRuntime:
                 await listener(lists)
             except Exception:  # one listener's failure must not stop the others
                 logger.exception("change listener failed")
-
-    async def _tools_changed(self, config_key: str) -> None:
-        await self._announce(frozenset({"tools"}))
-        await self._publish(frozenset({"tools"}))
 
     async def _notified(self, config_key: str, method: str, params: dict[str, Any]) -> None:
         if method in _CHANGED_BY:
@@ -498,11 +482,9 @@ class AggregateRuntime:
         context, clean = self._route("tools/call", params, session, identity)
         arguments = clean.get("arguments") or {}
         call = ToolCall(context.name, dict(arguments) if isinstance(arguments, Mapping) else {})
-        start = time.monotonic()
-        outcome = "cancelled"
-        try:
+        async with self.plugins.observed(context, call) as seen:
             try:
-                call = await self.plugins.before_call(context, call)
+                call = seen.call = await self.plugins.before_call(context, call)
                 await self._known_tool(context, call.name)
             except GatewayError as exc:
                 raise self._hidden(exc, identity) from None
@@ -517,15 +499,7 @@ class AggregateRuntime:
                     )
             except UpstreamError as exc:
                 raise gateway_error(exc, context) from None
-            outcome = "tool_error" if result.get("isError") else "ok"
-            return namespace_answer("tools/call", context.server, result)
-        except GatewayError as exc:
-            outcome = exc.code.value
-            raise
-        finally:
-            await self.plugins.after_call(
-                context, call, CallOutcome(outcome, time.monotonic() - start)
-            )
+            return namespace_answer("tools/call", context.server, seen.ended(result))
 
     async def _known_tool(self, context: RoutingContext, name: str) -> None:
         """TOOL_NOT_FOUND unless the server lists `name` (seed 001 "Handle unknown tool"),

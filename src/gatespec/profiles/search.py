@@ -19,12 +19,14 @@ import json
 import logging
 import time
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final, Protocol
 
 import anyio
 
+from gatespec.access import Identity
 from gatespec.catalog import Item, operation_of
 from gatespec.core import Caller, Relay, Reply
+from gatespec.snapshot import Snapshot
 from gatespec_surface.errors import ErrorCode, GatewayError
 from gatespec_surface.operations import (
     BatchArgs,
@@ -34,11 +36,7 @@ from gatespec_surface.operations import (
     SearchArgs,
 )
 
-if TYPE_CHECKING:
-    from gatespec.access import Identity
-    from gatespec.runtime import Snapshot
-
-__all__ = ["SearchOperations", "upstream_result"]
+__all__ = ["CatalogRuntime", "SearchProfile", "upstream_result"]
 
 log = logging.getLogger(__name__)
 
@@ -91,26 +89,39 @@ def _hit_line(hit: Mapping[str, Any]) -> str:
     return f"{hit['operation']} [{hit['type']}] {hit['description']}".rstrip()
 
 
-class SearchOperations:
-    """search, schema, call and batch; mixed into ProxyRuntime, whose catalog snapshots,
-    access policy and upstream path they use."""
+class CatalogRuntime(Protocol):
+    """What the search profile uses of the catalog runtime (gatespec.runtime.ProxyRuntime)."""
 
-    if TYPE_CHECKING:
+    async def snapshot_for(self, identity: Identity) -> Snapshot:
+        """The current catalog snapshot as `identity` may see it."""
+        ...
 
-        async def _for(self, identity: Identity) -> Snapshot: ...
+    def access(self, item: Item | None, name: str, identity: Identity) -> Item:
+        """`item`, or FORBIDDEN / TOOL_NOT_FOUND for a name the caller cannot see."""
+        ...
 
-        def _access(self, item: Item | None, name: str, identity: Identity) -> Item: ...
+    def timed_ranking(self, started: float) -> None:
+        """A query ranked since `started`, for the metrics."""
+        ...
 
-        def timed_ranking(self, started: float) -> None: ...
+    async def invoke(
+        self, item: Item, args: dict[str, Any], relay: Relay | None = None, session: str = ""
+    ) -> dict[str, Any]:
+        """The tool's raw upstream result, after its schema accepted `args`."""
+        ...
 
-        async def _invoke(
-            self, item: Item, args: dict[str, Any], relay: Relay | None = None, session: str = ""
-        ) -> dict[str, Any]: ...
+
+class SearchProfile:
+    """search, schema, call and batch over a catalog runtime's snapshots, access policy and
+    upstream path (the runtime serves them as its meta-tools)."""
+
+    def __init__(self, runtime: CatalogRuntime) -> None:
+        self.runtime = runtime
 
     # ------------------------------------------------------------ search
 
     async def search(self, caller: Caller, args: SearchArgs) -> Reply:
-        snapshot = await self._for(caller.identity)
+        snapshot = await self.runtime.snapshot_for(caller.identity)
         catalog, cards = snapshot.catalog, snapshot.browser.cards
         items = catalog.items() if args.namespace is None else catalog.by_namespace(args.namespace)
         if args.query is None:
@@ -120,7 +131,7 @@ class SearchOperations:
             only = None if args.namespace is None else {item.id for item in items}
             started = time.perf_counter()
             ranked, _ = snapshot.browser.ranker.search_counted(args.query, args.limit, only)
-            self.timed_ranking(started)
+            self.runtime.timed_ranking(started)
             found = [(catalog.get(tool_id), score) for tool_id, score in ranked]
             hits = [_hit(i, cards[i.id]["description"], s) for i, s in found if i is not None]
             hits.sort(key=lambda h: (-h["score"], h["operation"]))
@@ -131,12 +142,12 @@ class SearchOperations:
 
     async def _operation(self, caller: Caller, operation: str) -> Item:
         """The visible item `operation` names (FORBIDDEN or TOOL_NOT_FOUND otherwise)."""
-        catalog = (await self._for(caller.identity)).catalog
-        return self._access(catalog.by_operation(operation), operation, caller.identity)
+        catalog = (await self.runtime.snapshot_for(caller.identity)).catalog
+        return self.runtime.access(catalog.by_operation(operation), operation, caller.identity)
 
     async def schema(self, caller: Caller, args: SchemaArgs) -> Reply:
         item = await self._operation(caller, args.operation)
-        catalog = (await self._for(caller.identity)).catalog
+        catalog = (await self.runtime.snapshot_for(caller.identity)).catalog
         result = catalog.hydrate(item.id)
         return Reply(json.dumps(result, ensure_ascii=False, indent=1), result)
 
@@ -146,7 +157,7 @@ class SearchOperations:
         self, caller: Caller, operation: str, input: dict[str, Any], relay: Relay | None = None
     ) -> dict[str, Any]:
         item = await self._operation(caller, operation)  # before anything reaches upstream
-        return await self._invoke(item, input, relay, caller.session)
+        return await self.runtime.invoke(item, input, relay, caller.session)
 
     async def call(self, caller: Caller, args: CallArgs) -> Reply:
         # What the upstream sends meanwhile reaches the client (AM-UPSTREAM-RELAY); a batch's

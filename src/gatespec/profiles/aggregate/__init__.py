@@ -8,6 +8,6 @@ parse point), plugins (the chain, tool_filter, audit_log), pages (paged snapshot
 lists), runtime, surface. Imported on use: the other profiles need none of it.
 """
 
-from gatespec.aggregate.runtime import AggregateRuntime
+from gatespec.profiles.aggregate.runtime import AggregateRuntime
 
 __all__ = ["AggregateRuntime"]

@@ -21,22 +21,22 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Final
+from typing import Any, Final, get_args
 
 import anyio
 import mcp_types as types
 from mcp.server.caching import CacheHint
 from mcp.server.lowlevel.server import NotificationOptions
 from mcp.shared.exceptions import MCPError
-from mcp_types.methods import CACHEABLE_METHODS
+from mcp_types.methods import CacheableMethod
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from gatespec.access import LOCAL, Identity
-from gatespec.aggregate.naming import LISTS
-from gatespec.aggregate.pages import CursorInvalid
-from gatespec.aggregate.runtime import AggregateRuntime
 from gatespec.core import CLIENT_CAPABILITIES
 from gatespec.metrics import metrics_of
+from gatespec.profiles.aggregate.naming import LISTS
+from gatespec.profiles.aggregate.pages import CursorInvalid
+from gatespec.profiles.aggregate.runtime import AggregateRuntime
 from gatespec.server.notify import ListChangedNotifier
 from gatespec.server.relay import LogLevels, RequestRelay
 from gatespec.server.sessions import SESSIONLESS_KEY, session_key
@@ -284,17 +284,17 @@ def build_aggregate_server(
         version=server_version(),
         # Lists and reads change with the upstreams: every answer is stale at once and
         # belongs to its client (2026-07-28 caching hints).
-        cache_hints={m: CacheHint() for m in CACHEABLE_METHODS},  # type: ignore[misc]
-        on_list_tools=listing("tools/list"),  # type: ignore[arg-type]
-        on_call_tool=call_tool,  # type: ignore[arg-type]
-        on_list_prompts=listing("prompts/list"),  # type: ignore[arg-type]
-        on_get_prompt=routed("prompts/get"),  # type: ignore[arg-type]
-        on_list_resources=listing("resources/list"),  # type: ignore[arg-type]
-        on_list_resource_templates=listing("resources/templates/list"),  # type: ignore[arg-type]
-        on_read_resource=routed("resources/read"),  # type: ignore[arg-type]
+        cache_hints={m: CacheHint() for m in get_args(CacheableMethod)},
+        on_list_tools=_wire(listing("tools/list")),
+        on_call_tool=_wire(call_tool),
+        on_list_prompts=_wire(listing("prompts/list")),
+        on_get_prompt=_wire(routed("prompts/get")),
+        on_list_resources=_wire(listing("resources/list")),
+        on_list_resource_templates=_wire(listing("resources/templates/list")),
+        on_read_resource=_wire(routed("resources/read")),
         on_subscribe_resource=subscription(True),
         on_unsubscribe_resource=subscription(False),
-        on_completion=routed("completion/complete"),  # type: ignore[arg-type]
+        on_completion=_wire(routed("completion/complete")),
         on_subscriptions_listen=listen,
         get_tool_input_schema=runtime.input_schema,
     )
@@ -310,6 +310,13 @@ def build_aggregate_server(
     runtime.add_change_listener(notifier.lists_changed)
     runtime.add_update_listener(notifier.resource_updated)
     return server
+
+
+def _wire(handler: Callable[[Any, Any], Awaitable[dict[str, Any]]]) -> Any:
+    """A handler that answers in wire form: the upstream's own result, namespaced, passed on
+    as a dict (fields the SDK's models do not know survive). The SDK serialises a dict as it
+    is; its handler types name the models, so this is where the two meet."""
+    return handler
 
 
 def _dump(result: types.CallToolResult) -> dict[str, Any]:

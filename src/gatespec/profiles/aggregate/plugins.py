@@ -15,17 +15,28 @@ from __future__ import annotations
 import fnmatch
 import json
 import logging
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from gatespec.aggregate.routing import RoutingContext
 from gatespec.config import PluginConfig
+from gatespec.profiles.aggregate.routing import RoutingContext
 from gatespec_surface.errors import ErrorCode, GatewayError
 
-__all__ = ["AuditLog", "CallOutcome", "Chain", "Plugin", "ToolCall", "ToolFilter", "build_chain"]
+__all__ = [
+    "AuditLog",
+    "CallOutcome",
+    "Chain",
+    "Observed",
+    "Plugin",
+    "ToolCall",
+    "ToolFilter",
+    "build_chain",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -89,6 +100,36 @@ class Chain:
                 await plugin.after_call(context, call, outcome)
             except Exception:  # an observer's failure must not fail the call it observed
                 logger.exception("plugin %s failed after a call", plugin.name)
+
+    @asynccontextmanager
+    async def observed(self, context: RoutingContext, call: ToolCall) -> AsyncIterator[Observed]:
+        """A call made in the block, told to after_call however it ends: "ok" or
+        "tool_error" once the block reports the upstream's result (`Observed.ended`), the
+        gatespec error code it raised, or "cancelled". The block sets `Observed.call` to what
+        before_call made of the call."""
+        seen = Observed(call)
+        started = time.monotonic()
+        try:
+            yield seen
+        except GatewayError as exc:
+            seen.outcome = exc.code.value
+            raise
+        finally:
+            outcome = CallOutcome(seen.outcome, time.monotonic() - started)
+            await self.after_call(context, seen.call, outcome)
+
+
+@dataclass
+class Observed:
+    """A call going through the chain (Chain.observed), and how it ended so far."""
+
+    call: ToolCall
+    outcome: str = "cancelled"
+
+    def ended(self, result: dict[str, Any]) -> dict[str, Any]:
+        """The upstream answered `result` (an isError result is the tool's own failure)."""
+        self.outcome = "tool_error" if result.get("isError") else "ok"
+        return result
 
 
 def _matches(name: str, globs: Sequence[str]) -> bool:
