@@ -26,7 +26,7 @@ from datamodel_code_generator import (
     generate,
 )
 
-from . import checks, coverage, spec_schema
+from . import checks, coverage, spec_schema, typescript
 from .facts import FactChecker
 from .grammar import Analysis, GrammarCompiler
 from .ir import Spec
@@ -271,6 +271,11 @@ class Generator:
         _copy_support(pkg / SUPPORT_PACKAGE)  # formatted already: copied verbatim
         self._write_vectors(out)
         spec_schema.write(out / spec_schema.FOLDER)
+
+    def render_typescript_to(self, out: Path, python_out: Path) -> None:
+        """Write the TypeScript package under `out` from the same views; `python_out` is a
+        finished Python render, whose vector files both packages ship."""
+        typescript.render_to(self.env, self.views, out, python_out / PACKAGE / "vectors")
 
     def _write_vectors(self, out: Path) -> None:
         """The spec's expected answers, checked against the package just rendered: any
