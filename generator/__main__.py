@@ -7,7 +7,8 @@ check     render into a temporary folder and fail with a diff when generated/ or
           (`--check` is accepted as a synonym)
 report    print requirement coverage: each requirement, its level, and what covers it
 mutations apply the catalogue of seed-breaking spec edits (generator/mutations.py) to copies
-          of spec/ and print how many generation caught
+          of spec/ and print how many generation caught, then what each does to the rendered
+          code in Python and in TypeScript (generator/language_mutations.py)
 diff, changelog, lock, version-check
           spec evolution (generator/evolution.py): `diff OLD [NEW] [--format text|json]`
 
@@ -170,10 +171,13 @@ def cmd_report(spec_dir: Path, root: Path | None = None) -> int:
 
 
 def cmd_mutations(spec_dir: Path, root: Path | None = None) -> int:
+    from .language_mutations import report
     from .mutations import score
 
-    outcomes = score(spec_dir, root or spec_dir.resolve().parent)
-    return 0 if all(o.caught for o in outcomes) else 1
+    root = root or spec_dir.resolve().parent
+    outcomes = score(spec_dir, root)
+    judged = report(spec_dir, root)
+    return 0 if all(o.caught for o in outcomes) and all(j.same for j in judged) else 1
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -119,3 +119,28 @@ def test_generation_is_byte_identical_and_check_covers_the_typescript_package(
     assert "-export const CARD_HARD_CAP_TOKENS = 81;" in proc.stdout
     assert "+export const CARD_HARD_CAP_TOKENS = 80;" in proc.stdout
     assert "dist/index.js" not in proc.stdout
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not on PATH")
+@pytest.mark.parametrize(
+    ("mutation_id", "failed"),
+    [
+        ("vector-star", {"paths.json:parse/double-star"}),  # a wrong expected answer
+        ("hash8-upper", {"grammars.json:hash8/invalid/'3A91C7D2'"}),  # a widened class
+        ("check-removed", set()),  # bookkeeping: no code, no answer changes
+    ],
+)
+def test_a_mutation_fails_the_same_cases_in_both_languages(
+    mutation_id: str, failed: set[str]
+) -> None:
+    from generator.emit import Generator
+    from generator.ir import load_spec
+    from generator.language_mutations import judge
+    from generator.mutations import MUTATIONS
+    from generator.vectors import build_cases
+
+    spec = load_spec(ROOT / "spec")
+    seed_cases = build_cases(spec, Generator(spec, ROOT).analyses)
+    [mutation] = [m for m in MUTATIONS if m.id == mutation_id]
+    judged = judge(mutation, ROOT / "spec", ROOT, seed_cases)
+    assert judged.python == judged.typescript == failed

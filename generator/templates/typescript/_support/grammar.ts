@@ -30,30 +30,14 @@ export interface GrammarSpec {
   readonly alphabet: string | null;
 }
 
-export class GrammarInfo implements GrammarSpec {
-  readonly name: string;
-  readonly summary: string;
-  readonly syntax: string;
-  readonly pattern: string;
-  readonly jsonPattern: string;
-  readonly minLength: number;
-  readonly maxLength: number | null;
-  readonly error: string;
-  readonly captures: readonly string[];
-  readonly alphabet: string | null;
+// The class carries the spec's fields as they are (declaration merging), plus the compiled regex.
+export interface GrammarInfo extends GrammarSpec {}
+
+export class GrammarInfo {
   readonly regex: RegExp;
 
   constructor(spec: GrammarSpec) {
-    this.name = spec.name;
-    this.summary = spec.summary;
-    this.syntax = spec.syntax;
-    this.pattern = spec.pattern;
-    this.jsonPattern = spec.jsonPattern;
-    this.minLength = spec.minLength;
-    this.maxLength = spec.maxLength;
-    this.error = spec.error;
-    this.captures = spec.captures;
-    this.alphabet = spec.alphabet;
+    Object.assign(this, spec);
     this.regex = new RegExp(`^(?:${spec.pattern})$`, "u");
   }
 
