@@ -14,7 +14,7 @@ import { ErrorCode, GatewayError } from "./errors.js";
 export const NAMESPACE_PATTERN = "[a-z][a-z0-9_-]{0,63}";
 export const NAMESPACE_JSON_PATTERN = "^(?:[a-z][a-z0-9_-]{0,63})(?![\\s\\S])";
 export const NAMESPACE_MIN_LENGTH = 1;
-export const NAMESPACE_MAX_LENGTH: number | null = 64;
+export const NAMESPACE_MAX_LENGTH = 64;
 export const NAMESPACE = new GrammarInfo({
   name: "namespace",
   summary: "Namespace part of a tool_id; also the root segment of a browse path.",
@@ -34,7 +34,7 @@ export const matchNamespace: Matcher = NAMESPACE.matcher(GatewayError.of);
 export const NAME_PATTERN = "[A-Za-z_][A-Za-z0-9_.-]{0,127}";
 export const NAME_JSON_PATTERN = "^(?:[A-Za-z_][A-Za-z0-9_.-]{0,127})(?![\\s\\S])";
 export const NAME_MIN_LENGTH = 1;
-export const NAME_MAX_LENGTH: number | null = 128;
+export const NAME_MAX_LENGTH = 128;
 export const NAME = new GrammarInfo({
   name: "name",
   summary: "Name part of a tool_id (the upstream tool name, verbatim).",
@@ -54,7 +54,7 @@ export const matchName: Matcher = NAME.matcher(GatewayError.of);
 export const VERSION_PATTERN = "[A-Za-z0-9._-]{1,32}";
 export const VERSION_JSON_PATTERN = "^(?:[A-Za-z0-9._-]{1,32})(?![\\s\\S])";
 export const VERSION_MIN_LENGTH = 1;
-export const VERSION_MAX_LENGTH: number | null = 32;
+export const VERSION_MAX_LENGTH = 32;
 export const VERSION = new GrammarInfo({
   name: "version",
   summary: "Optional upstream-declared version of a tool.",
@@ -74,7 +74,7 @@ export const matchVersion: Matcher = VERSION.matcher(GatewayError.of);
 export const HASH8_PATTERN = "[0-9a-f]{8}";
 export const HASH8_JSON_PATTERN = "^(?:[0-9a-f]{8})(?![\\s\\S])";
 export const HASH8_MIN_LENGTH = 8;
-export const HASH8_MAX_LENGTH: number | null = 8;
+export const HASH8_MAX_LENGTH = 8;
 export const HASH8 = new GrammarInfo({
   name: "hash8",
   summary: "First 8 lowercase hex digits of the sha256 of the upstream name and schema shape (\u00a71.3).",
@@ -94,7 +94,7 @@ export const matchHash8: Matcher = HASH8.matcher(GatewayError.of);
 export const TOOL_ID_PATTERN = "(?<namespace>[a-z][a-z0-9_-]{0,63}):(?<name>[A-Za-z_][A-Za-z0-9_.-]{0,127})(?:@(?<version>[A-Za-z0-9._-]{1,32}))?(?:#(?<hash8>[0-9a-f]{8}))?";
 export const TOOL_ID_JSON_PATTERN = "^(?:(?:[a-z][a-z0-9_-]{0,63}):(?:[A-Za-z_][A-Za-z0-9_.-]{0,127})(?:@(?:[A-Za-z0-9._-]{1,32}))?(?:#(?:[0-9a-f]{8}))?)(?![\\s\\S])";
 export const TOOL_ID_MIN_LENGTH = 3;
-export const TOOL_ID_MAX_LENGTH: number | null = 235;
+export const TOOL_ID_MAX_LENGTH = 235;
 export const TOOL_ID = new GrammarInfo({
   name: "tool_id",
   summary: "Stable identifier of a catalog tool; the sole correlation key of browse, hydrate and execute.",
@@ -114,7 +114,7 @@ export const matchToolId: Matcher = TOOL_ID.matcher(GatewayError.of);
 export const SERVER_KEY_PATTERN = "[a-z][a-z0-9-]{0,31}";
 export const SERVER_KEY_JSON_PATTERN = "^(?:[a-z][a-z0-9-]{0,31})(?![\\s\\S])";
 export const SERVER_KEY_MIN_LENGTH = 1;
-export const SERVER_KEY_MAX_LENGTH: number | null = 32;
+export const SERVER_KEY_MAX_LENGTH = 32;
 export const SERVER_KEY = new GrammarInfo({
   name: "server_key",
   summary: "An upstream's identity inside the gateway: its config key, normalised (lower case, runs of characters outside [a-z0-9] become one \"-\"). It is the namespace of every tool of that upstream, the root segment of its browse path and the server part of aggregate names.",
@@ -134,7 +134,7 @@ export const matchServerKey: Matcher = SERVER_KEY.matcher(GatewayError.of);
 export const PATH_SEGMENT_PATTERN = "[a-z0-9][a-z0-9_-]{0,63}";
 export const PATH_SEGMENT_JSON_PATTERN = "^(?:[a-z0-9][a-z0-9_-]{0,63})(?![\\s\\S])";
 export const PATH_SEGMENT_MIN_LENGTH = 1;
-export const PATH_SEGMENT_MAX_LENGTH: number | null = 64;
+export const PATH_SEGMENT_MAX_LENGTH = 64;
 export const PATH_SEGMENT = new GrammarInfo({
   name: "path_segment",
   summary: "A segment below the root of a browse path (cluster or tool leaf).",
@@ -154,7 +154,7 @@ export const matchPathSegment: Matcher = PATH_SEGMENT.matcher(GatewayError.of);
 export const PATH_PATTERN = "\\/(?:(?:(?<root>[a-z][a-z0-9_-]{0,63})(?:\\/(?:[a-z0-9][a-z0-9_-]{0,63})){0,6}(?:\\/\\*)?|\\*))?";
 export const PATH_JSON_PATTERN = "^(?:\\/(?:(?:(?:[a-z][a-z0-9_-]{0,63})(?:\\/(?:[a-z0-9][a-z0-9_-]{0,63})){0,6}(?:\\/\\*)?|\\*))?)(?![\\s\\S])";
 export const PATH_MIN_LENGTH = 1;
-export const PATH_MAX_LENGTH: number | null = 256;
+export const PATH_MAX_LENGTH = 256;
 export const PATH = new GrammarInfo({
   name: "path",
   summary: "Hierarchical path through the browse tree. \"/\" lists namespaces; the root segment is a namespace; \"*\" (all children) may stand only as the last segment.",
@@ -174,7 +174,7 @@ export const matchPath: Matcher = PATH.matcher(GatewayError.of);
 export const WIRE_NAME_PATTERN = "[A-Za-z0-9_-]{1,64}";
 export const WIRE_NAME_JSON_PATTERN = "^(?:[A-Za-z0-9_-]{1,64})(?![\\s\\S])";
 export const WIRE_NAME_MIN_LENGTH = 1;
-export const WIRE_NAME_MAX_LENGTH: number | null = 64;
+export const WIRE_NAME_MAX_LENGTH = 64;
 export const WIRE_NAME = new GrammarInfo({
   name: "wire_name",
   summary: "A name that may appear in tools/list: the strict MCP client rule (SEP-986's character set without \".\", at most 64 characters). Tool ids reach the wire through the reversible escaping in profiles.yaml (wire_encoding).",
@@ -194,7 +194,7 @@ export const matchWireName: Matcher = WIRE_NAME.matcher(GatewayError.of);
 export const AGGREGATE_NAME_PATTERN = "(?<server>[a-z][a-z0-9-]{0,31})__(?<tool>[A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*)";
 export const AGGREGATE_NAME_JSON_PATTERN = "^(?:(?:[a-z][a-z0-9-]{0,31})__(?:[A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*))(?![\\s\\S])";
 export const AGGREGATE_NAME_MIN_LENGTH = 4;
-export const AGGREGATE_NAME_MAX_LENGTH: number | null = 64;
+export const AGGREGATE_NAME_MAX_LENGTH = 64;
 export const AGGREGATE_NAME = new GrammarInfo({
   name: "aggregate_name",
   summary: "Aggregate-profile boundary name server__tool: exactly one \"__\", required even with a single upstream; the tool part is the upstream name, which must hold no \"__\" itself.",
@@ -214,7 +214,7 @@ export const matchAggregateName: Matcher = AGGREGATE_NAME.matcher(GatewayError.o
 export const RESOURCE_URI_PATTERN = "(?<server>[a-z][a-z0-9-]{0,31})\\+(?<uri>[A-Za-z][A-Za-z0-9+.-]*:[^\\x00-\\x1f\\x7f]*)";
 export const RESOURCE_URI_JSON_PATTERN = "^(?:(?:[a-z][a-z0-9-]{0,31})\\+(?:[A-Za-z][A-Za-z0-9+.-]*:[^\\x00-\\x1f\\x7f]*))(?![\\s\\S])";
 export const RESOURCE_URI_MIN_LENGTH = 4;
-export const RESOURCE_URI_MAX_LENGTH: number | null = null;
+export const RESOURCE_URI_MAX_LENGTH = null;
 export const RESOURCE_URI = new GrammarInfo({
   name: "resource_uri",
   summary: "Aggregate-profile resource URI: the server key, \"+\", then the upstream's URI unchanged, so the scheme becomes e.g. fs+file (a valid URI scheme). It splits back at the first \"+\", as a server key holds none; resource templates are namespaced the same way.",
@@ -234,7 +234,7 @@ export const matchResourceUri: Matcher = RESOURCE_URI.matcher(GatewayError.of);
 export const SEARCH_OPERATION_PATTERN = "\\/(?<namespace>[a-z][a-z0-9_-]{0,63})\\/(?<name>[A-Za-z_][A-Za-z0-9_.-]{0,127})";
 export const SEARCH_OPERATION_JSON_PATTERN = "^(?:\\/(?:[a-z][a-z0-9_-]{0,63})\\/(?:[A-Za-z_][A-Za-z0-9_.-]{0,127}))(?![\\s\\S])";
 export const SEARCH_OPERATION_MIN_LENGTH = 4;
-export const SEARCH_OPERATION_MAX_LENGTH: number | null = 194;
+export const SEARCH_OPERATION_MAX_LENGTH = 194;
 export const SEARCH_OPERATION = new GrammarInfo({
   name: "search_operation",
   summary: "Search-profile operation name \"/namespace/name\", as in seed 003's \"/fs/readFile\".",
@@ -254,7 +254,7 @@ export const matchSearchOperation: Matcher = SEARCH_OPERATION.matcher(GatewayErr
 export const ARTIFACT_HANDLE_PATTERN = "art_[0-9a-f]{16}";
 export const ARTIFACT_HANDLE_JSON_PATTERN = "^(?:art_[0-9a-f]{16})(?![\\s\\S])";
 export const ARTIFACT_HANDLE_MIN_LENGTH = 20;
-export const ARTIFACT_HANDLE_MAX_LENGTH: number | null = 20;
+export const ARTIFACT_HANDLE_MAX_LENGTH = 20;
 export const ARTIFACT_HANDLE = new GrammarInfo({
   name: "artifact_handle",
   summary: "Handle of a stored artifact produced by tool_execute, addressed by tool_view.",
@@ -274,7 +274,7 @@ export const matchArtifactHandle: Matcher = ARTIFACT_HANDLE.matcher(GatewayError
 export const VIEW_SELECTOR_PATTERN = "(?:all|lines:(?<line_start>[0-9]{1,9})(?:-(?<line_end>[0-9]{0,9}))?|bytes:(?<byte_start>[0-9]{1,9})(?:-(?<byte_end>[0-9]{0,9}))?|json:(?<pointer>(?:\\/(?:(?:[^/~\\x00-\\x1f]|~[01]))*)*))";
 export const VIEW_SELECTOR_JSON_PATTERN = "^(?:(?:all|lines:[0-9]{1,9}(?:-[0-9]{0,9})?|bytes:[0-9]{1,9}(?:-[0-9]{0,9})?|json:(?:(?:\\/(?:(?:[^/~\\x00-\\x1f]|~[01]))*)*)))(?![\\s\\S])";
 export const VIEW_SELECTOR_MIN_LENGTH = 3;
-export const VIEW_SELECTOR_MAX_LENGTH: number | null = 512;
+export const VIEW_SELECTOR_MAX_LENGTH = 512;
 export const VIEW_SELECTOR = new GrammarInfo({
   name: "view_selector",
   summary: "Which slice of an artifact tool_view returns: \"all\"; \"lines:A-B\" (1-based, inclusive; \"lines:A\" one line, \"lines:A-\" to the end); \"bytes:A-B\" (0-based, inclusive, as HTTP ranges); \"json:\" followed by an RFC 6901 JSON pointer (\"json:\" alone is the whole document).",
@@ -294,7 +294,7 @@ export const matchViewSelector: Matcher = VIEW_SELECTOR.matcher(GatewayError.of)
 export const TAG_PATTERN = "[a-z0-9][a-z0-9_-]{0,23}";
 export const TAG_JSON_PATTERN = "^(?:[a-z0-9][a-z0-9_-]{0,23})(?![\\s\\S])";
 export const TAG_MIN_LENGTH = 1;
-export const TAG_MAX_LENGTH: number | null = 24;
+export const TAG_MAX_LENGTH = 24;
 export const TAG = new GrammarInfo({
   name: "tag",
   summary: "A ChoiceCard tag (lower case; sorted and de-duplicated on the card).",
@@ -314,7 +314,7 @@ export const matchTag: Matcher = TAG.matcher(GatewayError.of);
 export const CACHE_MARKER_ID_PATTERN = "__cache_breakpoint__";
 export const CACHE_MARKER_ID_JSON_PATTERN = "^(?:__cache_breakpoint__)(?![\\s\\S])";
 export const CACHE_MARKER_ID_MIN_LENGTH = 20;
-export const CACHE_MARKER_ID_MAX_LENGTH: number | null = 20;
+export const CACHE_MARKER_ID_MAX_LENGTH = 20;
 export const CACHE_MARKER_ID = new GrammarInfo({
   name: "cache_marker_id",
   summary: "Id of the internal card marking the cache breakpoint in a cache-stable browse (\u00a75.1).",
