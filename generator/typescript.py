@@ -33,16 +33,6 @@ ROOT_PACKAGE_JSON = Path(__file__).resolve().parent.parent / "package.json"
 LICENSE = Path(__file__).resolve().parent.parent / "LICENSE"
 # Build and pack outputs inside the package folder: never generated, never compared.
 NOT_GENERATED = ("dist", "node_modules")
-# Functions of the conformance kit's protocol that belong to gatespec's Python runtime, not to
-# the generated surface, and so are answered `unsupported` by this package's adapter.
-UNSUPPORTED = {
-    "truncate_description": (
-        "§2.4 description truncation is an algorithm of gatespec's Python runtime, not part "
-        "of the generated surface; this package gives the exact cl100k_base counts "
-        "(countTokens) it is built on"
-    ),
-}
-
 # Python `re` spellings with another meaning (or none) in ECMAScript's unicode mode. \s is
 # spelled out as the characters Python's str patterns match (str.isspace()), which differ
 # from ECMAScript's \s (U+001C-U+001F and U+0085 in, U+FEFF out).
@@ -139,7 +129,6 @@ class Package:
     profiles: tuple[str, ...]
     files: tuple[str, ...]
     dependencies: dict[str, str]
-    unsupported: tuple[tuple[str, str], ...]
 
 
 @dataclass(frozen=True)
@@ -162,7 +151,6 @@ class TsViews:
             profiles=init.profiles,
             files=tuple(self.v.vector_files),
             dependencies=runtime_dependencies(),
-            unsupported=tuple(sorted(UNSUPPORTED.items())),
         )
 
     def grammars(self) -> TsGrammars:
@@ -241,6 +229,7 @@ FILES: tuple[TsOutput, ...] = (
         "src/descriptors.ts", "descriptors.ts.j2", ("profiles.yaml",), _shared(Views.descriptors)
     ),
     TsOutput("src/tokens.ts", "tokens.ts.j2", ("budgets.yaml",), TsViews.package),
+    TsOutput("src/truncate.ts", "truncate.ts.j2", ("cards.yaml",), TsViews.package),
     TsOutput("src/vectors.ts", "vectors.ts.j2", ("vectors.yaml",), TsViews.package),
     TsOutput("src/answers.ts", "answers.ts.j2", ("vectors.yaml",), TsViews.package),
     TsOutput("src/adapter.ts", "adapter.ts.j2", ("vectors.yaml",), TsViews.package),

@@ -5,21 +5,17 @@
  *     gatespec-conformance functions -- npx gatespec-surface adapter
  *     gatespec-conformance functions -- node node_modules/gatespec-surface/dist/src/adapter.js
  *
- * It answers every vector function with this package's code and count_tokens with
- * js-tiktoken. The kit's other functions belong to gatespec's Python runtime, not to the
- * generated surface: they are answered `unsupported`, with the reason. */
+ * It answers every vector function with this package's code, count_tokens with js-tiktoken and
+ * truncate_description with truncate.ts. A function of the protocol it does not know is
+ * answered `unsupported`, with the reason. */
 
 import type { Reply } from "./_support/adapter.js";
 import { SPEC_VERSION } from "./index.js";
 import { countTokens } from "./tokens.js";
+import { truncateDescription } from "./truncate.js";
 import { FUNCTIONS, runCase } from "./vectors.js";
 
 export const IMPLEMENTATION = "gatespec-surface 0.4.2 (TypeScript)";
-
-/** Functions of the kit's protocol this surface does not implement, and why. */
-export const UNSUPPORTED: Readonly<Record<string, string>> = {
-  truncate_description: "\u00a72.4 description truncation is an algorithm of gatespec's Python runtime, not part of the generated surface; this package gives the exact cl100k_base counts (countTokens) it is built on",
-};
 
 export function answer(fn: string, input: Record<string, unknown>): Reply {
   if (fn === "count_tokens") {
@@ -27,6 +23,13 @@ export function answer(fn: string, input: Record<string, unknown>): Reply {
     if (typeof text !== "string") throw new TypeError("count_tokens needs a string text");
     return { ok: countTokens(text) };
   }
+  if (fn === "truncate_description") {
+    const { text, budget_tokens: budget } = input;
+    if (typeof text !== "string" || typeof budget !== "number") {
+      throw new TypeError("truncate_description needs a string text and a number budget_tokens");
+    }
+    return { ok: truncateDescription(text, budget) };
+  }
   if (fn in FUNCTIONS) return runCase({ function: fn, input });
-  return { unsupported: true, reason: UNSUPPORTED[fn] ?? `${fn} is not a function of spec ${SPEC_VERSION}` };
+  return { unsupported: true, reason: `${fn} is not a function of spec ${SPEC_VERSION}` };
 }

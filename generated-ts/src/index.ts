@@ -19,5 +19,6 @@ export * from "./parsers.js";
 export * from "./render.js";
 export * from "./schemas.js";
 export * from "./tokens.js";
+export * from "./truncate.js";
 export * from "./validators.js";
 export { FUNCTIONS, VECTOR_FILES, loadCases, runCase, type Answer, type VectorCase } from "./vectors.js";

@@ -1,6 +1,5 @@
 """The conformance kit's layer 1 against the TypeScript surface's adapter (issue 25), at both
-levels. At --level spec nothing fails and only the runtime's truncate_description is skipped
-(answered `unsupported`, with its reason). At --level seed the TypeScript surface fails only
+levels. At --level spec nothing fails and nothing is skipped (every function is answered). At --level seed the TypeScript surface fails only
 checks that the Python surface (gatespec's reference adapter) fails too, for the same cause:
 the two are one spec's surface, and a spec that departs from a seed departs in both."""
 
@@ -52,8 +51,7 @@ def test_spec_level(adapter: list[str], tmp_path: Path) -> None:
     report = _kit(tmp_path, "spec", adapter)
     assert _names(report, "fail") == {}
     assert _names(report, "pass")
-    skipped = _names(report, "skip")
-    assert {n.split("/")[1] for n in skipped} == {"truncate_description"}
+    assert _names(report, "skip") == {}
 
 
 def test_seed_level_fails_only_where_the_python_surface_does(

@@ -11,6 +11,17 @@ export function scrub(text: string): string {
   return text.replace(LONE_SURROGATE, "\uFFFD");
 }
 
+/** Python's white space (str.isspace()): ECMAScript's \s differs (U+001C-U+001F and U+0085
+ * are Python's, U+FEFF is not). */
+const PY_SPACE_CLASS = "\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000";
+export const PY_WHITESPACE = new RegExp(`[${PY_SPACE_CLASS}]+`, "u");
+const ONE_PY_SPACE = new RegExp(`^[${PY_SPACE_CLASS}]$`, "u");
+
+/** Python's str.isspace() of one character. */
+export function isPySpace(ch: string): boolean {
+  return ONE_PY_SPACE.test(ch);
+}
+
 /** Length in code points (what the spec's length bounds count, as Python's len does). */
 export function codePoints(text: string): number {
   let n = 0;
