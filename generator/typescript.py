@@ -26,9 +26,10 @@ FOLDER = "generated-ts"
 NPM_NAME = "gatespec-surface"
 TEMPLATES = Path(__file__).parent / "templates" / "typescript"
 SUPPORT = TEMPLATES / "_support"
-# The package's runtime dependencies, at the versions the project's own package.json pins
-# for building and testing it (one place to bump them).
+# The package's dependencies, at the versions the project's own package.json pins for
+# building and testing it (one place to bump them); runtime ones with a caret.
 RUNTIME_DEPENDENCIES = ("ajv", "js-tiktoken")
+BUILD_DEPENDENCIES = ("@types/node", "typescript")
 ROOT_PACKAGE_JSON = Path(__file__).resolve().parent.parent / "package.json"
 LICENSE = Path(__file__).resolve().parent.parent / "LICENSE"
 # Build and pack outputs inside the package folder: never generated, never compared.
@@ -129,6 +130,7 @@ class Package:
     profiles: tuple[str, ...]
     files: tuple[str, ...]
     dependencies: dict[str, str]
+    build_dependencies: dict[str, str]
 
 
 @dataclass(frozen=True)
@@ -150,7 +152,8 @@ class TsViews:
             spec_hash=init.spec_hash,
             profiles=init.profiles,
             files=tuple(self.v.vector_files),
-            dependencies=runtime_dependencies(),
+            dependencies={d: f"^{v}" for d, v in pinned(RUNTIME_DEPENDENCIES).items()},
+            build_dependencies=pinned(BUILD_DEPENDENCIES),
         )
 
     def grammars(self) -> TsGrammars:
@@ -172,13 +175,13 @@ class TsViews:
         return Models(tuple(model_types(self.v.schemas().model_schemas)))
 
 
-def runtime_dependencies() -> dict[str, str]:
-    """The runtime dependencies with a caret on the version the project builds and tests with."""
-    pinned = json.loads(ROOT_PACKAGE_JSON.read_text(encoding="utf-8")).get("devDependencies", {})
-    missing = [d for d in RUNTIME_DEPENDENCIES if d not in pinned]
+def pinned(names: tuple[str, ...]) -> dict[str, str]:
+    """The versions the project's package.json pins for building and testing the package."""
+    pins = json.loads(ROOT_PACKAGE_JSON.read_text(encoding="utf-8")).get("devDependencies", {})
+    missing = [d for d in names if d not in pins]
     if missing:
         raise SpecError("package.json", "devDependencies", f"missing {missing} (TypeScript target)")
-    return {d: f"^{pinned[d]}" for d in RUNTIME_DEPENDENCIES}
+    return {d: pins[d] for d in names}
 
 
 @dataclass(frozen=True)
