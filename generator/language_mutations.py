@@ -108,7 +108,8 @@ def judge(
             gen.render_typescript_to(ts, python)
             mutated_cases = build_cases(gen.spec, gen.analyses)
         except (SpecError, SpecErrors) as exc:
-            return Judged(mutation, frozenset(), frozenset(), f"not renderable: {str(exc)[:100]}")
+            first = str(exc).splitlines()[0][:100]
+            return Judged(mutation, frozenset(), frozenset(), f"not renderable: {first}")
         cases = [*seed_cases, *mutated_cases]
         return Judged(
             mutation,
