@@ -18,6 +18,7 @@ import {
   PROFILES,
   PROFILE_NAMES,
   countTokens,
+  renderCard,
   encode,
   isPath,
   toolsForProfile,
@@ -56,4 +57,12 @@ test("§2.4: verbatim within budget, else the last whole sentence that fits, els
   assert.equal(truncateDescription("line one\nline two", 20), "line one line two");
   assert.equal(truncateDescription("one two three four five six seven eight nine ten", 4), "one two three\u2026");
   assert.equal(truncateDescription("anything", 0), "");
+});
+
+test("card numbers print as Python's format(x, 'g') prints them, exact ties to even", () => {
+  const card = { id: "ns:t", name: "t", description: "", tags: [], kind: "tool", namespace: "ns", has_schema: true };
+  // Python: f"{1234565:g}" == "1.23456e+06", f"{123456.5:g}" == "123456", f"{0.00001234565:g}" == "1.23456e-05"
+  assert.ok(renderCard({ ...card, cost_hint: 1234565 }).endsWith("cost=1.23456e+06"));
+  assert.ok(renderCard({ ...card, cost_hint: 123456.5 }).endsWith("cost=123456"));
+  assert.ok(renderCard({ ...card, cost_hint: 2.5 }).endsWith("cost=2.5"));
 });

@@ -133,18 +133,51 @@ function sortKeys(value: unknown): unknown {
 }
 
 /** Python's format(value, "g"): six significant digits, trailing zeros dropped, exponent
- * form below 1e-4 and from 1e6. */
+ * form below 1e-4 and from 1e6. Rounded half to even on the exact binary value, as Python
+ * does (ECMAScript's toExponential rounds an exact tie up: 1234565 would be 1.23457e+06). */
 export function formatG(value: number): string {
   if (Number.isNaN(value)) return "nan";
   if (!Number.isFinite(value)) return value > 0 ? "inf" : "-inf";
-  if (value === 0) return Object.is(value, -0) ? "-0" : "0";
-  const [mantissa, exp] = value.toExponential(5).split("e") as [string, string];
-  const e = Number(exp);
-  if (e >= -4 && e < 6) return stripZeros(value.toFixed(5 - e));
-  const sign = e < 0 ? "-" : "+";
-  return `${stripZeros(mantissa)}e${sign}${String(Math.abs(e)).padStart(2, "0")}`;
+  const sign = value < 0 || Object.is(value, -0) ? "-" : "";
+  if (value === 0) return sign + "0";
+  const [digits, e] = roundSignificant(Math.abs(value), 6);
+  if (e >= -4 && e < 6) {
+    const text = e >= 0 ? `${digits.slice(0, e + 1)}.${digits.slice(e + 1)}` : `0.${"0".repeat(-e - 1)}${digits}`;
+    return sign + stripZeros(text);
+  }
+  const mantissa = stripZeros(`${digits[0]}.${digits.slice(1)}`);
+  return `${sign}${mantissa}e${e < 0 ? "-" : "+"}${String(Math.abs(e)).padStart(2, "0")}`;
+}
+
+/** The first `n` significant digits of a positive finite number, rounded half to even on its
+ * exact decimal expansion, and the decimal exponent of the first. */
+function roundSignificant(value: number, n: number): [string, number] {
+  if (value < 2 ** -47) {
+    // toFixed(100) would lose it; a value this small cannot tie at six digits.
+    const [mantissa, exp] = value.toExponential(n - 1).split("e") as [string, string];
+    return [mantissa.replace(".", ""), Number(exp)];
+  }
+  // Exact: an integral double's digits, or a fraction's (exact to 100 places from 2^-47 on).
+  const text = Number.isInteger(value) ? BigInt(value).toString() : value.toFixed(100);
+  const [whole, fraction = ""] = text.split(".") as [string, string?];
+  const all = whole + fraction;
+  const lead = all.search(/[1-9]/);
+  let exponent = whole.length - lead - 1;
+  const significant = all.slice(lead);
+  let kept = significant.slice(0, n).padEnd(n, "0");
+  const rest = significant.slice(n);
+  const next = rest[0] ?? "0";
+  const odd = Number(kept[n - 1]) % 2 === 1;
+  if (next > "5" || (next === "5" && (/[1-9]/.test(rest.slice(1)) || odd))) {
+    kept = (BigInt(kept) + 1n).toString();
+    if (kept.length > n) {
+      kept = kept.slice(0, n);
+      exponent += 1;
+    }
+  }
+  return [kept, exponent];
 }
 
 function stripZeros(text: string): string {
-  return text.includes(".") ? text.replace(/\.?0+$/, "") : text;
+  return text.includes(".") ? text.replace(/0+$/, "").replace(/\.$/, "") : text;
 }
