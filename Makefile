@@ -7,7 +7,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: install generate check-generated lint test test-slow bench bench-fuzz run report dist clean
+.PHONY: install generate check-generated lint test test-slow ts-build ts-test bench bench-fuzz run report dist clean
 
 install: $(STAMP)
 
@@ -39,10 +39,21 @@ lint: install
 	$(VENV)/bin/ruff format --check src generator tests bench
 	$(VENV)/bin/mypy src generator generated/gatespec_surface
 
-test: install
+# The TypeScript surface (generated-ts/, issue 25): compiled with tsc --strict, then the same
+# language-neutral vectors under Node's own test runner.
+TSC := node_modules/.bin/tsc
+NODE ?= node
+
+ts-build: install
+	$(TSC) -p generated-ts
+
+ts-test: ts-build
+	$(NODE) --test generated-ts/dist/test/*.test.js
+
+test: install ts-test
 	$(VENV)/bin/pytest -q -m "not slow"
 
-test-slow: install
+test-slow: install ts-build
 	$(VENV)/bin/pytest -q -m slow
 
 BENCH_STAMP := $(VENV)/.bench-installed
@@ -65,7 +76,7 @@ bench-fuzz: install
 # and smoke-tested in fresh venvs (tools/dist.py). DIST_PYTHONS="/path/python3.12 …" smoke-tests
 # with those interpreters too.
 DIST_PYTHONS ?=
-dist: install
+dist: install ts-build
 	$(PY) tools/dist.py $(foreach p,$(DIST_PYTHONS),--python $(p))
 
 # The gateway in front of real servers (tools/run.json), over stdio. stdout is the MCP channel:
@@ -80,4 +91,4 @@ run:
 	@GATESPEC_ROOT="$(CURDIR)" GATESPEC_RUN_DIR="$(CURDIR)/$(RUN_DIR)" exec $(VENV)/bin/gatespec serve --config tools/run.json
 
 clean:
-	rm -rf $(VENV) node_modules dist .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) node_modules dist generated-ts/dist .pytest_cache .mypy_cache .ruff_cache .hypothesis

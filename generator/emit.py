@@ -26,7 +26,7 @@ from datamodel_code_generator import (
     generate,
 )
 
-from . import checks, coverage, spec_schema
+from . import checks, coverage, spec_schema, typescript
 from .facts import FactChecker
 from .grammar import Analysis, GrammarCompiler
 from .ir import Spec
@@ -248,9 +248,11 @@ class Generator:
             dataclass_arguments={"slots": True},
         )
 
-    def render_to(self, out: Path, format_code: bool = True) -> None:
+    def render_to(self, out: Path, format_code: bool = True, check_answers: bool = True) -> None:
         """Write the whole generated tree under `out` (which must be empty or absent).
-        format_code=False skips the formatter (for throw-away renders: it changes no behaviour)."""
+        format_code=False skips the formatter (for throw-away renders: it changes no behaviour);
+        check_answers=False writes the vectors even where the code disagrees with them (the
+        mutation report judges such renders in each language)."""
         pkg = out / PACKAGE
         tests = out / "tests"
         for output in PACKAGE_FILES:
@@ -269,15 +271,20 @@ class Generator:
         if format_code:
             _format(out)
         _copy_support(pkg / SUPPORT_PACKAGE)  # formatted already: copied verbatim
-        self._write_vectors(out)
+        self._write_vectors(out, check_answers)
         spec_schema.write(out / spec_schema.FOLDER)
 
-    def _write_vectors(self, out: Path) -> None:
+    def render_typescript_to(self, out: Path, python_out: Path) -> None:
+        """Write the TypeScript package under `out` from the same views; `python_out` is a
+        finished Python render, whose vector files both packages ship."""
+        typescript.render_to(self.env, self.views, out, python_out / PACKAGE / "vectors")
+
+    def _write_vectors(self, out: Path, check_answers: bool = True) -> None:
         """The spec's expected answers, checked against the package just rendered: any
         disagreement fails generation (the code is judged by the spec, never the reverse)."""
-        module = _import_fresh(out)
         cases = build_cases(self.spec, self.analyses)
-        checks.raise_if(disagreements(cases, module.run_case))
+        if check_answers:
+            checks.raise_if(disagreements(cases, _import_fresh(out).run_case))
         by_file: dict[str, list[dict[str, Any]]] = {}
         for case in cases:
             case = dict(case)

@@ -1,11 +1,17 @@
 """Hand-written code never restates what the spec holds: a distinctive bound (a number of 100 or
 more from the spec's bound files), a grammar's pattern or its syntax, or an error code's name as
 a string. Each must be imported from the generated package. A literal that merely happens to
-equal a spec number is listed in ALLOWED with what it really is."""
+equal a spec number is listed in ALLOWED with what it really is.
+
+The hand-written TypeScript of the TypeScript surface (its support files and the text of its
+templates) is read the same way, its literals found by the TypeScript compiler's parser."""
 
 from __future__ import annotations
 
 import ast
+import json
+import shutil
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,6 +21,8 @@ from generator.ir import Alt, CharSet, Group, Node, Opt, Rep, load_spec
 
 ROOT = Path(__file__).resolve().parents[1]
 SCANNED = ("src/gatespec", "src/gatespec_conformance", "generator/support")
+TS_SCANNED = "generator/templates/typescript"
+TS_LITERALS = ROOT / "tests" / "typescript" / "literals.mjs"
 DISTINCTIVE = 100  # smaller numbers (1, 5, 10, 64 ...) are too common to judge by value
 
 # (file, value) -> what the literal is. Keep this short: fix code before adding an entry.
@@ -76,27 +84,62 @@ def _spec_values() -> tuple[set[object], dict[str, str]]:
     return numbers, texts
 
 
+def _python_literals() -> Iterator[tuple[str, int, object]]:
+    for root in SCANNED:
+        for path in sorted((ROOT / root).rglob("*.py")):
+            rel = str(path.relative_to(ROOT))
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Constant) and not isinstance(node.value, bool):
+                    yield rel, node.lineno, node.value
+
+
+def _read_typescript(files: list[Path]) -> list[tuple[str, int, object]]:
+    """(file, line, value) of every literal in `files`, read by the TypeScript parser."""
+    node = shutil.which("node")
+    assert node is not None, "node is needed to read the TypeScript sources"
+    argv = [node, str(TS_LITERALS), *map(str, files)]
+    proc = subprocess.run(argv, capture_output=True, text=True, check=True)
+    return [(file, line, value) for file, line, _, value in json.loads(proc.stdout)]
+
+
+def _typescript_literals() -> Iterator[tuple[str, int, object]]:
+    """The literals of the hand-written TypeScript (support files, template text)."""
+    files = sorted(p for p in (ROOT / TS_SCANNED).rglob("*") if p.suffix in (".ts", ".j2"))
+    for file, line, value in _read_typescript(files):
+        yield str(Path(file).relative_to(ROOT)), line, value
+
+
 def _restatements() -> list[tuple[str, int, object, str]]:
     """(file, line, value, what it restates) for every literal that equals a spec value."""
     numbers, texts = _spec_values()
     syntaxes = {t: w for t, w in texts.items() if len(t) >= 12 and w.startswith("grammar")}
     found: list[tuple[str, int, object, str]] = []
-    for root in SCANNED:
-        for path in sorted((ROOT / root).rglob("*.py")):
-            rel = str(path.relative_to(ROOT))
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-                if not isinstance(node, ast.Constant) or isinstance(node.value, bool):
-                    continue
-                value = node.value
-                if isinstance(value, (int, float)) and value in numbers:
-                    found.append((rel, node.lineno, value, "a spec bound"))
-                elif isinstance(value, str) and value in texts:
-                    found.append((rel, node.lineno, value, texts[value]))
-                elif isinstance(value, str):
-                    for syntax, what in syntaxes.items():
-                        if syntax in value:
-                            found.append((rel, node.lineno, syntax, what))
+    for rel, line, value in [*_python_literals(), *_typescript_literals()]:
+        if isinstance(value, (int, float)) and value in numbers:
+            found.append((rel, line, value, "a spec bound"))
+        elif isinstance(value, str) and value in texts:
+            found.append((rel, line, value, texts[value]))
+        elif isinstance(value, str):
+            for syntax, what in syntaxes.items():
+                if syntax in value:
+                    found.append((rel, line, syntax, what))
     return found
+
+
+def test_the_typescript_reader_sees_literals(tmp_path: Path) -> None:
+    """The reader finds a bound and a pattern restated in TypeScript, in a support file and in
+    a template's text (so a clean run means something)."""
+    numbers, texts = _spec_values()
+    bound = max(n for n in numbers if isinstance(n, int))
+    pattern = next(t for t, w in texts.items() if w.startswith("grammar") and len(t) >= 12)
+    support, template = tmp_path / "sample.ts", tmp_path / "sample.ts.j2"
+    support.write_text(f"export const CAP = {bound};\n")
+    template.write_text(f"export const N = {{{{ x | js }}}};\nconst P = /{pattern}/u;\n")
+    found = _read_typescript([support, template])
+    assert [(Path(f).name, v) for f, _, v in found] == [
+        ("sample.ts", bound),
+        ("sample.ts.j2", pattern),
+    ]
 
 
 def test_no_spec_value_is_restated_by_hand() -> None:

@@ -16,6 +16,8 @@ virtual environments.
      a real stdio round trip (tools/smoke_stdio.py: the official MCP client -> gatespec ->
      the kit's fixture upstream); then the `conformance` extra: `gatespec vectors export` and
      `gatespec conformance functions` against the reference adapter.
+4. The TypeScript surface's npm package (generated-ts/), packed twice and compared, then
+   installed from the tarball and smoke-tested (tools/dist_npm.py).
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ import tarfile
 import tempfile
 import zipfile
 from pathlib import Path
+
+import dist_npm
 
 ROOT = Path(__file__).resolve().parent.parent
 PROJECTS = {"gatespec-surface": ROOT / "generated", "gatespec": ROOT}
@@ -207,6 +211,7 @@ def main() -> int:
     for base in [] if args.skip_smoke else [PY, *args.python]:
         say(f"smoke tests with {base}")
         smoke(args.out, base)
+    dist_npm.main(args.out, smoke_test=not args.skip_smoke)
     say("ok")
     return 0
 
