@@ -19,6 +19,7 @@ import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import anyio
@@ -33,6 +34,7 @@ from mcp.shared.exceptions import MCPError
 from gatespec.config import parse_config
 from gatespec.runtime import ProxyRuntime
 from gatespec.server import build_server, mrtr
+from gatespec.server.relay import RequestRelay
 from tests.runtime.test_relay import ClientSide, _fixture
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
@@ -49,8 +51,9 @@ CALLS: dict[str, tuple[str, dict[str, Any]]] = {
 }
 
 
-def _servers() -> dict[str, Any]:
-    return {"interview": {"command": sys.executable, "args": [str(INTERVIEW)]}}
+def _servers(*names: str) -> dict[str, Any]:
+    entry = {"command": sys.executable, "args": [str(INTERVIEW)]}
+    return {name: dict(entry) for name in names or ("interview",)}
 
 
 def _text(result: types.CallToolResult) -> str:
@@ -122,9 +125,10 @@ async def test_a_handshake_era_upstream_samples_and_elicits_through_the_aggregat
 
 
 @asynccontextmanager
-async def _in_process(profile: str = "gateway") -> AsyncIterator[tuple[Any, Any]]:
+async def _in_process(profile: str = "gateway", *names: str) -> AsyncIterator[tuple[Any, Any]]:
     """gatespec in this process (so the test reaches its middleware), real upstreams."""
-    config = parse_config({"mcpServers": _servers(), "gateway": {"profile": profile}}, environ={})
+    body = {"mcpServers": _servers(*names), "gateway": {"profile": profile}}
+    config = parse_config(body, environ={})
     runtime = ProxyRuntime.from_config(config)
     try:
         await runtime.start()
@@ -229,14 +233,35 @@ async def test_a_call_left_waiting_expires_and_frees_its_upstream_request(
 async def test_past_the_cap_the_upstreams_request_is_refused_with_the_reason(
     anyio_backend: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Two upstreams (one upstream connection carries the questions of one waiting call at a
+    time: see test_a_second_call_that_asks_on_a_busy_connection_is_refused)."""
     monkeypatch.setattr(mrtr, "MAX_SUSPENDED_PER_CALLER", 1)
+    async with _in_process("gateway", "one", "two") as (server, relay):
+        async with Client(server, mode="2026-07-28", **ClientSide().callbacks()) as client:
+            first = await client.session.call_tool(
+                "tool_execute", {"tool_id": "one:interview", "args": {}}, allow_input_required=True
+            )
+            assert _keys(first) == ["elicitation/create"]
+            second = await client.call_tool(
+                "tool_execute", {"tool_id": "two:interview", "args": {}}
+            )
+    assert second.is_error
+    assert "1 calls waiting for its input already" in _text(second)
+    assert len(relay._suspended) == 1
+
+
+async def test_a_second_call_that_asks_on_a_busy_connection_is_refused(
+    anyio_backend: str,
+) -> None:
+    """While a call waits for its client, the upstream connection it runs on has it in flight:
+    a question that arrives there could be either call's, and is refused, never guessed."""
     async with _in_process() as (server, relay):
         async with Client(server, mode="2026-07-28", **ClientSide().callbacks()) as client:
             first = await _first(client)
             assert _keys(first) == ["elicitation/create"]
             second = await _first(client)
     assert second.is_error
-    assert "1 calls waiting for its input already" in _text(second)
+    assert "requests of 2 client sessions are in flight" in _text(second)
     assert len(relay._suspended) == 1
 
 
@@ -318,3 +343,17 @@ async def test_another_identity_cannot_resume_a_call_over_http(
             allow_input_required=True,
         )  # fmt: skip
     assert _keys(own) == ["sampling/createMessage"]
+
+
+def test_where_input_required_is_not_offered_the_refusal_names_the_working_mode() -> None:
+    """A 2026-07-28 request outside a call that can carry input_required (a list, a completion
+    in the aggregate profile): the upstream's request is refused, naming the client mode that
+    works. A unit check: no upstream asks there on cue."""
+    declared = types.ClientCapabilities(sampling=types.SamplingCapability())
+    session = SimpleNamespace(client_capabilities=declared, can_send_request=False)
+    ctx = SimpleNamespace(
+        protocol_version="2026-07-28", meta=None, params={}, request_id=1, session=session
+    )
+    why = RequestRelay(ctx, "local").refusal("sampling/createMessage")  # type: ignore[arg-type]
+    assert why is not None and mrtr.WORKING_MODE in why
+    assert "Client(mode='legacy')" in mrtr.WORKING_MODE

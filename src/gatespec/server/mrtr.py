@@ -58,7 +58,7 @@ logger = logging.getLogger(__name__)
 # How long a suspended call waits for the client's retry: long enough for a person to answer
 # an elicitation, short enough that an abandoned call frees its upstream request.
 SUSPEND_SECONDS: Final = 300.0
-MAX_SUSPENDED: Final = 256
+MAX_SUSPENDED: Final = 250  # a process limit, not a spec bound
 MAX_SUSPENDED_PER_CALLER: Final = 16
 # Handles that expired or were replaced, remembered so their owner learns why (bounded).
 _REMEMBERED: Final = 1024
@@ -71,7 +71,10 @@ _UNKNOWN: Final = (
     "request (calls are suspended in one process: another replica or a restarted gatespec "
     "cannot resume them); call the tool again without requestState"
 )
-_REPLACED: Final = "requestState was already answered; retry with the requestState of the latest input_required result"
+_REPLACED: Final = (
+    "requestState was already answered; retry with the requestState of the latest "
+    "input_required result"
+)
 
 _exchange: ContextVar[Exchange | None] = ContextVar("gatespec_mrtr_exchange", default=None)
 
@@ -106,7 +109,6 @@ class Exchange:
     def __init__(self, owner: str, binding: str) -> None:
         self.owner = owner
         self.binding = binding
-        self.handle: str | None = None  # the requestState of the round that waits for a retry
         # The client request now waiting for news (notifications of the call go to it); None
         # between rounds.
         self.round_ctx: ServerRequestContext[Any, Any] | None = None
@@ -147,12 +149,12 @@ class Exchange:
             if entry is not None and not entry[1].done() and isinstance(response, Mapping):
                 entry[1].set_result(dict(response))
 
-    def close(self, why: str, code: int = types.INTERNAL_ERROR) -> None:
+    def close(self, why: str) -> None:
         """Refuse what the upstream asks now and later (it gets the reason as an error)."""
         self.closed = why
         for _, answer in self._asks.values():
             if not answer.done():
-                answer.set_exception(RelayError(code, why))
+                answer.set_exception(RelayError(types.INTERNAL_ERROR, why))
 
     async def news(self) -> HandlerResult | _Asks:
         """The call's result, or the open requests the client must answer."""
@@ -229,7 +231,6 @@ class InputRequiredRelay:
                     exchange.close(full)  # the upstream is refused; its call goes on
                     continue
                 handle = secrets.token_urlsafe(32)
-                exchange.handle = handle
                 self._suspended[handle] = exchange
                 exchange.timer = asyncio.get_running_loop().call_later(
                     SUSPEND_SECONDS, self._expire, exchange, handle

@@ -120,6 +120,10 @@ class RequestRelay:
         self._token = progress_token(ctx)
         self._allowed = allowed_log_levels(ctx.protocol_version, ctx.meta)
         modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+        if modern:
+            # 2026-07-28 has no sessions (every sessionless HTTP client has one key): each
+            # request stands alone, so an upstream's message is never taken for another's.
+            self.session = f"{session}|request:{secrets.token_hex(8)}"
         # A 2026-07-28 call that may ask its client for input (server.mrtr): what the upstream
         # sends goes to the client request of the current round.
         self.exchange = current_exchange() if modern else None
@@ -165,8 +169,8 @@ class RequestRelay:
             return (
                 f"the client speaks protocol {self.ctx.protocol_version}, where gatespec passes "
                 "requests for client input on (as input_required results) only during "
-                f"tools/call, prompts/get and resources/read; {method} works here for "
-                f"{WORKING_MODE}"
+                "tool_execute, call, and the aggregate profile's tools/call, prompts/get and "
+                f"resources/read; {method} works here for {WORKING_MODE}"
             )
         declared = self.ctx.session.client_capabilities
         if declared is None or getattr(declared, capability, None) is None:
