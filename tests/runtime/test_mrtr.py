@@ -60,6 +60,14 @@ def _text(result: types.CallToolResult) -> str:
     return " ".join(c.text for c in result.content if isinstance(c, types.TextContent))
 
 
+def _serve_http(servers: Any, config: Path) -> str:
+    """`gatespec serve --transport http` on `config` (stopped after the test): its /mcp URL."""
+    port = servers.free_port()
+    argv = [sys.executable, "-m", "gatespec.cli", "serve", "--config", str(config)]
+    servers.spawn([*argv, "--transport", "http", "--port", str(port)], port)
+    return f"http://127.0.0.1:{port}/mcp"
+
+
 def _write_config(folder: Path, profile: str, **gateway: Any) -> Path:
     path = folder / f"gatespec-{profile}.json"
     body = {"mcpServers": _servers(), "gateway": {"profile": profile, **gateway}}
@@ -80,14 +88,12 @@ async def test_an_upstream_that_asks_twice_is_answered_by_a_2026_client(
     anyio_backend: str, tmp_path: Path, servers: Any, profile: str, transport: str
 ) -> None:
     config = _write_config(tmp_path, profile)
-    argv = [sys.executable, "-m", "gatespec.cli", "serve", "--config", str(config)]
     if transport == "stdio":
+        argv = ["-m", "gatespec.cli", "serve", "--config", str(config)]
         # The SDK passes on only a few variables: this checkout's PYTHONPATH must go too.
-        target: Any = StdioServerParameters(command=argv[0], args=argv[1:], env=dict(os.environ))
+        target: Any = StdioServerParameters(command=sys.executable, args=argv, env=dict(os.environ))
     else:
-        port = servers.free_port()
-        servers.spawn([*argv, "--transport", "http", "--port", str(port)], port)
-        target = f"http://127.0.0.1:{port}/mcp"
+        target = _serve_http(servers, config)
     side = ClientSide()
     name, args = CALLS[profile]
     async with Client(target, mode="2026-07-28", **side.callbacks()) as client:
@@ -109,12 +115,10 @@ async def test_a_handshake_era_upstream_samples_and_elicits_through_the_aggregat
     body = {"mcpServers": {"everything": {"command": everything, "args": ["stdio"]}},
             "gateway": {"profile": "aggregate"}}  # fmt: skip
     config.write_text(json.dumps(body))
-    port = servers.free_port()
-    argv = [sys.executable, "-m", "gatespec.cli", "serve", "--config", str(config)]
-    servers.spawn([*argv, "--transport", "http", "--port", str(port)], port)
     side = ClientSide()
-    url = f"http://127.0.0.1:{port}/mcp"
-    async with Client(url, mode="2026-07-28", **side.callbacks()) as client:
+    async with Client(
+        _serve_http(servers, config), mode="2026-07-28", **side.callbacks()
+    ) as client:
         sampled = await client.call_tool(
             "everything__trigger-sampling-request", {"prompt": "the answer", "maxTokens": 5}
         )
@@ -315,16 +319,13 @@ async def test_another_identity_cannot_resume_a_call_over_http(
 ) -> None:
     tokens = {"alice": "alice-secret-0001", "bob": "bob-secret-0002"}
     access = {"identities": {who: {"tokens": [_digest(t)]} for who, t in tokens.items()}}
-    config = _write_config(tmp_path, "aggregate", access=access)
-    port = servers.free_port()
-    argv = [sys.executable, "-m", "gatespec.cli", "serve", "--config", str(config)]
-    servers.spawn([*argv, "--transport", "http", "--port", str(port)], port)
+    url = _serve_http(servers, _write_config(tmp_path, "aggregate", access=access))
 
     @asynccontextmanager
     async def as_(who: str) -> AsyncIterator[Client]:
         headers = {"Authorization": f"Bearer {tokens[who]}"}
         async with httpx2.AsyncClient(headers=headers, timeout=30) as http:
-            transport = streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http)
+            transport = streamable_http_client(url, http_client=http)
             async with Client(transport, mode="2026-07-28", **ClientSide().callbacks()) as c:
                 yield c
 
