@@ -208,16 +208,19 @@ async def test_requests_of_a_client_that_did_not_declare_them_are_refused(
     assert f"did not declare the {capability} capability" in result.content[0].text
 
 
-async def test_a_2026_client_is_told_why_it_is_not_asked(
+async def test_a_2026_client_is_asked_through_input_required(
     anyio_backend: str, tmp_path: Path
 ) -> None:
+    """A 2026-07-28 client cannot be sent a request: it gets the upstream's as an
+    input_required result and retries with its answer (server.mrtr; tests/runtime/test_mrtr.py
+    has the rest)."""
     config = _config({"fixture": _fixture(tmp_path / "calls.jsonl")})
     side = ClientSide()
     async with _gateway(config) as (runtime, server):
         async with Client(server, mode="2026-07-28", **side.callbacks()) as client:
             result = await _execute(client, _tool_id(runtime, "fixture", "sample"), {})
-    assert side.asked == [] and result.is_error
-    assert "input_required results, which gatespec does not relay" in result.content[0].text
+    assert side.asked == ["sampling"] and not result.is_error, result
+    assert result.structured_content["summary"] == f"{SAMPLE_REPLY_PREFIX}forty-two"
 
 
 async def test_a_client_cancel_cancels_the_upstream_request(

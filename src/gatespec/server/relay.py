@@ -11,7 +11,8 @@ stream.
 - log messages: filtered by the level the client set (logging/setLevel, handshake era) or
   opted into on this request (2026-07-28's per-request log level);
 - sampling / elicitation / roots: sent to the client when it declared the capability and its
-  connection can carry a request back; otherwise refused with the reason. Each is sent under an
+  connection can carry a request back, or, for a 2026-07-28 client's call, put in an
+  input_required result (server.mrtr); otherwise refused with the reason. Each is sent under an
   id that names this process (`ask_id`), so that when the client's answer reaches another
   replica that replica knows it is not its own and passes it on (replicas.http_sessions); ids
   the dispatcher minted would also collide between replicas serving one session.
@@ -33,6 +34,7 @@ from pydantic import BaseModel, ConfigDict
 
 from gatespec.core import CLIENT_CAPABILITIES, RelayError
 from gatespec.server._sdk import send_request_as
+from gatespec.server.mrtr import WORKING_MODE, current_exchange
 
 __all__ = ["ASK_ID_PREFIX", "LOG_LEVELS", "LogLevels", "RequestRelay", "asked_here"]
 
@@ -118,6 +120,13 @@ class RequestRelay:
         self._token = progress_token(ctx)
         self._allowed = allowed_log_levels(ctx.protocol_version, ctx.meta)
         modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+        if modern:
+            # 2026-07-28 has no sessions (every sessionless HTTP client has one key): each
+            # request stands alone, so an upstream's message is never taken for another's.
+            self.session = f"{session}|request:{secrets.token_hex(8)}"
+        # A 2026-07-28 call that may ask its client for input (server.mrtr): what the upstream
+        # sends goes to the client request of the current round.
+        self.exchange = current_exchange() if modern else None
         # A request whose answer is one JSON body carries nothing else (server.answers).
         self._related = ctx.request_id if modern or ctx.session.can_send_request else None
 
@@ -126,7 +135,12 @@ class RequestRelay:
         return self._token is not None
 
     async def _send(self, notification: Any) -> None:
-        await self.ctx.session.send_notification(notification, related_request_id=self._related)
+        if self.exchange is None:
+            await self.ctx.session.send_notification(notification, related_request_id=self._related)
+            return
+        ctx = self.exchange.round_ctx
+        if ctx is not None:  # between rounds no client request is open: nothing can reach it
+            await ctx.session.send_notification(notification, related_request_id=ctx.request_id)
 
     async def progress(self, progress: float, total: float | None, message: str | None) -> None:
         if self._token is None:
@@ -150,20 +164,25 @@ class RequestRelay:
         capability = CLIENT_CAPABILITIES.get(method)
         if capability is None:
             return f"{method} is not a request a server may make of its client"
-        if self.ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        modern = self.ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+        if modern and self.exchange is None:
             return (
-                f"the client speaks protocol {self.ctx.protocol_version}, where a server asks "
-                "for client input with input_required results, which gatespec does not relay"
+                f"the client speaks protocol {self.ctx.protocol_version}, where gatespec passes "
+                "requests for client input on (as input_required results) only during "
+                "tool_execute, call, and the aggregate profile's tools/call, prompts/get and "
+                f"resources/read; {method} works here for {WORKING_MODE}"
             )
         declared = self.ctx.session.client_capabilities
         if declared is None or getattr(declared, capability, None) is None:
             return f"the client connected to gatespec did not declare the {capability} capability"
-        if not self.ctx.session.can_send_request:
+        if not modern and not self.ctx.session.can_send_request:
             return "the client's connection cannot carry a request back to it"
         return None
 
     async def ask(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         request = _REQUESTS[method].model_validate({"method": method, "params": params})
+        if self.exchange is not None:
+            return await self.exchange.ask(request)  # type: ignore[arg-type]
         wire = request.model_dump(by_alias=True, mode="json", exclude_none=True)
         session = self.ctx.session
         try:

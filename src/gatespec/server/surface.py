@@ -38,13 +38,15 @@ import time
 from collections.abc import Mapping
 from dataclasses import replace
 from importlib import metadata
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from jsonschema import Draft202012Validator
 from mcp.server import Server
 from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.models import InitializationOptions
+from mcp.shared.exceptions import MCPError
 from mcp_types import (
+    INVALID_PARAMS,
     CallToolResult,
     EmptyResult,
     ListToolsResult,
@@ -58,6 +60,7 @@ from gatespec.access import LOCAL, Identity
 from gatespec.core import Caller, GatewayRuntime, Reply
 from gatespec.metrics import Metrics, metrics_of
 from gatespec.server.arguments import ArgumentChecker
+from gatespec.server.mrtr import InputRequiredRelay
 from gatespec.server.notify import ListChangedNotifier
 from gatespec.server.relay import LogLevels, RequestRelay
 from gatespec.server.sessions import identity_of, session_key
@@ -279,6 +282,23 @@ class GatewayServer(Server[Any]):
     fallback_session: str = "local"
     # Who calls when the transport proves nobody (stdio; HTTP without access control).
     fallback_identity: Identity = LOCAL
+
+    if not TYPE_CHECKING:  # type checkers keep Server's own signature
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            # 2026-07-28 clients: upstream requests for client input as input_required results
+            # (every profile's server is a GatewayServer).
+            self.middleware.append(InputRequiredRelay(self))
+
+    def refused(self, method: str, error: GatewayError) -> dict[str, Any]:
+        """A request refused before it is handled: an isError result for tools/call, a
+        JSON-RPC error carrying the payload otherwise."""
+        if method != "tools/call":
+            raise MCPError(code=INVALID_PARAMS, message=error.message, data=error.to_payload())
+        structured = getattr(self, "surface", None)
+        result = error_result(error, structured.structured_errors if structured else True)
+        return result.model_dump(by_alias=True, mode="json", exclude_none=True)
 
     @property
     def served(self) -> Any:
