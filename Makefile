@@ -7,7 +7,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: install generate check-generated lint test test-slow bench bench-fuzz run report dist clean
+.PHONY: install generate check-generated lint test test-slow bench bench-check bench-fuzz run report dist clean
 
 install: $(STAMP)
 
@@ -54,6 +54,10 @@ $(BENCH_STAMP): $(STAMP)
 
 bench: install $(BENCH_STAMP)
 	$(PY) bench/run.py
+
+# Fails when bench/results/REPORT.md was measured before src/'s last change (bench/stamp.py).
+bench-check:
+	$(PY) bench/stamp.py
 
 # 100,000 generated invalid inputs per meta-tool (23 min on 2 quiet cores, an hour loaded); `make bench`
 # reports the last run.
