@@ -47,9 +47,12 @@ test-slow: install
 
 BENCH_STAMP := $(VENV)/.bench-installed
 
-# The bench-only dependencies (FastMCP, the peer proxy) stay out of `make install`.
-$(BENCH_STAMP): $(STAMP)
+# The bench-only dependencies (FastMCP, the peer proxies) stay out of `make install`.
+# Peers that need another mcp than ours (bench/peers.txt) get a venv each under $(VENV)/peers.
+$(BENCH_STAMP): $(STAMP) bench/peers.txt
 	$(PY) -m pip install --quiet -e ".[dev,bench]"
+	@test -x $(VENV)/peers/mcp-proxy/bin/python || $(PYTHON) -m venv $(VENV)/peers/mcp-proxy
+	$(VENV)/peers/mcp-proxy/bin/python -m pip install --quiet -r bench/peers.txt
 	touch $(BENCH_STAMP)
 
 bench: install $(BENCH_STAMP)

@@ -330,6 +330,24 @@ def execute_section(e: dict[str, Any]) -> list[str]:
             f"{_goal(r['transparent_throughput_vs_fastmcp'], goals['throughput_vs_fastmcp'], False)} | "
             f"{r['gateway_cpu_vs_fastmcp']}× | {r.get('floor_vs_direct', '')}{'×' if 'floor_vs_direct' in r else ''} |"
         )
+    peer = {k: r for k, r in e["ratios"].items() if "gateway_vs_mcp_proxy" in r}
+    if peer:
+        lines += [
+            "",
+            "Against mcp-proxy (HTTP, handshake era: it refuses 2026-07-28 clients):",
+            "",
+            "| transport / era | gateway ÷ mcp-proxy, p50 | gateway ÷ mcp-proxy, calls/s | transparent ÷ mcp-proxy, p50 | transparent ÷ mcp-proxy, calls/s | gateway ÷ mcp-proxy, server CPU |",
+            "|---|---|---|---|---|---|",
+        ]
+        for key, r in peer.items():
+            goals = e["goals"][key.split("/")[0]]
+            lines.append(
+                f"| {key} | {_goal(r['gateway_vs_mcp_proxy'], goals['vs_mcp_proxy'])} | "
+                f"{_goal(r['gateway_throughput_vs_mcp_proxy'], goals['throughput_vs_mcp_proxy'], False)} | "
+                f"{_goal(r['transparent_vs_mcp_proxy'], goals['vs_mcp_proxy'])} | "
+                f"{_goal(r['transparent_throughput_vs_mcp_proxy'], goals['throughput_vs_mcp_proxy'], False)} | "
+                f"{r['gateway_cpu_vs_mcp_proxy']}× |"
+            )
     lines += [
         "",
         "The earlier goal “tool_execute ≤ 1.15× a direct call” cannot be met by any second MCP "
