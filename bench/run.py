@@ -410,6 +410,15 @@ def startup_section(st: dict[str, Any]) -> list[str]:
         f"| first tool_browse(query) over MCP: builds cards, index, tree (ms) | {_spread(big['first_browse_ms'], 'median')} |",
         f"| tool_browse(query) over MCP after that, p50 / p99 (ms, {big['browse_query_ms']['n']} calls) | {big['browse_query_ms']['p50']} / {big['browse_query_ms']['p99']} |",
         f"| gatespec RSS after browsing, lexical ranking (MiB) | {_spread(big['rss_after_browsing_mib'], 'median')} |",
+    ]
+    semantic = big.get("browse_query_semantic_ms")
+    if semantic:
+        lines.append(
+            f"| tool_browse(query) over MCP, semantic model warm, p50 / p99 (ms, {semantic['n']} "
+            f"calls; goal p50 ≤ 10) / server CPU per query (ms) | {semantic['p50']} / "
+            f"{semantic['p99']} / {_spread(semantic['server_cpu_ms_per_query'], 'median')} |"
+        )
+    lines += [
         "",
         "| build phase, in-process | wall s | CPU s |",
         "|---|---|---|",
