@@ -51,6 +51,7 @@ from harness import (
     PYTHON,
     ROOT,
     Background,
+    child_env,
     child_running,
     cpu_seconds,
     free_port,
@@ -200,7 +201,7 @@ async def run(
                 key = f"{transport}/{era}/{target}"
                 if transport == "stdio":
                     argv = server_argv(target, config, None)
-                    params = StdioServerParameters(command=argv[0], args=argv[1:])
+                    params = StdioServerParameters(command=argv[0], args=argv[1:], env=child_env())
                     via: Any = stdio_client(params, errlog=devnull)
                     pid = partial(child_running, os.getpid(), argv)
                 else:

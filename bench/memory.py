@@ -27,6 +27,7 @@ import anyio
 from execute import server_argv
 from harness import (
     EVERYTHING,
+    child_env,
     child_running,
     load_average,
     median,
@@ -58,7 +59,7 @@ async def _tool(client: Client, target: str) -> tuple[str, Any]:
 
 async def _measure(argv: list[str], target: str, checkpoints: list[int], log: Any) -> list[float]:
     """[idle RSS, RSS after each checkpoint's number of calls] of one fresh proxy process."""
-    params = StdioServerParameters(command=argv[0], args=argv[1:])
+    params = StdioServerParameters(command=argv[0], args=argv[1:], env=child_env())
     with open(os.devnull, "w") as devnull:
         async with Client(stdio_client(params, errlog=devnull), mode="legacy", cache=None) as c:
             await c.list_tools()

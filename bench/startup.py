@@ -39,6 +39,7 @@ from harness import (
     EVERYTHING,
     GATESPEC,
     PYTHON,
+    child_env,
     child_running,
     cpu_seconds,
     load_average,
@@ -50,7 +51,7 @@ from harness import (
 )
 from many_tools_server import DATA, synthetic_tools
 from mcp import Client, StdioServerParameters
-from mcp.client.stdio import get_default_environment, stdio_client
+from mcp.client.stdio import stdio_client
 
 VENV_BIN = Path(sys.executable).parent
 SCALE_TOOLS = 10_000
@@ -60,7 +61,7 @@ MODEL_QUERY = "what time is it in Tokyo"
 MODEL_SETTLE_S = 4.0  # the model loads (~0.4 s) and encodes 29 tools (~1 s; cached after)
 # The 10,000-tool runs rank lexically: a first query would start encoding 10,000 tools in the
 # background (minutes of CPU) under the timings; bench/retrieval.py measures the semantic half.
-LEXICAL_ENV = {**get_default_environment(), "GATESPEC_SEMANTIC": "off"}
+LEXICAL_ENV = child_env(GATESPEC_SEMANTIC="off")
 
 
 async def _first_list(
@@ -75,7 +76,9 @@ async def _first_list(
     browsing] when asked, tool_browse(query) latencies in ms). With `settle`, the RSS after
     browsing is taken `settle` seconds later, after one more browse: time for the embedding
     model the first query started loading."""
-    params = StdioServerParameters(command=argv[0], args=argv[1:], env=env)
+    params = StdioServerParameters(
+        command=argv[0], args=argv[1:], env=env if env is not None else child_env()
+    )
     latencies: list[float] = []
     memory: list[float] = []
     with open(os.devnull, "w") as devnull:
@@ -222,8 +225,7 @@ async def semantic_browse(rounds: int, tmp: Path, log: Any) -> dict[str, Any]:
     upstream = [PYTHON, str(BENCH / "many_tools_server.py"), "--tools", str(SCALE_TOOLS)]
     config = write_config(tmp / "semantic.json", {"many": upstream})
     argv = [GATESPEC, "serve", "--config", str(config), "--profile", "gateway"]
-    env = {k: v for k, v in get_default_environment().items() if k != "GATESPEC_SEMANTIC"}
-    env |= {k: v for k, v in os.environ.items() if k.startswith("GATESPEC_CACHE")}
+    env = {k: v for k, v in child_env().items() if k != "GATESPEC_SEMANTIC"}
     queries = _queries()
     times: list[float] = []
     cpu: list[float] = []
