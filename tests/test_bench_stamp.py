@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -39,11 +41,17 @@ def commit(repo: Path, path: str, text: str) -> str:
     return git(repo, "rev-parse", "HEAD")
 
 
-def test_a_report_is_stale_once_src_changes_after_it(tmp_path: Path) -> None:
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """An empty git repository."""
+    path = tmp_path / "repo"
+    path.mkdir()
+    git(path, "init", "-q")
+    return path
+
+
+def test_a_report_is_stale_once_src_changes_after_it(repo: Path) -> None:
     stamp = load_stamp()
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    git(repo, "init", "-q")
     measured = commit(repo, "src/a.py", "x = 1\n")
     at = stamp.current(repo)
     assert at == {"commit": measured, "dirty": False}
@@ -61,11 +69,8 @@ def test_a_report_is_stale_once_src_changes_after_it(tmp_path: Path) -> None:
     assert stamp.current(repo)["dirty"] is True
 
 
-def test_a_dirty_or_unstamped_section_is_stale_and_a_reported_one_is_not(tmp_path: Path) -> None:
+def test_a_dirty_or_unstamped_section_is_stale_and_a_reported_one_is_not(repo: Path) -> None:
     stamp = load_stamp()
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    git(repo, "init", "-q")
     head = commit(repo, "src/a.py", "x = 1\n")
     dirty = stamp.line("a", {"commit": head, "dirty": True, "load_average": [1.0, 1.0]})
     assert stamp.stale(dirty, repo) == ["a: measured with uncommitted changes under src/"]
