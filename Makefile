@@ -7,7 +7,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: install generate check-generated lint test test-slow ts-build ts-test bench bench-fuzz run report dist clean
+.PHONY: install generate check-generated lint test test-slow ts-build ts-test bench bench-check bench-fuzz run report dist clean
 
 install: $(STAMP)
 
@@ -58,13 +58,20 @@ test-slow: install ts-build
 
 BENCH_STAMP := $(VENV)/.bench-installed
 
-# The bench-only dependencies (FastMCP, the peer proxy) stay out of `make install`.
-$(BENCH_STAMP): $(STAMP)
+# The bench-only dependencies (FastMCP, the peer proxies) stay out of `make install`.
+# Peers that need another mcp than ours (bench/peers.txt) get a venv each under $(VENV)/peers.
+$(BENCH_STAMP): $(STAMP) bench/peers.txt
 	$(PY) -m pip install --quiet -e ".[dev,bench]"
+	@test -x $(VENV)/peers/mcp-proxy/bin/python || $(PYTHON) -m venv $(VENV)/peers/mcp-proxy
+	$(VENV)/peers/mcp-proxy/bin/python -m pip install --quiet -r bench/peers.txt
 	touch $(BENCH_STAMP)
 
 bench: install $(BENCH_STAMP)
 	$(PY) bench/run.py
+
+# Fails when bench/results/REPORT.md was measured before src/'s last change (bench/stamp.py).
+bench-check:
+	$(PY) bench/stamp.py
 
 # 100,000 generated invalid inputs per meta-tool (23 min on 2 quiet cores, an hour loaded); `make bench`
 # reports the last run.

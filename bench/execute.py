@@ -9,6 +9,12 @@ stdio). Targets:
 - floor:       bench/floor_proxy.py, a pass-through proxy on the same SDK (one persistent
                client, low-level server): what any second Python hop costs at least;
 - fastmcp:     FastMCP's proxy, bench/fastmcp_proxy.py (create_proxy(config, mode="auto")).
+- mcp-proxy:   PyPI mcp-proxy (bench/peers.txt pins it), the stdio-to-HTTP bridge users run in
+               front of one server, over Streamable HTTP only (it serves no stdio). It needs
+               mcp<2, so `make bench` installs it in a venv of its own ($(VENV)/peers/mcp-proxy;
+               GATESPEC_MCP_PROXY names another binary). It speaks no 2026-07-28: a sessionless
+               client's first request is refused ("Unsupported protocol version"), so it is
+               measured with handshake-era clients only.
 
 Each round visits every (transport, era, target) case in a rotated order, so machine-load drift
 falls on all of them alike: a fresh client session (stdio: a fresh server process; HTTP: one
@@ -43,7 +49,9 @@ from harness import (
     EVERYTHING,
     GATESPEC,
     PYTHON,
+    ROOT,
     Background,
+    child_env,
     child_running,
     cpu_seconds,
     free_port,
@@ -56,14 +64,23 @@ from harness import (
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-TARGETS = ("direct", "gateway", "transparent", "floor", "fastmcp")
+TARGETS = ("direct", "gateway", "transparent", "floor", "fastmcp", "mcp-proxy")
+MCP_PROXY = os.environ.get(
+    "GATESPEC_MCP_PROXY", str(ROOT / ".venv" / "peers" / "mcp-proxy" / "bin" / "mcp-proxy")
+)
 TRANSPORTS = ("stdio", "http")
 INFLIGHT = 8
 # Goals, restated against the floor (issue 8): a Python second hop cannot get near a direct
 # call (the floor itself is ~3x direct), so gatespec is measured against the floor and FastMCP.
 GOALS = {
     "stdio": {"vs_floor": 1.1, "throughput_vs_fastmcp": 2.0},
-    "http": {"vs_floor": 1.2, "vs_fastmcp": 1.0, "throughput_vs_fastmcp": 2.0},
+    "http": {
+        "vs_floor": 1.2,
+        "vs_fastmcp": 1.0,
+        "throughput_vs_fastmcp": 2.0,
+        "vs_mcp_proxy": 1.0,
+        "throughput_vs_mcp_proxy": 1.0,
+    },
 }
 
 
@@ -80,6 +97,8 @@ def server_argv(target: str, config: Path, port: int | None) -> list[str]:
     if target == "fastmcp":
         argv = [PYTHON, str(BENCH / "fastmcp_proxy.py"), "--config", str(config)]
         return argv + (["--http", str(port)] if port else [])
+    if target == "mcp-proxy" and port:
+        return [MCP_PROXY, "--host", "127.0.0.1", "--port", str(port), "--", EVERYTHING, "stdio"]
     raise ValueError(target)
 
 
@@ -135,20 +154,28 @@ async def _session(
         return times, throughput, cpu_ms
 
 
-def _cases(transports: tuple[str, ...]) -> list[tuple[str, str, str]]:
+def _cases(transports: tuple[str, ...], targets: tuple[str, ...]) -> list[tuple[str, str, str]]:
+    """Every (transport, era, target) measured: direct and mcp-proxy speak the handshake era
+    only, and mcp-proxy serves HTTP only."""
     return [
         (transport, era, target)
         for transport in transports
         for era in ERAS
-        for target in TARGETS
-        if not (target == "direct" and era != "legacy")
+        for target in targets
+        if not (target in ("direct", "mcp-proxy") and era != "legacy")
+        and not (target == "mcp-proxy" and transport != "http")
     ]
 
 
 async def run(
-    rounds: int, calls: int, warmup: int, log: Any, transports: tuple[str, ...] = TRANSPORTS
+    rounds: int,
+    calls: int,
+    warmup: int,
+    log: Any,
+    transports: tuple[str, ...] = TRANSPORTS,
+    targets: tuple[str, ...] = TARGETS,
 ) -> dict[str, Any]:
-    cases = _cases(transports)
+    cases = _cases(transports, targets)
     samples: dict[str, list[float]] = {}
     round_p50: dict[str, list[float]] = {}
     round_tput: dict[str, list[float]] = {}
@@ -158,7 +185,9 @@ async def run(
         config = write_config(Path(tmp) / "proxy.json", {"everything": [EVERYTHING, "stdio"]})
         devnull = stack.enter_context(open("/dev/null", "w"))  # noqa: SIM115
         servers: dict[str, Background] = {}
-        for target in TARGETS:
+        for target in targets:
+            if "http" not in transports:
+                break
             port = free_port()
             argv = server_argv(target, config, port)
             env = {"PORT": str(port)} if target == "direct" else None
@@ -172,7 +201,7 @@ async def run(
                 key = f"{transport}/{era}/{target}"
                 if transport == "stdio":
                     argv = server_argv(target, config, None)
-                    params = StdioServerParameters(command=argv[0], args=argv[1:])
+                    params = StdioServerParameters(command=argv[0], args=argv[1:], env=child_env())
                     via: Any = stdio_client(params, errlog=devnull)
                     pid = partial(child_running, os.getpid(), argv)
                 else:
@@ -206,7 +235,7 @@ async def run(
         "inflight": INFLIGHT,
         "load_average": load,
         "cases": results,
-        "ratios": ratios(results, transports),
+        "ratios": ratios(results, transports, targets),
         "goals": GOALS,
     }
 
@@ -216,9 +245,12 @@ def _ratio(a: float, b: float) -> float | None:
 
 
 def ratios(
-    results: dict[str, Any], transports: tuple[str, ...] = TRANSPORTS
+    results: dict[str, Any],
+    transports: tuple[str, ...] = TRANSPORTS,
+    targets: tuple[str, ...] = TARGETS,
 ) -> dict[str, dict[str, float | None]]:
-    """Per transport/era: gatespec against the floor and FastMCP (p50), throughput ratios."""
+    """Per transport/era: gatespec against the floor, FastMCP and (HTTP, handshake era)
+    mcp-proxy: p50, throughput and server CPU ratios."""
     out: dict[str, dict[str, float | None]] = {}
     for transport in transports:
         for era in ERAS:
@@ -239,6 +271,12 @@ def ratios(
                 row[f"{profile}_throughput_vs_fastmcp"] = _ratio(tput(profile), tput("fastmcp"))
                 row[f"{profile}_cpu_vs_floor"] = _ratio(cpu(profile), cpu("floor"))
                 row[f"{profile}_cpu_vs_fastmcp"] = _ratio(cpu(profile), cpu("fastmcp"))
+                if f"{transport}/{era}/mcp-proxy" in results:
+                    row[f"{profile}_vs_mcp_proxy"] = _ratio(p50(profile), p50("mcp-proxy"))
+                    row[f"{profile}_throughput_vs_mcp_proxy"] = _ratio(
+                        tput(profile), tput("mcp-proxy")
+                    )
+                    row[f"{profile}_cpu_vs_mcp_proxy"] = _ratio(cpu(profile), cpu("mcp-proxy"))
             if era == "legacy":
                 row["floor_vs_direct"] = _ratio(p50("floor"), p50("direct"))
             out[f"{transport}/{era}"] = row
@@ -264,7 +302,13 @@ def main() -> int:
     except ImportError:
         print("FastMCP is missing: `make bench` installs the bench extras", file=sys.stderr)
         return 1
-    result = anyio.run(run, args.rounds, args.calls, args.warmup, sys.stderr, transports)
+    targets = TARGETS
+    if "http" in transports and not Path(MCP_PROXY).exists():
+        print(f"mcp-proxy is missing ({MCP_PROXY}): `make bench` installs it", file=sys.stderr)
+        return 1
+    if "http" not in transports:
+        targets = tuple(t for t in TARGETS if t != "mcp-proxy")
+    result = anyio.run(run, args.rounds, args.calls, args.warmup, sys.stderr, transports, targets)
     write_result(args.out, result, result["ratios"])
     return 0
 

@@ -24,6 +24,16 @@ EVERYTHING = str(NODE_BIN / "mcp-server-everything")
 ERAS = ("legacy", "2026-07-28")  # the client's protocol era: handshake, or sessionless
 
 
+def child_env(**extra: str) -> dict[str, str]:
+    """The environment for a stdio server the benchmarks spawn: the SDK's default (which
+    drops PYTHONPATH), plus PYTHONPATH and the GATESPEC_* settings of this run, so a gateway
+    run from a checkout other than the installed one (a git worktree) measures that checkout."""
+    from mcp.client.stdio import get_default_environment
+
+    keep = {k: v for k, v in os.environ.items() if k == "PYTHONPATH" or k.startswith("GATESPEC_")}
+    return {**get_default_environment(), **keep, **extra}
+
+
 def percentile(values: Sequence[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]

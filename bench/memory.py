@@ -1,0 +1,132 @@
+"""Resident memory side by side: each proxy over stdio in front of the same upstream (npm
+server-everything, tool echo), its RSS idle (after the first tools/list and IDLE_S seconds)
+and after each checkpoint of sequential calls (1,000 by default; `--calls 1000,10000` for
+more). Targets: gatespec's gateway, transparent and aggregate profiles, the floor
+(bench/floor_proxy.py) and FastMCP's proxy (bench/fastmcp_proxy.py), in a rotated order
+per round. RSS is the proxy process's own (not its upstream's).
+
+Growth after calls is the figure to watch: idle is mostly the interpreter and the mcp SDK
+(importing `mcp` alone is ~55 MiB here); what a proxy keeps per call shows as a rise between
+checkpoints. The gateway profile builds its cards, browse tree and token encoder on the
+first browse (a one-time cost, runtime.py), which lands before the first checkpoint.
+
+Run: `python bench/memory.py --out bench/results/memory.json [--rounds 2] [--calls 1000]`
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+import anyio
+from execute import server_argv
+from harness import (
+    EVERYTHING,
+    child_env,
+    child_running,
+    load_average,
+    median,
+    rss_mib,
+    write_config,
+    write_result,
+)
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+TARGETS = ("gateway", "transparent", "aggregate", "floor", "fastmcp")
+IDLE_S = 1.0
+GOALS = {"idle_vs_fastmcp": 1.0, "after_calls_vs_idle": 1.2}
+
+
+async def _tool(client: Client, target: str) -> tuple[str, Any]:
+    """The tool to call for `target` and how its arguments are built from call number i."""
+    if target == "gateway":
+        found = await client.call_tool("tool_browse", {"path": "/everything"})
+        assert found.structured_content is not None, found
+        tool_id = next(c["id"] for c in found.structured_content["cards"] if c["name"] == "echo")
+    elif target == "transparent":
+        tool_id = next(t.name for t in (await client.list_tools()).tools if "echo" in t.name)
+    else:
+        name = "everything__echo" if target == "aggregate" else "echo"
+        return name, lambda i: {"message": f"hello {i}"}
+    return "tool_execute", lambda i: {"tool_id": tool_id, "args": {"message": f"hello {i}"}}
+
+
+async def _measure(argv: list[str], target: str, checkpoints: list[int], log: Any) -> list[float]:
+    """[idle RSS, RSS after each checkpoint's number of calls] of one fresh proxy process."""
+    params = StdioServerParameters(command=argv[0], args=argv[1:], env=child_env())
+    with open(os.devnull, "w") as devnull:
+        async with Client(stdio_client(params, errlog=devnull), mode="legacy", cache=None) as c:
+            await c.list_tools()
+            await anyio.sleep(IDLE_S)
+            pid = child_running(os.getpid(), argv)
+            memory = [rss_mib(pid)]
+            name, args = await _tool(c, target)
+            done = 0
+            for goal in checkpoints:
+                while done < goal:
+                    result = await c.call_tool(name, args(done))
+                    if result.is_error:
+                        raise RuntimeError(f"{target}: {name} failed: {result.content}")
+                    done += 1
+                memory.append(rss_mib(pid))
+            print(f"{target}: {memory} MiB", file=log, flush=True)
+            return memory
+
+
+def _argv(target: str, config: Path) -> list[str]:
+    if target == "aggregate":
+        return [*server_argv("gateway", config, None)[:-1], "aggregate"]
+    return server_argv(target, config, None)
+
+
+async def run(rounds: int, checkpoints: list[int], log: Any) -> dict[str, Any]:
+    load = [load_average()]
+    measured: dict[str, list[list[float]]] = {t: [] for t in TARGETS}
+    with tempfile.TemporaryDirectory() as tmp, ExitStack():
+        config = write_config(Path(tmp) / "proxy.json", {"everything": [EVERYTHING, "stdio"]})
+        for r in range(rounds):
+            order = TARGETS[r % len(TARGETS) :] + TARGETS[: r % len(TARGETS)]
+            for target in order:
+                measured[target].append(
+                    await _measure(_argv(target, config), target, checkpoints, log)
+                )
+            load.append(load_average())
+    labels = ["idle", *(f"after_{n}_calls" for n in checkpoints)]
+    out: dict[str, Any] = {}
+    for target, runs in measured.items():
+        figures = {label: round(median([m[i] for m in runs]), 1) for i, label in enumerate(labels)}
+        figures["rounds"] = runs
+        figures["growth_vs_idle"] = round(figures[labels[-1]] / figures["idle"], 2)
+        out[target] = figures
+    fastmcp_idle = out["fastmcp"]["idle"]
+    return {
+        "upstream": "npm @modelcontextprotocol/server-everything, tool echo, over stdio",
+        "rounds": rounds,
+        "checkpoints": checkpoints,
+        "load_average": load,
+        "rss_mib": out,
+        "idle_vs_fastmcp": {t: round(out[t]["idle"] / fastmcp_idle, 2) for t in TARGETS},
+        "goals": GOALS,
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--calls", default="1000", help="comma-separated checkpoints")
+    parser.add_argument("--out", type=Path, default=Path("bench/results/memory.json"))
+    args = parser.parse_args()
+    checkpoints = sorted(int(n) for n in args.calls.split(","))
+    result = anyio.run(run, args.rounds, checkpoints, sys.stderr)
+    write_result(args.out, result)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
