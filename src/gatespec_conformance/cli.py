@@ -22,7 +22,7 @@ from collections.abc import Callable, Collection, Sequence
 from typing import Any, TextIO
 
 from gatespec_conformance import DEFAULT_MAX_EXAMPLES, DEFAULT_SIZES, LEVELS, docs_path
-from gatespec_conformance.fixture_upstream import positive_count
+from gatespec_conformance.fixtures.upstream import positive_count
 from gatespec_conformance.report import (
     ENFORCE,
     CheckResult,
@@ -160,7 +160,7 @@ def finish(
 
 
 def _functions(args: argparse.Namespace, *_: Any) -> int:
-    from gatespec_conformance import functions as fx
+    from gatespec_conformance.functions import run as fx
     from gatespec_surface import SPEC_HASH, SPEC_VERSION
 
     _expected(args)  # a missing file is a usage error before minutes of work
@@ -273,10 +273,10 @@ def _server(args: argparse.Namespace, *_: Any) -> int:
 
     import anyio
 
-    from gatespec_conformance import server as sv
-    from gatespec_conformance.live_client import PROTOCOLS, CallLog, Target
-    from gatespec_conformance.server_checks import family_requirements
-    from gatespec_conformance.server_facts import LiveOptions
+    from gatespec_conformance.live import run as sv
+    from gatespec_conformance.live.checks import family_requirements
+    from gatespec_conformance.live.client import PROTOCOLS, CallLog, Target
+    from gatespec_conformance.live.facts import LiveOptions
 
     _expected(args)
     if args.profile not in sv.SERVED:
@@ -394,8 +394,8 @@ def _stdio_target(
     well_formed_only: bool,
 ) -> tuple[Any, Any]:
     """(the IUT started over stdio fronting a fixture of this size, that fixture's call log)."""
-    from gatespec_conformance import server as sv
-    from gatespec_conformance.live_client import CallLog, Target
+    from gatespec_conformance.live import run as sv
+    from gatespec_conformance.live.client import CallLog, Target
 
     files = sv.fixture_files(directory, call_log, tools, well_formed_only, args.profile)
     if not command:
@@ -527,13 +527,15 @@ def _add_server(commands: Any) -> None:
 
 
 def _fixture(args: argparse.Namespace, *_: Any) -> int:
-    from gatespec_conformance import fixture_upstream
+    from gatespec_conformance.fixtures import upstream as fixture_upstream
 
     return fixture_upstream.run(args)
 
 
 def _add_fixture(commands: Any) -> None:
-    from gatespec_conformance import fixture_upstream  # light: the SDK is imported on use
+    from gatespec_conformance.fixtures import (
+        upstream as fixture_upstream,  # light: the SDK is imported on use
+    )
 
     p = commands.add_parser(
         "fixture-upstream",
@@ -549,7 +551,7 @@ def _add_fixture(commands: Any) -> None:
 
 
 def _export(args: argparse.Namespace, *_: Any) -> int:
-    from gatespec_conformance.functions import export_vectors
+    from gatespec_conformance.functions.run import export_vectors
 
     try:
         index = export_vectors(args.directory)

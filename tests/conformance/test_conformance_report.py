@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from gatespec_conformance import cli
-from gatespec_conformance.functions import same_json
+from gatespec_conformance.functions.run import same_json
 from gatespec_conformance.report import (
     CheckResult,
     Example,

@@ -12,8 +12,7 @@ from typing import Any
 import mcp_types as types
 import pytest
 
-from gatespec_conformance import server_execute
-from gatespec_conformance.fixture_upstream import (
+from gatespec_conformance.fixtures.upstream import (
     ECHO,
     FAILS,
     FAILURE_TEXT,
@@ -22,8 +21,9 @@ from gatespec_conformance.fixture_upstream import (
     STRUCTURED_CONTENT,
     direct_result,
 )
-from gatespec_conformance.live_client import CallResult
-from gatespec_conformance.readings import passed_through
+from gatespec_conformance.live import execute as server_execute
+from gatespec_conformance.live.client import CallResult
+from gatespec_conformance.live.readings import passed_through
 
 ARGS = {"text": "hi", "times": 2}
 

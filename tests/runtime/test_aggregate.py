@@ -23,14 +23,14 @@ from gatespec.aggregate import AggregateRuntime, routing
 from gatespec.aggregate.plugins import Plugin, ToolCall
 from gatespec.config import parse_config
 from gatespec.server import build_server
-from gatespec_conformance.fixture_rich import (
+from gatespec_conformance.fixtures.rich import (
     BAD_PROMPT,
     NO_SCHEME_URI,
     PROMPTS,
     RELAY_TOOLS,
     RESOURCES,
 )
-from gatespec_conformance.fixture_upstream import fixture_argv, fixture_tools
+from gatespec_conformance.fixtures.upstream import fixture_argv, fixture_tools
 from gatespec_surface.grammars import is_aggregate_name
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(90)]

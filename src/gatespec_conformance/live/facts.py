@@ -20,11 +20,12 @@ from typing import Any, Final, TypeVar
 import mcp_types as types
 from jsonschema import Draft202012Validator
 
-from gatespec_conformance import DEFAULT_MAX_EXAMPLES, readings
-from gatespec_conformance.fixture_upstream import ECHO, FixtureTool, fixture_tools
-from gatespec_conformance.live_client import CallLog, CallResult, IUTGone, LiveSession, Target
+from gatespec_conformance import DEFAULT_MAX_EXAMPLES
+from gatespec_conformance.fixtures.upstream import ECHO, FixtureTool, fixture_tools
+from gatespec_conformance.live import readings
+from gatespec_conformance.live.client import CallLog, CallResult, IUTGone, LiveSession, Target
+from gatespec_conformance.live.payloads import judge_answer
 from gatespec_conformance.oracle.tool_ids import make_tool_id, seed_id_candidates
-from gatespec_conformance.payloads import judge_answer
 from gatespec_conformance.rules import Finding, seed_value
 from gatespec_surface import parsers
 from gatespec_surface.descriptors import PROFILES

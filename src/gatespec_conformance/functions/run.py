@@ -32,10 +32,16 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 from gatespec_conformance import DEFAULT_MAX_EXAMPLES
-from gatespec_conformance.cases import SUITE, Case, build_cases, generated_cases, vector_cases
-from gatespec_conformance.export import describe_functions, export_vectors
-from gatespec_conformance.process import AdapterFailure, AdapterProcess
-from gatespec_conformance.protocol import all_functions
+from gatespec_conformance.functions.cases import (
+    SUITE,
+    Case,
+    build_cases,
+    generated_cases,
+    vector_cases,
+)
+from gatespec_conformance.functions.export import describe_functions, export_vectors
+from gatespec_conformance.functions.process import AdapterFailure, AdapterProcess
+from gatespec_conformance.functions.protocol import all_functions
 from gatespec_conformance.report import (
     CheckResult,
     Example,

@@ -13,9 +13,7 @@ import urllib.parse
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
-from gatespec_conformance import readings
-from gatespec_conformance.card_rules import banned_in_text
-from gatespec_conformance.fixture_upstream import (
+from gatespec_conformance.fixtures.upstream import (
     ADD_TOOL,
     BIG_TEXT,
     ECHO,
@@ -30,17 +28,11 @@ from gatespec_conformance.fixture_upstream import (
     by_name,
     direct_result,
 )
-from gatespec_conformance.functions import same_json
-from gatespec_conformance.live_client import CallResult
-from gatespec_conformance.payloads import (
-    judge_answer,
-    judge_rejection,
-    judge_success,
-    payload_of,
-)
-from gatespec_conformance.rules import SEED, SPEC, Finding, Rule, recorded, seed_value
-from gatespec_conformance.server_browse import annotation_findings
-from gatespec_conformance.server_checks import (
+from gatespec_conformance.functions.card_rules import banned_in_text
+from gatespec_conformance.functions.run import same_json
+from gatespec_conformance.live import readings
+from gatespec_conformance.live.browse import annotation_findings
+from gatespec_conformance.live.checks import (
     Drawn,
     Emit,
     Family,
@@ -48,7 +40,8 @@ from gatespec_conformance.server_checks import (
     expect_error,
     expect_success,
 )
-from gatespec_conformance.server_draws import (
+from gatespec_conformance.live.client import CallResult
+from gatespec_conformance.live.draws import (
     draw_cases,
     grammar_values,
     invalid_instance,
@@ -56,9 +49,16 @@ from gatespec_conformance.server_draws import (
     valid_instance,
     vector_errors,
 )
-from gatespec_conformance.server_facts import Live, NoFact, listed_tool_id
+from gatespec_conformance.live.facts import Live, NoFact, listed_tool_id
+from gatespec_conformance.live.payloads import (
+    judge_answer,
+    judge_rejection,
+    judge_success,
+    payload_of,
+)
+from gatespec_conformance.live.truncation_judge import truncation_findings
+from gatespec_conformance.rules import SEED, SPEC, Finding, Rule, recorded, seed_value
 from gatespec_conformance.tokens import count_tokens
-from gatespec_conformance.truncation_judge import truncation_findings
 from gatespec_surface import parsers
 from gatespec_surface.budgets import (
     CARD_HARD_CAP_TOKENS,

@@ -10,8 +10,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Final
 
-from gatespec_conformance.cases import Case, generated_cases, vector_cases
-from gatespec_conformance.protocol import all_functions
+from gatespec_conformance.functions.cases import Case, generated_cases, vector_cases
+from gatespec_conformance.functions.protocol import all_functions
 from gatespec_surface import SPEC_HASH, SPEC_VERSION
 from gatespec_surface import vectors as v
 

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any, Final
 
-from gatespec_conformance.families import banned_field_requirement
+from gatespec_conformance.functions.families import banned_field_requirement
 from gatespec_conformance.oracle.seed_answers import seed_stringified
 from gatespec_conformance.oracle.tool_ids import join_tool_id
 from gatespec_conformance.rules import SPEC, Finding, Rule, with_facts

@@ -7,10 +7,10 @@ import re
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
-from gatespec_conformance.functions import same_json
+from gatespec_conformance.functions.run import same_json
+from gatespec_conformance.live.checks import Emit, Family
+from gatespec_conformance.live.facts import NAME_MAPPING, Live, admitted
 from gatespec_conformance.rules import SEED, SPEC, Finding, Rule, seed_value
-from gatespec_conformance.server_checks import Emit, Family
-from gatespec_conformance.server_facts import NAME_MAPPING, Live, admitted
 from gatespec_surface import parsers
 from gatespec_surface.budgets import CACHE_MARKER_ID
 from gatespec_surface.descriptors import (

@@ -19,8 +19,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from gatespec_conformance import readings
-from gatespec_conformance.fixture_upstream import (
+from gatespec_conformance.fixtures.upstream import (
     ECHO,
     FAILS,
     FAILURE_TEXT,
@@ -28,8 +27,11 @@ from gatespec_conformance.fixture_upstream import (
     STRUCTURED_CONTENT,
     by_name,
 )
-from gatespec_conformance.functions import same_json
-from gatespec_conformance.payloads import (
+from gatespec_conformance.functions.run import same_json
+from gatespec_conformance.live import readings
+from gatespec_conformance.live.checks import Emit, Family
+from gatespec_conformance.live.facts import Live, admitted
+from gatespec_conformance.live.payloads import (
     QUOTED_MAX,
     WRONG_CODE,
     judge_call_error,
@@ -37,8 +39,6 @@ from gatespec_conformance.payloads import (
     judge_success,
 )
 from gatespec_conformance.rules import SPEC, Finding, Rule, charged_to, seed_value
-from gatespec_conformance.server_checks import Emit, Family
-from gatespec_conformance.server_facts import Live, admitted
 from gatespec_surface.errors import ErrorCode
 from gatespec_surface.grammars import is_search_operation
 from gatespec_surface.schemas import MODEL_SCHEMAS

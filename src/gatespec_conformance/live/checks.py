@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Callable, Collection, Iterable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Final
 
-from gatespec_conformance.payloads import (
+from gatespec_conformance.live.payloads import (
     ACCEPTED,
     SHAPE_REQUIREMENTS,
     WRONG_CODE,
@@ -49,8 +49,8 @@ from gatespec_surface.requirements import REQUIREMENTS
 from gatespec_surface.strategies import META_TOOL_ARG_GRAMMARS
 
 if TYPE_CHECKING:
-    from gatespec_conformance.live_client import CallResult
-    from gatespec_conformance.server_facts import Live
+    from gatespec_conformance.live.client import CallResult
+    from gatespec_conformance.live.facts import Live
 
 __all__ = [
     "SUITE",

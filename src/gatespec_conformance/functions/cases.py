@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as hypothesis_seed
 
 from gatespec_conformance import DEFAULT_MAX_EXAMPLES
-from gatespec_conformance.families import (
+from gatespec_conformance.functions.families import (
     Draw,
     Family,
     Property,

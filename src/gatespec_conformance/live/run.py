@@ -6,7 +6,7 @@ The kit connects as an MCP client (official SDK) and checks the profile's live s
 the generated package: meta-tools and schemas (`descriptors`), cards (`validators`,
 `render`, budgets counted with cl100k_base), paths (`strategies`, vectors), tool ids
 (`parsers.make_tool_id`), error payloads (`models.ErrorPayload`). The IUT fronts the fixture
-upstream (`fixture_upstream`), whose catalog the kit knows and whose call log proves what
+upstream (`fixtures.upstream`), whose catalog the kit knows and whose call log proves what
 reached upstream. docs/conformance.md ("Live MCP checks") describes how to run it.
 
 A stdio COMMAND may hold placeholders, expanded before it starts (and exported as
@@ -26,14 +26,35 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
-from gatespec_conformance import readings
-from gatespec_conformance.fixture_upstream import (
+from gatespec_conformance.fixtures.upstream import (
     ENV_TOOLS,
     ENV_WELL_FORMED_ONLY,
     MCP_VALID_ONLY_PROFILES,
     fixture_argv,
 )
-from gatespec_conformance.live_client import CallLog, IUTGone, LiveSession, Target
+from gatespec_conformance.live import readings
+from gatespec_conformance.live.access import FAMILIES as ACCESS
+from gatespec_conformance.live.aggregate import (
+    AGG_FIXTURE_PAGE,
+    AGG_IUT_PAGE,
+    AGG_MCP_VALID_ONLY,
+    AGG_SERVERS,
+)
+from gatespec_conformance.live.aggregate import FAMILIES as AGGREGATE
+from gatespec_conformance.live.browse import FAMILIES as BROWSE
+from gatespec_conformance.live.checks import (
+    SUITE,
+    Emit,
+    Family,
+    family_requirements,
+    rule_amendments,
+    selected,
+)
+from gatespec_conformance.live.client import CallLog, IUTGone, LiveSession, Target
+from gatespec_conformance.live.execute import FAMILIES as EXECUTE
+from gatespec_conformance.live.facts import Live, LiveOptions, NoFact, NotGiven
+from gatespec_conformance.live.search import FAMILIES as SEARCH
+from gatespec_conformance.live.surface import FAMILIES as SURFACE
 from gatespec_conformance.report import (
     CheckResult,
     Example,
@@ -44,27 +65,6 @@ from gatespec_conformance.report import (
     amendments,
 )
 from gatespec_conformance.rules import foreign_seeds
-from gatespec_conformance.server_access import FAMILIES as ACCESS
-from gatespec_conformance.server_aggregate import (
-    AGG_FIXTURE_PAGE,
-    AGG_IUT_PAGE,
-    AGG_MCP_VALID_ONLY,
-    AGG_SERVERS,
-)
-from gatespec_conformance.server_aggregate import FAMILIES as AGGREGATE
-from gatespec_conformance.server_browse import FAMILIES as BROWSE
-from gatespec_conformance.server_checks import (
-    SUITE,
-    Emit,
-    Family,
-    family_requirements,
-    rule_amendments,
-    selected,
-)
-from gatespec_conformance.server_execute import FAMILIES as EXECUTE
-from gatespec_conformance.server_facts import Live, LiveOptions, NoFact, NotGiven
-from gatespec_conformance.server_search import FAMILIES as SEARCH
-from gatespec_conformance.server_surface import FAMILIES as SURFACE
 from gatespec_surface import SPEC_HASH, SPEC_VERSION
 from gatespec_surface.descriptors import PROFILES
 

@@ -19,8 +19,8 @@ from typing import Any
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from gatespec_conformance.cases import balanced, draw_all, family_seed, unique_inputs
-from gatespec_conformance.server_checks import Drawn
+from gatespec_conformance.functions.cases import balanced, draw_all, family_seed, unique_inputs
+from gatespec_conformance.live.checks import Drawn
 from gatespec_surface import strategies as s
 from gatespec_surface import vectors as v
 

@@ -47,7 +47,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
 if TYPE_CHECKING:
-    from gatespec_conformance.live_client import CallResult
+    from gatespec_conformance.live.client import CallResult
 
 __all__ = [
     "BATCH_OUTPUT_KEYS",

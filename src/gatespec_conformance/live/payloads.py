@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Final
 from jsonschema import Draft202012Validator
 from pydantic import ValidationError
 
-from gatespec_conformance import readings
+from gatespec_conformance.live import readings
 from gatespec_conformance.rules import (
     SEED,
     SEED_META_TOOL_CODES,
@@ -31,7 +31,7 @@ from gatespec_surface.errors import ErrorCode
 from gatespec_surface.models import ErrorPayload
 
 if TYPE_CHECKING:
-    from gatespec_conformance.live_client import CallResult
+    from gatespec_conformance.live.client import CallResult
 
 __all__ = [
     "QUOTED_MAX",

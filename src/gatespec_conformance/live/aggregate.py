@@ -21,7 +21,7 @@ import anyio
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
-from gatespec_conformance.fixture_rich import (
+from gatespec_conformance.fixtures.rich import (
     BAD_PROMPT,
     NO_SCHEME_URI,
     PROMPTS,
@@ -29,16 +29,16 @@ from gatespec_conformance.fixture_rich import (
     RESOURCES,
     TEMPLATE,
 )
-from gatespec_conformance.fixture_upstream import MCP_VALID_ONLY_PROFILES, fixture_tools
-from gatespec_conformance.payloads import payload_of
+from gatespec_conformance.fixtures.upstream import MCP_VALID_ONLY_PROFILES, fixture_tools
+from gatespec_conformance.live.checks import Emit, Family
+from gatespec_conformance.live.payloads import payload_of
 from gatespec_conformance.rules import SPEC, Finding, Rule, charged_to
-from gatespec_conformance.server_checks import Emit, Family
 from gatespec_surface.errors import ErrorCode
 from gatespec_surface.grammars import is_aggregate_name, is_resource_uri
 
 if TYPE_CHECKING:
-    from gatespec_conformance.live_client import CallResult
-    from gatespec_conformance.server_facts import Live
+    from gatespec_conformance.live.client import CallResult
+    from gatespec_conformance.live.facts import Live
 
 __all__ = ["AGG_FIXTURE_PAGE", "AGG_IUT_PAGE", "AGG_MCP_VALID_ONLY", "AGG_SERVERS", "FAMILIES"]
 

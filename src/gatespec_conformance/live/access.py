@@ -23,13 +23,13 @@ from typing import Any, Final
 
 import httpx2
 
-from gatespec_conformance import readings
-from gatespec_conformance.fixture_upstream import ADD_TOOL, BIG_TEXT, ECHO, FAILS, STRUCTURED
-from gatespec_conformance.live_client import CallResult
-from gatespec_conformance.payloads import QUOTED_MAX, judge_call_error, payload_of
+from gatespec_conformance.fixtures.upstream import ADD_TOOL, BIG_TEXT, ECHO, FAILS, STRUCTURED
+from gatespec_conformance.live import readings
+from gatespec_conformance.live.checks import Emit, Family, expect_error
+from gatespec_conformance.live.client import CallResult
+from gatespec_conformance.live.facts import Live, NoFact, NotGiven
+from gatespec_conformance.live.payloads import QUOTED_MAX, judge_call_error, payload_of
 from gatespec_conformance.rules import SEED_META_TOOL_CODES, SPEC, Finding, Rule, seed_value
-from gatespec_conformance.server_checks import Emit, Family, expect_error
-from gatespec_conformance.server_facts import Live, NoFact, NotGiven
 from gatespec_surface import parsers
 from gatespec_surface.errors import ErrorCode, GatewayError
 

@@ -13,29 +13,29 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Final
 
-from gatespec_conformance.card_rules import RULES as CARD_RULES
-from gatespec_conformance.card_rules import card_findings
-from gatespec_conformance.functions import same_json
-from gatespec_conformance.oracle.answers import annotation_answer
-from gatespec_conformance.oracle.render import render_line
-from gatespec_conformance.payloads import judge_rejection
-from gatespec_conformance.rules import SPEC, Finding, Rule, recorded
-from gatespec_conformance.server_checks import (
+from gatespec_conformance.functions.card_rules import RULES as CARD_RULES
+from gatespec_conformance.functions.card_rules import card_findings
+from gatespec_conformance.functions.run import same_json
+from gatespec_conformance.live.checks import (
     Drawn,
     Emit,
     Family,
     allowed_codes,
     expect_error,
 )
-from gatespec_conformance.server_draws import (
+from gatespec_conformance.live.draws import (
     draw_cases,
     grammar_values,
     meta_args,
     vector_errors,
 )
-from gatespec_conformance.server_facts import BrowseObs, Live, NoFact
+from gatespec_conformance.live.facts import BrowseObs, Live, NoFact
+from gatespec_conformance.live.payloads import judge_rejection
+from gatespec_conformance.live.truncation_judge import truncation_findings
+from gatespec_conformance.oracle.answers import annotation_answer
+from gatespec_conformance.oracle.render import render_line
+from gatespec_conformance.rules import SPEC, Finding, Rule, recorded
 from gatespec_conformance.tokens import count_tokens
-from gatespec_conformance.truncation_judge import truncation_findings
 from gatespec_surface import parsers
 from gatespec_surface.budgets import (
     BROWSE_DEFAULT_TOP_K,

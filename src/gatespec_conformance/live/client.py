@@ -32,7 +32,7 @@ from mcp_types.jsonrpc import CONNECTION_CLOSED
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
-from gatespec_conformance import readings
+from gatespec_conformance.live import readings
 
 __all__ = ["CallLog", "CallResult", "IUTGone", "LiveSession", "Target"]
 
