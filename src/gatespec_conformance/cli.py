@@ -19,6 +19,7 @@ import json
 import os
 import sys
 from collections.abc import Callable, Collection, Sequence
+from pathlib import Path
 from typing import Any, TextIO
 
 from gatespec_conformance import DEFAULT_MAX_EXAMPLES, DEFAULT_SIZES, LEVELS, docs_path
@@ -165,6 +166,13 @@ def _functions(args: argparse.Namespace, *_: Any) -> int:
 
     _expected(args)  # a missing file is a usage error before minutes of work
     notes: list[str] = []
+    command = list(args.adapter)
+    if command[:1] == ["--"]:
+        command = command[1:]
+    own = not command  # gatespec is only ever an implementation under test: its command line
+    command = command or [sys.executable, "-m", "gatespec.adapter"]
+    if not args.list:
+        _script_exists(command)  # before the cases are drawn (a minute)
     every = [c.at_level(args.level) for c in fx.build_cases(args.seed, args.max_examples, notes)]
     selector = Selector(args.select, args.deselect)
     cases = [c for c in every if selector.matches(c.name, c.requirement_ids, c.amended_by)]
@@ -183,12 +191,7 @@ def _functions(args: argparse.Namespace, *_: Any) -> int:
             reqs = ", ".join(r.shown() for r in c.requirements) or "-"
             print(f"{c.name}\t{reqs}" + (f"\tskip: {c.skip}" if c.skip else ""))
         return 0
-    command = list(args.adapter)
-    if command[:1] == ["--"]:
-        command = command[1:]
-    if not command:
-        # gatespec is only ever an implementation under test: started by its command line.
-        command = [sys.executable, "-m", "gatespec.adapter"]
+    if own:
         notes.append("no adapter command given: checking gatespec's adapter (gatespec.adapter)")
     progress = Progress(fx.SUITE, len(cases), enabled=not args.quiet)
     try:
@@ -214,6 +217,20 @@ def _functions(args: argparse.Namespace, *_: Any) -> int:
         "command": " ".join(command),
     }
     return finish(args, fx.SUITE, results, [c.name for c in every], info, [*notes, *run.notes])
+
+
+def _script_exists(command: list[str]) -> None:
+    """A Python script the command names that is not there is one usage error before any check
+    runs (the quick start's docs/examples path holds only in a source checkout), instead of an
+    adapter that dies at its first answer."""
+    if len(command) < 2 or not Path(command[0]).name.startswith("python"):
+        return
+    script = command[1]
+    if script.startswith("-") or Path(script).exists():
+        return
+    shipped = docs_path().parent / "examples" / Path(script).name
+    hint = f"; the kit ships it at {shipped}" if shipped.is_file() else ""
+    raise KitUsageError(f"{script}: no such file (relative to {Path.cwd()}){hint}")
 
 
 def add_run_options(

@@ -290,6 +290,8 @@ async def run_suite(
                     run.results.append(start_failure(options.profile, "", target, gone))
                 else:
                     live = Live(target, options, session, log)
+                    if "implementation" not in run.info:  # the first start: say it once
+                        await _note_profile(live, run)
                     run.info.setdefault("implementation", _implementation(session))
                     run.info.setdefault("protocol", session.protocol_version)
             if gone or live is None:
@@ -313,6 +315,47 @@ async def run_suite(
             run.names += [f"{name}/{d.case}" for d in drawn]
     run.names += [r.name for r in run.results]
     return run
+
+
+def profile_hint(profile: str, listed: Sequence[str]) -> str | None:
+    """When the tools an IUT lists are another profile's surface, one line saying so: every
+    family of the expected profile would fail with no word of why (issue 24)."""
+    names = set(listed)
+    expected = PROFILES[profile].meta_tools
+    if expected and set(expected) <= names:
+        return None
+    served = [p for p in PROFILES.values() if p.meta_tools and set(p.meta_tools) <= names]
+    if not served and (not expected or not names or names & set(expected)):
+        return None  # no other surface recognised, or a partial one: the families say what
+    want = (
+        f"the {profile} profile's meta-tools are {', '.join(expected)}"
+        if expected
+        else f"the {profile} profile lists the upstream tools namespaced (server__tool), "
+        "no meta-tools"
+    )
+    if served:
+        other = served[0]
+        seen = f"it lists {', '.join(other.meta_tools)}: the {other.name} profile's meta-tools"
+    else:
+        more = ", …" if len(names) > 5 else ""
+        seen = f"it lists none of them ({', '.join(sorted(names)[:5])}{more})"
+    return (
+        f"the IUT does not serve the {profile} profile: {want}; {seen}. Compare its tool "
+        f"surface with the {profile} profile's: is it started with that profile (for gatespec: "
+        f"--profile {profile} or gateway.profile in its config)?"
+    )
+
+
+async def _note_profile(live: Live, run: ServerRun) -> None:
+    """The profile hint as the run's first note, and on stderr (it explains every failure)."""
+    try:
+        listed = [t.name for t in await live.tools()]
+    except Exception:  # noqa: BLE001 - a family reports a listing that fails, with its reason
+        return
+    hint = profile_hint(live.options.profile, listed)
+    if hint is not None:
+        run.notes.insert(0, hint)
+        print(f"gatespec-conformance: {hint}", file=sys.stderr, flush=True)
 
 
 async def _run_sized(
