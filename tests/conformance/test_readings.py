@@ -14,8 +14,8 @@ from jsonschema import Draft202012Validator
 from gatespec_conformance.functions.card_rules import card_findings
 from gatespec_conformance.live import readings
 from gatespec_conformance.live.client import CallResult
-from gatespec_conformance.live.execute import hydration_findings
 from gatespec_conformance.live.payloads import judge_error, judge_rejection
+from gatespec_conformance.live.transparent import hydration_findings
 
 CARD = {
     "id": "fixture:echo#1a2b3c4d",
