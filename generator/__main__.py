@@ -8,7 +8,7 @@ report    print requirement coverage: each requirement, its level, and what cove
 mutations apply the catalogue of seed-breaking spec edits (generator/mutations.py) to copies
           of spec/ and print how many generation caught
 diff, changelog, lock, version-check
-          spec evolution (generator/evolution.py): `diff OLD [NEW] [--format text|json]`
+          spec evolution (generator/evolution/commands.py): `diff OLD [NEW] [--format text|json]`
 
 --templates DIR: a folder of templates, each overriding the built-in template of the same name
 (generator/templates/); the others stay as built in.
@@ -23,9 +23,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import evolution
 from .emit import Generator, replace_tree
 from .errors import SpecError, SpecErrors
+from .evolution import commands as evolution
 from .ir import load_spec
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -15,7 +15,7 @@ from typing import Any
 
 from .errors import SpecError
 from .grammar import Analysis, GrammarCompiler
-from .ir import BOUND_KEYWORDS, SeedFact, Source, Spec, _walk_sources
+from .ir import BOUND_KEYWORDS, SeedFact, Source, Spec, walk_sources
 from .seed_text import QUOTE_MAX_CHARS, Seeds, normalise
 
 FACTS_FILE = "seed_facts.yaml"
@@ -285,7 +285,7 @@ class FactChecker:
         out: list[tuple[str, str, Source]] = []
         for file, obj in parts:
             found: list[tuple[str, Source]] = []
-            _walk_sources(obj, "", found)
+            walk_sources(obj, "", found)
             out.extend((file, w, s) for w, s in found)
         return out
 

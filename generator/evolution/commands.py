@@ -14,12 +14,12 @@ import json
 import sys
 from pathlib import Path
 
+from ..errors import SpecError, SpecErrors
+from ..spec_refs import RefError, materialise
 from . import changelog, versioning
 from .diff import diff
 from .diff_report import Report
-from .errors import SpecError, SpecErrors
 from .snapshot import read_snapshot
-from .spec_refs import RefError, materialise
 
 COMMANDS = ("diff", "changelog", "lock", "version-check")
 

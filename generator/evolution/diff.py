@@ -8,14 +8,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from ..ir import grammar_refs
+from ..views import ERROR_PAYLOAD
 from . import record_diff
 from .diff_report import Report
 from .diff_rules import IMPLICIT_USES, RULE_ROLES, Change
-from .ir import _grammar_refs as grammar_refs
 from .languages import Verdict, compare, language
 from .schema_diff import MAX_KEYWORDS, SchemaDiff, bounds, names, short, walk
 from .snapshot import Snapshot
-from .views import ERROR_PAYLOAD
 
 IGNORED_RULE_KEYS = frozenset({"source", "amendments"})
 

@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from .grammar import GrammarCompiler
-from .ir import Alt, CharSet, Grammar, Group, Lit, Node, Opt, Ref, Rep
-from .support.trees import Build, Extreme, build
+from ..grammar import GrammarCompiler
+from ..ir import Alt, CharSet, Grammar, Group, Lit, Node, Opt, Ref, Rep
+from ..support.trees import Build, Extreme, build
 
 # Normalised trees: references and groups inlined, adjacent literals joined, opt as rep 0..1.
 #   ("lit", text) | ("set", body, min, max) | ("rep", seq, min, max) | ("alt", (seq, ...))

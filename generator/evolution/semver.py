@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from .ir import SEMVER
+from ..ir import SEMVER
 
 
 def parse(version: str) -> tuple[int, int, int]:

@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import ir
-from .errors import SpecError, SpecErrors
-from .grammar import GrammarCompiler
-from .spec_refs import SURFACE, spec_files
+from .. import ir
+from ..errors import SpecError, SpecErrors
+from ..grammar import GrammarCompiler
+from ..spec_refs import SURFACE, spec_files
 
 # Files whose top-level sections are rules (spec 0.1.0 held all of them in budgets.yaml); a
 # rule is addressed by section and key wherever it lives, as x-bound does.
@@ -95,7 +95,7 @@ def _grammars(raw: Any, problems: list[str]) -> dict[str, ir.Grammar]:
     table = raw.get("grammars") if isinstance(raw, dict) else None
     for name, data in (table or {}).items():
         try:
-            nodes = ir._parse_nodes(data.get("syntax"), "grammars.yaml", f"grammars.{name}.syntax")
+            nodes = ir.parse_nodes(data.get("syntax"), "grammars.yaml", f"grammars.{name}.syntax")
         except SpecError as exc:
             problems.append(str(exc))
             continue
@@ -104,7 +104,7 @@ def _grammars(raw: Any, problems: list[str]) -> dict[str, ir.Grammar]:
         out[name] = ir.Grammar(name, ir.GrammarSpec.model_construct(**known), nodes)
     # A reference to a grammar this version lacks would stop the compiler: drop the referrer.
     for name, g in list(out.items()):
-        missing = [r for r in ir._grammar_refs(g.nodes) if r not in out]
+        missing = [r for r in ir.grammar_refs(g.nodes) if r not in out]
         if missing:
             problems.append(f"grammars.yaml: grammars.{name}: unknown grammar {missing[0]!r}")
             del out[name]
@@ -120,7 +120,7 @@ def read_snapshot(folder: Path, label: str) -> Snapshot:
         path = folder / name
         if path.exists():
             hashes[name] = hashlib.sha256(path.read_bytes()).hexdigest()
-            raw[name] = ir._load_yaml(path)
+            raw[name] = ir.load_yaml(path)
     surface = raw.get(SURFACE) or {}
     problems: list[str] = []
     try:

@@ -17,12 +17,12 @@ from pathlib import Path
 
 import yaml
 
+from ..ir import load_spec
+from ..spec_refs import LOCK, SPEC_DIR, RefError, last_commit_changing, materialise, spec_files
 from .diff import diff
 from .diff_report import Report
-from .ir import load_spec
 from .semver import allows_breaking, breaking_position, bump
 from .snapshot import read_snapshot
-from .spec_refs import LOCK, SPEC_DIR, RefError, last_commit_changing, materialise, spec_files
 
 _LOCK_HEADER = (
     "# The released spec: its version and the spec hash it was locked at. Written by\n"
