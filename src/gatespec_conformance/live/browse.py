@@ -1,8 +1,6 @@
 """Layer-2 families of the gateway's tool_browse: the path tree, path and argument errors,
-query results, and every card and response seen, measured on the exact text received.
-
-Cards are judged with the generated validators (`choice_card_violations`), renderer
-(`render_card`) and budgets, and with the kit's own exact cl100k_base counts (tokens.py).
+query results, and the responses seen, measured on the exact text received (the cards:
+cards.py; cache-stable sessions: cache_stable.py).
 """
 
 from __future__ import annotations
@@ -10,11 +8,8 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any, Final
 
-from gatespec_conformance.functions.card_rules import RULES as CARD_RULES
-from gatespec_conformance.functions.card_rules import card_findings
 from gatespec_conformance.functions.run import same_json
 from gatespec_conformance.live.checks import (
     Drawn,
@@ -29,10 +24,8 @@ from gatespec_conformance.live.draws import (
     meta_args,
     vector_errors,
 )
-from gatespec_conformance.live.facts import BrowseObs, Live, NoFact
+from gatespec_conformance.live.facts import BrowseObs, Live
 from gatespec_conformance.live.payloads import judge_rejection
-from gatespec_conformance.live.truncation_judge import truncation_findings
-from gatespec_conformance.oracle.answers import annotation_answer
 from gatespec_conformance.oracle.render import render_line
 from gatespec_conformance.rules import SPEC, Finding, Rule, recorded
 from gatespec_conformance.tokens import count_tokens
@@ -41,14 +34,11 @@ from gatespec_surface.budgets import (
     BROWSE_DEFAULT_TOP_K,
     BROWSE_PREAMBLE_TOKENS,
     CACHE_MARKER_ID,
-    CACHE_MARKER_KIND,
-    CARD_HARD_CAP_TOKENS,
-    CARD_TARGET_TOKENS,
     CLUSTER_THRESHOLD,
     DEFAULT_ORDER,
     browse_cap_tokens,
 )
-from gatespec_surface.errors import ErrorCode, GatewayError
+from gatespec_surface.errors import ErrorCode
 from gatespec_surface.grammars import (
     NAMESPACE_PATTERN,
     PATH_SEGMENT_PATTERN,
@@ -65,14 +55,14 @@ _PATH_NOT_FOUND: Final = ErrorCode.PATH_NOT_FOUND.value
 _ARGS_INVALID: Final = ErrorCode.ARGS_INVALID.value
 _GATEWAY: Final = ("gateway",)
 # The scripted cache-stable session: a first query, then a query overlapping it.
-_FIRST_QUERY: Final = "read file"
-_OVERLAPPING_QUERY: Final = "weather file"
+FIRST_QUERY: Final = "read file"
+OVERLAPPING_QUERY: Final = "weather file"
 
 
 # ------------------------------------------------------------------ helpers
 
 
-def _ids(cards: list[dict[str, Any]] | None) -> list[Any]:
+def card_ids(cards: list[dict[str, Any]] | None) -> list[Any]:
     return [c.get("id") for c in cards or []]
 
 
@@ -81,7 +71,7 @@ def spec_order(cards: list[dict[str, Any]]) -> list[Any]:
     out = list(cards)
     for key, descending in reversed(DEFAULT_ORDER):  # stable sorts, least significant first
         out.sort(key=functools.partial(_sort_value, key), reverse=descending)
-    return _ids(out)
+    return card_ids(out)
 
 
 def _sort_value(key: str, card: dict[str, Any]) -> tuple[int, Any]:
@@ -89,44 +79,18 @@ def _sort_value(key: str, card: dict[str, Any]) -> tuple[int, Any]:
     return (0, 0) if value is None else (1, value)
 
 
-def _unique_labels(browses: list[BrowseObs]) -> Iterator[tuple[str, BrowseObs]]:
+def unique_labels(browses: list[BrowseObs]) -> Iterator[tuple[str, BrowseObs]]:
     seen: dict[str, int] = {}
     for obs in browses:
         n = seen[obs.label] = seen.get(obs.label, 0) + 1
         yield (obs.label if n == 1 else f"{obs.label}~{n}"), obs
 
 
-async def _all_browses(live: Live) -> list[BrowseObs]:
+async def all_browses(live: Live) -> list[BrowseObs]:
     """Every successful browse of the main session, after the walk and the queries ran."""
     await live.walk()
     await live.queries()
     return [b for b in live.browses if b.cards is not None and not b.call.is_error]
-
-
-@dataclass
-class _Sighting:
-    card: dict[str, Any]
-    line: str | None  # the card as the answer carries it (prompt line, else JSON text)
-    label: str
-    tokens: int  # the most tokens any of its lines took
-
-
-async def _sightings(live: Live) -> dict[str, _Sighting]:
-    """Each card (by id, first sighting) with the most tokens it took as sent, across every
-    browse: its line of the prompt text, or its JSON text when the answer has no such line."""
-    out: dict[str, _Sighting] = {}
-    for label, obs in _unique_labels(await _all_browses(live)):
-        cards = obs.cards or []
-        for i, card in enumerate(cards):
-            key = str(card.get("id"))
-            line = obs.card_texts[i] if i < len(obs.card_texts) else None
-            tokens = count_tokens(line) if line is not None else 0
-            seen = out.get(key)
-            if seen is None:
-                out[key] = _Sighting(card, line, label, tokens)
-            elif tokens > seen.tokens:
-                seen.line, seen.tokens, seen.label = line, tokens, label
-    return out
 
 
 def _call_input(obs: BrowseObs) -> dict[str, Any]:
@@ -140,7 +104,7 @@ async def _root(live: Live, emit: Emit) -> None:
     walk = await live.walk()
     namespace = await live.namespace()
     cards = walk.nodes["/"].cards or []
-    ids = _ids(cards)
+    ids = card_ids(cards)
     problem = None
     bad = [c.get("id") for c in cards if c.get("kind") != "internal"]
     odd = [i for i in ids if not (isinstance(i, str) and is_namespace(i[1:]) and i[:1] == "/")]
@@ -179,7 +143,7 @@ async def _clusters(live: Live, emit: Emit) -> None:
             f"/{namespace} holds over {CLUSTER_THRESHOLD} tools ({admitted} from the fixture) "
             f"but lists tool cards instead of clusters: {tools[:5]}"
         )
-    emit.judge("", problem, input={"path": f"/{namespace}"}, got=_ids(node.cards))
+    emit.judge("", problem, input={"path": f"/{namespace}"}, got=card_ids(node.cards))
 
 
 async def _star(live: Live, emit: Emit) -> None:
@@ -196,8 +160,8 @@ async def _star(live: Live, emit: Emit) -> None:
             path,
             problem,
             input={"path": star},
-            expected=_ids(obs.cards),
-            got=_ids(other.cards) if other.cards is not None else other.call.shown(),
+            expected=card_ids(obs.cards),
+            got=card_ids(other.cards) if other.cards is not None else other.call.shown(),
         )
 
 
@@ -418,16 +382,16 @@ async def _queries(live: Live, emit: Emit) -> None:
                 problem.append(Finding(_QUERY_NODES, "", internal[:3]))
             if unscored:
                 problem.append(Finding(_UNSCORED, "", unscored[:3]))
-            if want not in _ids(cards):
-                problem.append(Finding(_MATCH, f"{want} ({wanted})", _ids(cards)))
-        emit.judge(query, problem, input={"query": query}, expected=want, got=_ids(cards))
+            if want not in card_ids(cards):
+                problem.append(Finding(_MATCH, f"{want} ({wanted})", card_ids(cards)))
+        emit.judge(query, problem, input={"query": query}, expected=want, got=card_ids(cards))
 
 
 # ------------------------------------------------------------------ responses
 
 
 async def _text(live: Live, emit: Emit) -> None:
-    for label, obs in _unique_labels(await _all_browses(live)):
+    for label, obs in unique_labels(await all_browses(live)):
         cards = obs.cards or []
         problem = obs.problem
         want = [render_line(c) for c in cards] if problem is None else []
@@ -445,7 +409,7 @@ async def _text(live: Live, emit: Emit) -> None:
 async def _budget(live: Live, emit: Emit) -> None:
     """The whole response as the client reads it: its prompt text (one line per card), or
     the text content as sent when it has none."""
-    for label, obs in _unique_labels(await _all_browses(live)):
+    for label, obs in unique_labels(await all_browses(live)):
         n = len(obs.cards or [])
         sent = obs.prompt if obs.prompt is not None else obs.text
         tokens = count_tokens(sent)
@@ -469,13 +433,13 @@ async def _budget(live: Live, emit: Emit) -> None:
 
 
 async def _order(live: Live, emit: Emit) -> None:
-    browses = await _all_browses(live)
-    for label, obs in _unique_labels(browses):
+    browses = await all_browses(live)
+    for label, obs in unique_labels(browses):
         if live.options.cache_stable:
             emit.skip(label, "the IUT runs cache_stable: §5 ordering applies (cache-stable/*)")
             continue
         want = spec_order(obs.cards or [])
-        got = _ids(obs.cards)
+        got = card_ids(obs.cards)
         emit.judge(
             label,
             None if got == want else "cards are not in score-descending, id-ascending order",
@@ -483,263 +447,6 @@ async def _order(live: Live, emit: Emit) -> None:
             expected=want,
             got=[(c.get("id"), c.get("score")) for c in obs.cards or []],
         )
-
-
-# ------------------------------------------------------------------ cards
-
-_BANNED_REQUIREMENTS: Final = frozenset(
-    {
-        "CARD-NO-SCHEMAS",
-        "CARD-NO-EXAMPLES",
-        "CARD-NO-METADATA-MAPS",
-        "CARD-NO-TRANSPORT-IDENTIFIERS",
-    }
-)
-
-
-def _banned(finding: Finding) -> bool:
-    return bool(set(finding.rule.requirements) & _BANNED_REQUIREMENTS) and (
-        finding.rule is not CARD_RULES["has_schema"]
-    )
-
-
-async def _card_fields(live: Live, emit: Emit) -> None:
-    for key, seen in (await _sightings(live)).items():
-        found = [f for f in card_findings(seen.card) if not _banned(f)]
-        emit.judge(key, found, input=seen.label, got=seen.card)
-
-
-async def _card_banned(live: Live, emit: Emit) -> None:
-    for key, seen in (await _sightings(live)).items():
-        found = [f for f in card_findings(seen.card) if _banned(f)]
-        emit.judge(key, found, input=seen.label, got=seen.card)
-
-
-def _id_problem(card: dict[str, Any]) -> str | None:
-    card_id = card.get("id")
-    if card.get("kind") == "internal":
-        ok = is_path(card_id) or card_id == CACHE_MARKER_ID
-        return None if ok else f"an internal card's id is not a path: {card_id!r}"
-    try:
-        parts = parsers.parse_tool_id(card_id)
-    except GatewayError as exc:
-        return f"not a tool_id: {exc.message}"
-    if parts.version is None and parts.hash8 is None:
-        return "a tool_id without a version carries no hash8"
-    if parsers.format_tool_id(parts) != card_id:
-        return "the id does not round-trip through parse_tool_id/format_tool_id"
-    return None
-
-
-async def _card_ids(live: Live, emit: Emit) -> None:
-    for key, seen in (await _sightings(live)).items():
-        emit.judge(key, _id_problem(seen.card), input=seen.label, got=seen.card.get("id"))
-
-
-async def _card_budget(live: Live, emit: Emit) -> None:
-    """Each card on what the client received for it: its line of the prompt text, or its
-    JSON text as sent when the answer has no line per card (AM-BUDGET-TEXT)."""
-    for key, seen in (await _sightings(live)).items():
-        problem = None
-        if seen.tokens > CARD_HARD_CAP_TOKENS:
-            problem = f"as sent it is {seen.tokens} tokens; the hard cap is {CARD_HARD_CAP_TOKENS}"
-        emit.judge(key, problem, input=seen.label, expected=CARD_HARD_CAP_TOKENS, got=seen.line)
-
-
-async def _card_target(live: Live, emit: Emit) -> None:
-    for key, seen in (await _sightings(live)).items():
-        problem = None
-        if seen.tokens > CARD_TARGET_TOKENS:
-            problem = f"as sent it is {seen.tokens} tokens; the target is {CARD_TARGET_TOKENS}"
-        emit.judge(key, problem, input=seen.label, expected=CARD_TARGET_TOKENS, got=seen.line)
-
-
-async def _card_truncation(live: Live, emit: Emit) -> None:
-    ids = await live.fixture_ids()
-    by_id = {ids[t.name]: t for t in live.fixture if t.name in ids}
-    for key, seen in (await _sightings(live)).items():
-        tool = by_id.get(key)
-        if tool is None:
-            continue
-        shown = seen.card.get("description")
-        room = CARD_TARGET_TOKENS - seen.tokens if seen.line is not None else None
-        emit.judge(
-            key,
-            truncation_findings(tool.description, shown, live.level, room),
-            input={"upstream_description": tool.description},
-            got=shown,
-        )
-
-
-_ANNOTATION_RULES: Final = {
-    "read-only": Rule("readOnlyHint true is not side_effects false", ("ANNOT-READ-ONLY",)),
-    "default": Rule(
-        "a tool without readOnlyHint true does not have side_effects true",
-        ("ANNOT-READ-ONLY",),
-        SPEC,
-        amended_by=("AM-SIDE-EFFECTS-DEFAULT",),
-    ),
-    "tags": Rule("a hint's tag is missing", ("ANNOT-READ-ONLY", "ANNOT-DESTRUCTIVE-TAG")),
-    "cost": Rule("cost_hint is not the costHint", ("ANNOT-COST-HINT",)),
-}
-
-
-def annotation_findings(annotations: Any, got: dict[str, Any]) -> list[Finding]:
-    """Seed 002's annotation table on a card or a hydration (oracle.answers)."""
-    want = annotation_answer(annotations if isinstance(annotations, dict) else {})
-    out = []
-    if got.get("side_effects", False) is not want["side_effects"]:
-        key = "read-only" if not want["side_effects"] else "default"
-        out.append(
-            Finding(_ANNOTATION_RULES[key], f"{got.get('side_effects')!r}", got.get("side_effects"))
-        )
-    missing = [t for t in want["tags"] if t not in (got.get("tags") or [])]
-    if missing:
-        out.append(Finding(_ANNOTATION_RULES["tags"], f"{missing}", got.get("tags")))
-    if float(got.get("cost_hint") or 0) != want["cost_hint"]:
-        detail = f"{got.get('cost_hint')!r}, expected {want['cost_hint']:g}"
-        out.append(Finding(_ANNOTATION_RULES["cost"], detail, got.get("cost_hint")))
-    return out
-
-
-async def _card_annotations(live: Live, emit: Emit) -> None:
-    ids = await live.fixture_ids()
-    cards = (await live.walk()).tool_cards
-    for tool in live.fixture:
-        tool_id = ids.get(tool.name)
-        if tool.expect != "admit" or tool_id is None:
-            continue
-        if tool.annotations is None and tool.name != "echo":
-            continue  # one tool without annotations checks the defaults
-        card = cards.get(tool_id)
-        if card is None:
-            emit.skip(tool.name, f"{tool_id} was not found in the tree (catalog/tool-id)")
-            continue
-        emit.judge(
-            tool.name,
-            annotation_findings(tool.annotations, card),
-            input={"annotations": tool.annotations},
-            expected=annotation_answer(tool.annotations or {}),
-            got=card,
-        )
-
-
-# ------------------------------------------------------------------ cache-stable (§5)
-
-
-async def _cache_script(live: Live) -> dict[str, BrowseObs]:
-    """A fresh session: a first query, the root (all new), an overlapping query (seen and
-    new), then the first query again (all seen)."""
-
-    async def run() -> dict[str, BrowseObs]:
-        async with live.fresh() as fresh:
-            steps = {"first": await fresh.browse({"query": _FIRST_QUERY})}
-            steps["all-new"] = await fresh.browse({"path": "/"})
-            steps["mixed"] = await fresh.browse({"query": _OVERLAPPING_QUERY})
-            steps["all-seen"] = await fresh.browse({"query": _FIRST_QUERY})
-        for step, obs in steps.items():
-            if obs.cards is None:
-                raise NoFact(f"the {step} browse of the session failed: {obs.problem}", obs.call)
-        return steps
-
-    return await live.once("cache-script", run)
-
-
-def _markers(cards: list[dict[str, Any]]) -> list[int]:
-    return [i for i, c in enumerate(cards) if c.get("id") == CACHE_MARKER_ID]
-
-
-async def _cache_steps(live: Live, emit: Emit) -> dict[str, BrowseObs] | None:
-    if not live.options.cache_stable:
-        emit.skip("", "the IUT was not started with cache_stable (pass --cache-stable if it was)")
-        return None
-    return await _cache_script(live)
-
-
-def _no_marker_sorted(obs: BrowseObs) -> str | None:
-    cards = obs.cards or []
-    if _markers(cards):
-        return f"a marker appears at position {_markers(cards)[0]}"
-    ids = _ids(cards)
-    return None if ids == sorted(ids) else "cards are not sorted by id"
-
-
-async def _cache_first(live: Live, emit: Emit) -> None:
-    steps = await _cache_steps(live, emit)
-    if steps is not None:
-        obs = steps["first"]
-        emit.judge("", _no_marker_sorted(obs), input=obs.args, got=_ids(obs.cards))
-
-
-async def _cache_all_new(live: Live, emit: Emit) -> None:
-    steps = await _cache_steps(live, emit)
-    if steps is not None:
-        obs = steps["all-new"]
-        emit.judge("", _no_marker_sorted(obs), input=obs.args, got=_ids(obs.cards))
-
-
-async def _cache_all_seen(live: Live, emit: Emit) -> None:
-    steps = await _cache_steps(live, emit)
-    if steps is not None:
-        obs = steps["all-seen"]
-        problem = _no_marker_sorted(obs)
-        if problem is None and set(_ids(obs.cards)) - set(_ids(steps["first"].cards)):
-            problem = "the repeated query shows cards its first run did not"
-        emit.judge("", problem, input=obs.args, got=_ids(obs.cards))
-
-
-async def _cache_mixed(live: Live, emit: Emit) -> None:
-    steps = await _cache_steps(live, emit)
-    if steps is None:
-        return
-    seen = set(_ids(steps["first"].cards)) | set(_ids(steps["all-new"].cards))
-    cards = steps["mixed"].cards or []
-    ids = [i for i in _ids(cards) if i != CACHE_MARKER_ID]
-    old = sorted(i for i in ids if i in seen)
-    new = sorted(i for i in ids if i not in seen)
-    if not old or not new:
-        emit.skip("", "the IUT's ranking gave no browse with both seen and new cards")
-        return
-    want = [*old, CACHE_MARKER_ID, *new]
-    problem = None if _ids(cards) == want else "not seen cards by id, the marker, new cards by id"
-    marks = _markers(cards)
-    if problem is None:
-        marker = cards[marks[0]]
-        violations = [f.rule.cause for f in card_findings(marker) if live.level in f.rule.levels]
-        if marker.get("kind") != CACHE_MARKER_KIND or violations:
-            problem = f"the marker is not a valid {CACHE_MARKER_KIND} card: {violations}"
-    emit.judge("", problem, input=steps["mixed"].args, expected=want, got=_ids(cards))
-
-
-async def _cache_frozen(live: Live, emit: Emit) -> None:
-    steps = await _cache_steps(live, emit)
-    if steps is None:
-        return
-    first = {c["id"]: c for c in steps["first"].cards or []}
-    for step in ("mixed", "all-seen"):
-        for card in steps[step].cards or []:
-            before = first.get(card.get("id"))
-            if before is None:
-                continue
-            problem = None if same_json(card, before) else "a seen card changed"
-            if problem is None and not isinstance(card.get("score"), int | float):
-                problem = "a seen card lost its score"
-            emit.judge(f"{step}/{card['id']}", problem, expected=before, got=card)
-
-
-async def _cache_off(live: Live, emit: Emit) -> None:
-    if live.options.cache_stable:
-        emit.skip("", "the IUT runs cache_stable")
-        return
-    await live.queries()
-    obs = await live.browse({"query": _OVERLAPPING_QUERY})
-    cards = obs.cards or []
-    problem = obs.problem
-    if problem is None and _markers(cards):
-        problem = "a cache marker appears although cache_stable is off"
-    elif problem is None and _ids(cards) != spec_order(cards):
-        problem = "cards are not in §2.5 order"
-    emit.judge("", problem, input=obs.args, expected=spec_order(cards), got=_ids(cards))
 
 
 # ------------------------------------------------------------------ registry
@@ -753,15 +460,18 @@ _TRUNC: Final = (
 )
 
 
-def _family(key: str, run: Any, **kw: Any) -> Family:
+def gateway_family(key: str, run: Any, **kw: Any) -> Family:
     check_id = "server." + key.replace("/", ".").replace("-", "_")
     return Family(key, check_id, run, profiles=_GATEWAY, **kw)
 
 
+# The cards' families (cards.py) and cache-stable's (cache_stable.py) run after these.
 FAMILIES: Final[list[Family]] = [
-    _family("browse/root", _root, via_requirements=("BROWSE-ROOT-ONE-PER-NAMESPACE",), sized=True),
-    _family("browse/walk", _walk, via_requirements=("BROWSE-PATH-CHILDREN",), sized=True),
-    _family(
+    gateway_family(
+        "browse/root", _root, via_requirements=("BROWSE-ROOT-ONE-PER-NAMESPACE",), sized=True
+    ),
+    gateway_family("browse/walk", _walk, via_requirements=("BROWSE-PATH-CHILDREN",), sized=True),
+    gateway_family(
         "browse/clusters",
         _clusters,
         sized=True,
@@ -769,9 +479,9 @@ FAMILIES: Final[list[Family]] = [
         seed="clusters are gatespec's (budgets.CLUSTER_THRESHOLD); no seed states them",
         amended_by=recorded("AM-BROWSE-TREE"),
     ),
-    _family("browse/star", _star, via_requirements=("PATH-STAR-LISTS-ALL",)),
-    _family("browse/leaf", _leaves, via_requirements=("BROWSE-LEAF-SINGLE-CARD",)),
-    _family(
+    gateway_family("browse/star", _star, via_requirements=("PATH-STAR-LISTS-ALL",)),
+    gateway_family("browse/leaf", _leaves, via_requirements=("BROWSE-LEAF-SINGLE-CARD",)),
+    gateway_family(
         "browse/path-invalid",
         _path_invalid,
         via_checks=("grammar.path.invalid", "grammar.path.cap"),
@@ -784,21 +494,21 @@ FAMILIES: Final[list[Family]] = [
         ),
         draw=_draw_invalid_paths,
     ),
-    _family(
+    gateway_family(
         "browse/path-not-found",
         _path_not_found,
         via_requirements=("ERROR-PATH-NOT-FOUND", "ERROR-BROWSE-SHAPE"),
         draw=_draw_absent_paths,
     ),
-    _family(
+    gateway_family(
         "browse/args-invalid",
         _args_invalid,
         via_checks=("descriptor.tool_browse.exactly_one",),
         via_requirements=("ERROR-BROWSE-SHAPE", "ERROR-PATH-INVALID"),
         draw=_draw_browse_args,
     ),
-    _family("browse/query", _queries, via_requirements=("BROWSE-QUERY-TOP-K",)),
-    _family(
+    gateway_family("browse/query", _queries, via_requirements=("BROWSE-QUERY-TOP-K",)),
+    gateway_family(
         "browse/text",
         _text,
         via_checks=("model.ChoiceCard.render",),
@@ -806,63 +516,12 @@ FAMILIES: Final[list[Family]] = [
         amended_by=("AM-CARD-RENDER",),
         seed="AM-CARD-RENDER: the seeds fix no prompt format",
     ),
-    _family(
+    gateway_family(
         "browse/budget",
         _budget,
         via_requirements=("BUDGET-BROWSE-HARD-CAP", "BUDGET-PROMPT-FORM", "BUDGET-EXACT-CL100K"),
     ),
-    _family("browse/order", _order, via_requirements=("ORDER-SCORE-DESC", "ORDER-TIE-ID-ASC")),
-    _family(
-        "cards/fields",
-        _card_fields,
-        via_checks=_CARD_RULES,
-        via_requirements=("CARD-NAMESPACE-MATCHES-ID",),
+    gateway_family(
+        "browse/order", _order, via_requirements=("ORDER-SCORE-DESC", "ORDER-TIE-ID-ASC")
     ),
-    _family("cards/banned", _card_banned, via_checks=("model.ChoiceCard.banned",)),
-    _family(
-        "cards/id",
-        _card_ids,
-        via_requirements=(
-            "CARD-ID-IS-TOOLID",
-            "TOOLID-GRAMMAR",
-            "TOOLID-MAX-LENGTH",
-            "TOOLID-HASH8-WHEN-NO-VERSION",
-            "TOOLID-ROUNDTRIP",
-        ),
-    ),
-    _family(
-        "cards/budget",
-        _card_budget,
-        via_requirements=("BUDGET-CARD-HARD-CAP", "BUDGET-PROMPT-FORM", "BUDGET-EXACT-CL100K"),
-    ),
-    _family("cards/target", _card_target, via_requirements=("BUDGET-TARGETS",)),
-    _family("cards/truncation", _card_truncation, via_requirements=_TRUNC),
-    _family(
-        "cards/annotations",
-        _card_annotations,
-        via_requirements=("ANNOT-READ-ONLY", "ANNOT-DESTRUCTIVE-TAG", "ANNOT-COST-HINT"),
-    ),
-    _family(
-        "cache-stable/first-browse",
-        _cache_first,
-        via_requirements=("CACHE-MARKER-FIRST-BROWSE", "CACHE-NEW-SUFFIX-ID-ASC"),
-    ),
-    _family("cache-stable/all-new", _cache_all_new, via_requirements=("CACHE-MARKER-ALL-NEW",)),
-    _family(
-        "cache-stable/mixed",
-        _cache_mixed,
-        via_requirements=(
-            "CACHE-SEEN-SET",
-            "CACHE-SEEN-PREFIX-ID-ASC",
-            "CACHE-MARKER-CARD",
-            "CACHE-NEW-SUFFIX-ID-ASC",
-        ),
-    ),
-    _family(
-        "cache-stable/frozen",
-        _cache_frozen,
-        via_requirements=("CACHE-PREFIX-CONTENT-FROZEN", "CACHE-SCORE-PRESERVED"),
-    ),
-    _family("cache-stable/all-seen", _cache_all_seen, via_requirements=("CACHE-MARKER-ALL-SEEN",)),
-    _family("cache-stable/off", _cache_off, via_requirements=("CACHE-STABLE-OPT-IN",)),
 ]

@@ -42,6 +42,8 @@ from gatespec_conformance.live.aggregate import (
 )
 from gatespec_conformance.live.aggregate import FAMILIES as AGGREGATE
 from gatespec_conformance.live.browse import FAMILIES as BROWSE
+from gatespec_conformance.live.cache_stable import FAMILIES as CACHE_STABLE
+from gatespec_conformance.live.cards import FAMILIES as CARDS
 from gatespec_conformance.live.checks import (
     SUITE,
     Emit,
@@ -97,7 +99,7 @@ def all_families() -> list[Family]:
     ones that disturb the IUT (a hang, an added tool); the search profile's; access control
     (last: it adds a tool as well); the aggregate profile's have their own order (the
     registry change last)."""
-    return [*SURFACE, *BROWSE, *EXECUTE, *SEARCH, *ACCESS, *AGGREGATE]
+    return [*SURFACE, *BROWSE, *CARDS, *CACHE_STABLE, *EXECUTE, *SEARCH, *ACCESS, *AGGREGATE]
 
 
 def plan(profile: str, selector: Selector, notes: list[str] | None = None) -> list[Family]:

@@ -13,7 +13,7 @@ from gatespec_conformance.fixtures.upstream import (
 from gatespec_conformance.functions.card_rules import banned_in_text
 from gatespec_conformance.functions.run import same_json
 from gatespec_conformance.live import readings
-from gatespec_conformance.live.browse import annotation_findings
+from gatespec_conformance.live.cards import annotation_findings
 from gatespec_conformance.live.checks import (
     Emit,
     Family,
