@@ -23,7 +23,6 @@ EXCEPTIONS = frozenset(
         "src/gatespec_conformance/functions/families.py",
         "src/gatespec_conformance/live/aggregate.py",
         "src/gatespec_conformance/live/facts.py",
-        "src/gatespec_conformance/report.py",
     }
 )
 

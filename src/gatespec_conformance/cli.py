@@ -24,6 +24,7 @@ from typing import Any, TextIO
 
 from gatespec_conformance import DEFAULT_MAX_EXAMPLES, DEFAULT_SIZES, LEVELS, docs_path
 from gatespec_conformance.fixtures.upstream import positive_count
+from gatespec_conformance.formats import report_json, write_junit, write_text
 from gatespec_conformance.report import (
     ENFORCE,
     CheckResult,
@@ -31,9 +32,6 @@ from gatespec_conformance.report import (
     Progress,
     Report,
     Selector,
-    report_json,
-    write_junit,
-    write_text,
 )
 
 __all__ = ["KitUsageError", "add_report_options", "build_parser", "finish", "main"]
