@@ -20,7 +20,6 @@ EXCEPTIONS = frozenset(
         "src/gatespec/upstream/connection.py",
         "src/gatespec_conformance/cli.py",
         "src/gatespec_conformance/fixtures/upstream.py",
-        "src/gatespec_conformance/functions/families.py",
         "src/gatespec_conformance/live/aggregate.py",
         "src/gatespec_conformance/live/facts.py",
     }

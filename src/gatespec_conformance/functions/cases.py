@@ -22,13 +22,8 @@ from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as hypothesis_seed
 
 from gatespec_conformance import DEFAULT_MAX_EXAMPLES
-from gatespec_conformance.functions.families import (
-    Draw,
-    Family,
-    Property,
-    families,
-    grammar_value,
-)
+from gatespec_conformance.functions.families import Draw, Family, Property, families
+from gatespec_conformance.functions.grammar_families import grammar_value
 from gatespec_conformance.oracle import seed_answers
 from gatespec_conformance.report import (
     CheckResult,

@@ -13,14 +13,14 @@ a card with a 70-character name evidences CARD-NAME-MAX-64 and nothing else.
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, Final
 
 from hypothesis import strategies as st
 
+from gatespec_conformance.functions.family import Draw, Family, Property, plain
+from gatespec_conformance.functions.grammar_families import GRAMMAR_EXTENSIONS, grammar_families
 from gatespec_conformance.oracle import (
     answers,
     render,
@@ -29,7 +29,6 @@ from gatespec_conformance.oracle import (
     tool_ids,
     truncation,
 )
-from gatespec_conformance.rules import seed_value
 from gatespec_conformance.tokens import count_tokens
 from gatespec_surface import strategies as s
 from gatespec_surface import vectors as v
@@ -42,240 +41,7 @@ from gatespec_surface.budgets import (
 from gatespec_surface.errors import ErrorCode
 from gatespec_surface.grammars import GRAMMARS, TOOL_ID_PATTERN
 
-__all__ = [
-    "GRAMMAR_EXTENSIONS",
-    "Draw",
-    "Family",
-    "Property",
-    "banned_field_requirement",
-    "families",
-    "grammar_amendments",
-    "grammar_extension",
-]
-
-Draw = st.SearchStrategy[tuple[str, dict[str, Any]]]  # (label, input); label "" for none
-
-
-@dataclass(frozen=True)
-class Property:
-    """An expected answer stated as a property of the `ok` value (round trips)."""
-
-    says: str  # shown as the expected answer in reports
-    judge: Callable[[Any], str | None]  # why the ok value is wrong, or None
-
-
-Expected = dict[str, Any] | Property
-
-
-@dataclass(frozen=True)
-class Family:
-    path: str  # "<function>/<family>", the name prefix after "functions/"
-    function: str
-    check_ids: tuple[str, ...]
-    draw: Callable[[], Draw]
-    expect: Callable[[dict[str, Any]], Expected]
-    # Labelled families draw `oversample` times more and keep a label-balanced subset:
-    # hypothesis favours the first option of a sampled_from (about half the draws).
-    oversample: int = 1
-    # Amendments the expected answers rest on (besides those of the requirements).
-    amended_by: tuple[str, ...] = ()
-    # Why the seeds say nothing this family could check ("" when they do).
-    extension: str = ""
-    # (label, input) -> the requirement ids its case evidences; None (or a None answer): every
-    # one of check_ids'.
-    requirements: Callable[[str, dict[str, Any]], tuple[str, ...] | None] | None = None
-    # (label, input) -> why the seeds state nothing for this one case ("" when they do).
-    case_extension: Callable[[str, dict[str, Any]], str] | None = None
-    # input -> what the seed itself states of the answer where the exact expected answer rests
-    # on `amended_by` (judged at --level seed instead of skipping the case).
-    seed_prop: Callable[[dict[str, Any]], Property] | None = None
-    # (label, input) -> the amendments this one case's expected answer rests on (instead of
-    # amended_by), for families whose values differ in what the seed says of them.
-    case_amended: Callable[[str, dict[str, Any]], tuple[str, ...]] | None = None
-
-
-def _plain(strategy: st.SearchStrategy[dict[str, Any]]) -> Draw:
-    return strategy.map(lambda inp: ("", inp))
-
-
-def _constant(answer: dict[str, Any], _inp: dict[str, Any]) -> dict[str, Any]:
-    return answer
-
-
-# ------------------------------------------------------------------ grammars
-
-_GRAMMAR_VALUES: Final[dict[str, Callable[[str], st.SearchStrategy[str] | None]]] = {
-    "valid": s.valid,
-    "invalid": s.invalid,
-    "cap": s.over_cap,
-}
-
-# Grammars that exist only by an amendment, or only as gatespec's own choice (no seed states
-# them): their cases are skipped at --level seed with this reason.
-GRAMMAR_EXTENSIONS: Final = {
-    "view_selector": "tool_view's selector syntax is gatespec's; seed 000 §4.2 defers it to #34",
-    "artifact_handle": "artifact handles are opaque in the seeds; their syntax is gatespec's",
-}
-# Grammars whose *rejections* rest on an amendment or on gatespec's own choice: a value the
-# spec rejects may be one the seed accepts (the seed's path has no depth or length cap, its
-# tags no character set). Their valid values are valid under the seed too.
-_REJECTIONS_AMENDED: Final = {
-    "path": ("AM-PATH-BOUNDS",),
-    "server_key": ("AM-NAMESPACE-FROM-CONFIG",),
-    "aggregate_name": ("AM-NAMESPACE-FROM-CONFIG", "AM-WIRE-NAME"),
-    "wire_name": ("AM-WIRE-NAME",),
-}
-_REJECTIONS_UNSTATED: Final = {
-    "tag": "seed 000 §2.1 bounds a tag's length only; its character set is gatespec's",
-}
-
-
-def _star(segment: str | None) -> str | None:
-    return None if segment is None else f"(?:{segment})|\\*"
-
-
-def grammar_amendments(g: str, kind: str) -> tuple[str, ...]:
-    """Amendments an answer of grammar `g` rests on: none for a valid value, the grammar's own
-    for a rejection (kind "invalid" or "cap")."""
-    return _REJECTIONS_AMENDED.get(g, ()) if kind != "valid" else ()
-
-
-def grammar_extension(g: str, kind: str) -> str:
-    """Why no seed states the answer for a value of grammar `g` ("" when one does)."""
-    if g in GRAMMAR_EXTENSIONS:
-        return GRAMMAR_EXTENSIONS[g]
-    if kind == "invalid":  # a "cap" value is over the seed's own length bound
-        return _REJECTIONS_UNSTATED.get(g, "")
-    return ""
-
-
-# Seed 000 §3.2's own productions, as the generated seed facts hold them:
-#   path    = "/" [ segment ( "/" segment )* ]   (the root segment also a §1.1 namespace)
-#   segment = ( [a-z0-9] [a-z0-9_-]{0,63} ) | "*"
-# S000-PATH-SEGMENT's `value` leaves out the "*" its own statement (and §3.2) has: added here.
-_SEED_PATTERNS: Final[dict[str, str]] = {
-    g: pattern
-    for g, pattern in (
-        ("path", seed_value(("S000-PATH-GRAMMAR",), None)),
-        ("path_segment", _star(seed_value(("S000-PATH-SEGMENT",), None))),
-    )
-    if pattern is not None
-}
-# Where a grammar's rejection of a value its seed production accepts comes from.
-_SEED_ACCEPTS_AMENDED: Final = {"path": ("AM-PATH-BOUNDS",), "path_segment": ("AM-PATH-BOUNDS",)}
-# A grammar whose trailing-newline rejection no requirement of its own check ids carries under
-# AM-FULLMATCH: the requirement that does.
-_FULLMATCH_RULES: Final = {"path_segment": ("ERROR-PATH-INVALID",)}
-_TAG_SEED_MAX: Final = int(seed_value(("S000-CARD-TAG-MAX-CHARS",), 24))
-
-
-@dataclass(frozen=True)
-class GrammarValue:
-    """What one grammar_match case rests on: the amendments its expected answer rests on, why
-    no seed states it ("" when one does), and the requirements it evidences (None: those of
-    its check ids)."""
-
-    amended: tuple[str, ...]
-    extension: str
-    requirements: tuple[str, ...] | None = None
-
-
-def _fullmatch_requirements(g: str, check_ids: tuple[str, ...]) -> tuple[str, ...]:
-    from gatespec_conformance.report import requirements_for
-
-    refs = requirements_for(check_ids)
-    # the grammar's own statement (unless an amendment changed it: a path's AM-PATH-BOUNDS),
-    # and the requirement that says the whole value must match (AM-FULLMATCH)
-    own = [r.id for r in refs if r.id.endswith("-GRAMMAR") and not r.amended_by]
-    found = tuple([*own, *(r.id for r in refs if r.amended_by == "AM-FULLMATCH")])
-    return found or _FULLMATCH_RULES.get(g, tuple(r.id for r in refs))
-
-
-def grammar_value(g: str, kind: str, value: Any, check_ids: tuple[str, ...] = ()) -> GrammarValue:
-    """Judge one value of grammar `g` (kind "valid", "invalid" or "cap") by what the seed says
-    of it, not by its grammar alone:
-
-    * path, path_segment: a value the spec rejects but seed 000 §3.2's own production accepts
-      (a path past AM-PATH-BOUNDS's 256 characters or depth, "*" mid-path, "*" as a segment)
-      rests on AM-PATH-BOUNDS (skipped at --level seed); one §3.2 rejects too is the seed's
-      own rejection, judged at both levels;
-    * tag: seed 000 §2.1 states only "each ≤ 24 chars", so a longer tag breaks
-      CARD-TAG-MAX-24-CHARS and nothing else, while a shorter one rejected for its characters
-      ("-x", "Read-Only") rests on AM-TAG-GRAMMAR alone (no seed requirement);
-    * a value the grammar accepts but for a final "\n" (what re.match with `$` lets through)
-      is charged to the requirement that says "the whole value" (AM-FULLMATCH), not to the
-      grammar's other rules (a path's AM-PATH-BOUNDS bounds).
-    """
-    if kind == "valid" or not isinstance(value, str):
-        return GrammarValue(grammar_amendments(g, kind), grammar_extension(g, kind))
-    newline = value.endswith("\n") and g in GRAMMARS and GRAMMARS[g].accepts(value[:-1])
-    if g == "tag":
-        if len(value) > _TAG_SEED_MAX:
-            return GrammarValue((), "", ("CARD-TAG-MAX-24-CHARS",))
-        return GrammarValue(("AM-TAG-GRAMMAR",), _REJECTIONS_UNSTATED["tag"], ())
-    if g in _SEED_PATTERNS:
-        if re.fullmatch(_SEED_PATTERNS[g], value):
-            return GrammarValue(_SEED_ACCEPTS_AMENDED[g], grammar_extension(g, kind))
-        reqs = _fullmatch_requirements(g, check_ids) if newline else None
-        return GrammarValue((), grammar_extension(g, kind), reqs)
-    reqs = _fullmatch_requirements(g, check_ids) if newline else None
-    return GrammarValue(grammar_amendments(g, kind), grammar_extension(g, kind), reqs)
-
-
-def _grammar_draw(g: str, kind: str) -> Draw:
-    values = _GRAMMAR_VALUES[kind](g)
-    assert values is not None
-    return _plain(values.map(lambda value: {"grammar": g, "value": value}))
-
-
-@dataclass(frozen=True)
-class _ValueJudge:
-    """grammar_value for one grammar family's cases, as its Family callbacks."""
-
-    g: str
-    kind: str
-    check_ids: tuple[str, ...]
-
-    def _of(self, inp: dict[str, Any]) -> GrammarValue:
-        return grammar_value(self.g, self.kind, inp["value"], self.check_ids)
-
-    def requirements(self, _label: str, inp: dict[str, Any]) -> tuple[str, ...] | None:
-        return self._of(inp).requirements
-
-    def extension(self, _label: str, inp: dict[str, Any]) -> str:
-        return self._of(inp).extension
-
-    def amended(self, _label: str, inp: dict[str, Any]) -> tuple[str, ...]:
-        return self._of(inp).amended
-
-
-def _grammar_families() -> list[Family]:
-    """valid, invalid and (where the syntax can pass the length cap) cap, for every grammar:
-    the strategy's own claim is the expected answer."""
-    out: list[Family] = []
-    for g, info in GRAMMARS.items():
-        answers_by_kind: dict[str, dict[str, Any]] = {
-            "valid": {"ok": True},
-            "invalid": {"error": info.error.value},
-        }
-        if s.over_cap(g) is not None:
-            answers_by_kind["cap"] = answers_by_kind["invalid"]
-        for kind, answer in answers_by_kind.items():
-            judged = _ValueJudge(g, kind, (f"grammar.{g}.{kind}",))
-            out.append(
-                Family(
-                    f"grammar_match/{g}/{kind}",
-                    "grammar_match",
-                    (f"grammar.{g}.{kind}",),
-                    functools.partial(_grammar_draw, g, kind),
-                    functools.partial(_constant, answer),
-                    amended_by=grammar_amendments(g, kind),
-                    requirements=judged.requirements,
-                    case_extension=judged.extension,
-                    case_amended=judged.amended,
-                )
-            )
-    return out
+__all__ = ["Draw", "Family", "Property", "banned_field_requirement", "families"]
 
 
 # ------------------------------------------------------------------ tool ids and hash8
@@ -581,21 +347,21 @@ def _other_families() -> list[Family]:
             "parse_tool_id/roundtrip",
             "parse_tool_id",
             ("grammar.tool_id.roundtrip",),
-            lambda: _plain(s.valid("tool_id").map(lambda x: {"value": x})),
+            lambda: plain(s.valid("tool_id").map(lambda x: {"value": x})),
             _split_expected,
         ),
         Family(
             "format_tool_id/roundtrip",
             "format_tool_id",
             ("grammar.tool_id.roundtrip",),
-            lambda: _plain(s.valid("tool_id").map(lambda x: {"parts": _parts_by_grammar(x)})),
+            lambda: plain(s.valid("tool_id").map(lambda x: {"parts": _parts_by_grammar(x)})),
             lambda inp: {"ok": tool_ids.join_tool_id(inp["parts"])},
         ),
         Family(
             "make_tool_id/emitted",
             "make_tool_id",
             ("hash8.emitted",),
-            lambda: _plain(_make_tool_id_input()),
+            lambda: plain(_make_tool_id_input()),
             _make_tool_id_expected,
             # a given namespace and the name kept verbatim: §1.4 would strip a dotted prefix
             amended_by=("AM-NAMESPACE-FROM-CONFIG",),
@@ -604,7 +370,7 @@ def _other_families() -> list[Family]:
             "hash8/shape",
             "hash8",
             ("hash8.shape_only",),
-            lambda: _plain(
+            lambda: plain(
                 st.fixed_dictionaries(
                     {"upstream_name": s.valid("name"), "input_schema": _shape_schema()}
                 )
@@ -615,14 +381,14 @@ def _other_families() -> list[Family]:
             "parse_path/parse",
             "parse_path",
             ("grammar.path.parse",),
-            lambda: _plain(s.valid("path").map(lambda x: {"value": x})),
+            lambda: plain(s.valid("path").map(lambda x: {"value": x})),
             _path_expected,
         ),
         Family(
             "encode_wire_name/roundtrip",
             "encode_wire_name",
             ("wire_name.roundtrip",),
-            lambda: _plain(s.valid("tool_id").map(lambda x: {"tool_id": x})),
+            lambda: plain(s.valid("tool_id").map(lambda x: {"tool_id": x})),
             _wire_expected,
             amended_by=("AM-WIRE-NAME",),
         ),
@@ -630,7 +396,7 @@ def _other_families() -> list[Family]:
             "decode_wire_name/roundtrip",
             "decode_wire_name",
             ("wire_name.roundtrip",),
-            lambda: _plain(s.valid("tool_id").map(lambda x: {"name": answers.wire_name(x)[0]})),
+            lambda: plain(s.valid("tool_id").map(lambda x: {"name": answers.wire_name(x)[0]})),
             _decode_expected,
             amended_by=("AM-WIRE-NAME",),
         ),
@@ -638,21 +404,21 @@ def _other_families() -> list[Family]:
             "parse_aggregate_name/roundtrip",
             "parse_aggregate_name",
             ("grammar.aggregate_name.roundtrip",),
-            lambda: _plain(s.valid("aggregate_name").map(lambda x: {"value": x})),
+            lambda: plain(s.valid("aggregate_name").map(lambda x: {"value": x})),
             _joined("__", ("server", "tool")),
         ),
         Family(
             "format_aggregate_name/roundtrip",
             "format_aggregate_name",
             ("grammar.aggregate_name.roundtrip",),
-            lambda: _plain(s.valid("aggregate_name").map(_split_input("__", ("server", "name")))),
+            lambda: plain(s.valid("aggregate_name").map(_split_input("__", ("server", "name")))),
             _format_expected("__", ("server", "name")),
         ),
         Family(
             "parse_resource_uri/roundtrip",
             "parse_resource_uri",
             ("grammar.resource_uri.roundtrip",),
-            lambda: _plain(s.valid("resource_uri").map(lambda x: {"value": x})),
+            lambda: plain(s.valid("resource_uri").map(lambda x: {"value": x})),
             _joined("+", ("server", "uri")),
             amended_by=("AM-RESOURCE-URI",),
         ),
@@ -660,7 +426,7 @@ def _other_families() -> list[Family]:
             "format_resource_uri/roundtrip",
             "format_resource_uri",
             ("grammar.resource_uri.roundtrip",),
-            lambda: _plain(s.valid("resource_uri").map(_split_input("+", ("server", "uri")))),
+            lambda: plain(s.valid("resource_uri").map(_split_input("+", ("server", "uri")))),
             _format_expected("+", ("server", "uri")),
             amended_by=("AM-RESOURCE-URI",),
         ),
@@ -668,14 +434,14 @@ def _other_families() -> list[Family]:
             "parse_search_operation/roundtrip",
             "parse_search_operation",
             ("grammar.search_operation.roundtrip",),
-            lambda: _plain(s.valid("search_operation").map(lambda x: {"value": x})),
+            lambda: plain(s.valid("search_operation").map(lambda x: {"value": x})),
             _joined("/", ("namespace", "name"), lead="/"),
         ),
         Family(
             "parse_view_selector/parse",
             "parse_view_selector",
             ("grammar.view_selector.parse",),
-            lambda: _plain(s.valid("view_selector").map(lambda x: {"value": x})),
+            lambda: plain(s.valid("view_selector").map(lambda x: {"value": x})),
             lambda inp: answers.selector_answer(inp["value"]),
             extension=GRAMMAR_EXTENSIONS["view_selector"],
         ),
@@ -683,7 +449,7 @@ def _other_families() -> list[Family]:
             "server_key/normalise",
             "server_key",
             ("server_key.normalise",),
-            lambda: _plain(st.text(max_size=40).map(lambda x: {"config_key": x})),
+            lambda: plain(st.text(max_size=40).map(lambda x: {"config_key": x})),
             lambda inp: tool_ids.server_key(inp["config_key"]),
             amended_by=("AM-NAMESPACE-FROM-CONFIG",),
         ),
@@ -691,7 +457,7 @@ def _other_families() -> list[Family]:
             "annotation_fields/untrusted",
             "annotation_fields",
             ("annotations.untrusted",),
-            lambda: _plain(
+            lambda: plain(
                 st.dictionaries(st.sampled_from(ann_keys), _JSON_SCALARS).map(
                     lambda a: {"annotations": a}
                 )
@@ -704,7 +470,7 @@ def _other_families() -> list[Family]:
             "validate_card/valid",
             "validate_card",
             ("model.ChoiceCard.valid",),
-            lambda: _plain(s.valid_choice_card().map(lambda c: {"card": c})),
+            lambda: plain(s.valid_choice_card().map(lambda c: {"card": c})),
             lambda _i: {"ok": True},
         ),
         Family(
@@ -733,7 +499,7 @@ def _other_families() -> list[Family]:
             "render_card/render",
             "render_card",
             ("model.ChoiceCard.render",),
-            lambda: _plain(s.valid_choice_card().map(lambda c: {"card": c})),
+            lambda: plain(s.valid_choice_card().map(lambda c: {"card": c})),
             lambda inp: {"ok": render.render_line(inp["card"])},
             amended_by=("AM-CARD-RENDER",),
         ),
@@ -764,4 +530,4 @@ def _other_families() -> list[Family]:
 
 
 def families() -> list[Family]:
-    return [*_grammar_families(), *_other_families()]
+    return [*grammar_families(), *_other_families()]
