@@ -19,7 +19,6 @@ EXCEPTIONS = frozenset(
         "src/gatespec/config.py",
         "src/gatespec/upstream/connection.py",
         "src/gatespec_conformance/cli.py",
-        "src/gatespec_conformance/fixtures/upstream.py",
         "src/gatespec_conformance/live/aggregate.py",
         "src/gatespec_conformance/live/facts.py",
     }

@@ -34,7 +34,7 @@ ALLOWED: dict[tuple[str, object], str] = {
     ("src/gatespec_conformance/live/client.py", 2000): "characters of an IUT's stderr kept",
     ("src/gatespec_conformance/live/payloads.py", 200): "characters of an IUT's answer quoted",
     ("src/gatespec_conformance/live/facts.py", 2000): "tree nodes the kit walks at most",
-    ("src/gatespec_conformance/fixtures/upstream.py", 200): "the fixture echo tool's own schema",
+    ("src/gatespec_conformance/fixtures/catalog.py", 200): "the fixture echo tool's own schema",
     ("src/gatespec_conformance/__init__.py", 500): "the largest fixture catalog size a run tries",
     ("generator/support/strategies.py", 200): "the size of drawn prose in strategies",
     ("src/gatespec_conformance/live/readings.py", 500): "characters of what an IUT sent, quoted",

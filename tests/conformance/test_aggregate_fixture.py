@@ -20,8 +20,8 @@ from mcp_types import _v2025_11_25, _v2026_07_28
 from pydantic import ValidationError
 
 import gatespec_conformance
+from gatespec_conformance.fixtures.catalog import FIXTURE_TOOLS, fixture_tools
 from gatespec_conformance.fixtures.rich import RELAY_TOOLS
-from gatespec_conformance.fixtures.upstream import FIXTURE_TOOLS, fixture_tools
 from gatespec_conformance.live import run as sv
 from gatespec_conformance.live.aggregate import AGG_SERVERS, expected_tools
 

@@ -12,7 +12,9 @@ from typing import Any
 import pytest
 
 from gatespec_conformance import rules
-from gatespec_conformance.fixtures.upstream import FIXTURE_TOOLS, fixture_argv, fixture_tools
+from gatespec_conformance.fixtures.catalog import FIXTURE_TOOLS, fixture_tools
+from gatespec_conformance.fixtures.upstream import fixture_argv
+from gatespec_conformance.formats import write_text
 from gatespec_conformance.functions.card_rules import card_findings
 from gatespec_conformance.functions.cases import Case, vector_cases
 from gatespec_conformance.live.payloads import judge_error
@@ -26,7 +28,6 @@ from gatespec_conformance.report import (
     RuleFailure,
     Selector,
     refs_for_ids,
-    write_text,
 )
 from gatespec_conformance.tokens import count_tokens
 from gatespec_surface.vectors import load_cases

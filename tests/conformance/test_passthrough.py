@@ -12,7 +12,7 @@ from typing import Any
 import mcp_types as types
 import pytest
 
-from gatespec_conformance.fixtures.upstream import (
+from gatespec_conformance.fixtures.catalog import (
     ECHO,
     FAILS,
     FAILURE_TEXT,

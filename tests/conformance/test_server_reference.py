@@ -17,11 +17,8 @@ from mcp.client.stdio import StdioServerParameters
 
 from gatespec.upstream._sdk import raw_request
 from gatespec_conformance import cli
-from gatespec_conformance.fixtures.upstream import (
-    ECHO,
-    FIXTURE_TOOLS,
-    fixture_argv,
-)
+from gatespec_conformance.fixtures.catalog import ECHO, FIXTURE_TOOLS
+from gatespec_conformance.fixtures.upstream import fixture_argv
 from gatespec_conformance.live import run as sv
 from gatespec_conformance.live.surface import semantic_schema
 from gatespec_conformance.live.truncation_judge import truncation_findings

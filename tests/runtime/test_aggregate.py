@@ -23,6 +23,7 @@ from gatespec.aggregate import AggregateRuntime, routing
 from gatespec.aggregate.plugins import Plugin, ToolCall
 from gatespec.config import parse_config
 from gatespec.server import build_server
+from gatespec_conformance.fixtures.catalog import fixture_tools
 from gatespec_conformance.fixtures.rich import (
     BAD_PROMPT,
     NO_SCHEME_URI,
@@ -30,7 +31,7 @@ from gatespec_conformance.fixtures.rich import (
     RELAY_TOOLS,
     RESOURCES,
 )
-from gatespec_conformance.fixtures.upstream import fixture_argv, fixture_tools
+from gatespec_conformance.fixtures.upstream import fixture_argv
 from gatespec_surface.grammars import is_aggregate_name
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(90)]

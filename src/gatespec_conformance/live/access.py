@@ -23,7 +23,7 @@ from typing import Any, Final
 
 import httpx2
 
-from gatespec_conformance.fixtures.upstream import ADD_TOOL, BIG_TEXT, ECHO, FAILS, STRUCTURED
+from gatespec_conformance.fixtures.catalog import ADD_TOOL, BIG_TEXT, ECHO, FAILS, STRUCTURED
 from gatespec_conformance.live import readings
 from gatespec_conformance.live.checks import Emit, Family, expect_error
 from gatespec_conformance.live.client import CallResult

@@ -21,6 +21,7 @@ import anyio
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
+from gatespec_conformance.fixtures.catalog import MCP_VALID_ONLY_PROFILES, fixture_tools
 from gatespec_conformance.fixtures.rich import (
     BAD_PROMPT,
     NO_SCHEME_URI,
@@ -29,7 +30,6 @@ from gatespec_conformance.fixtures.rich import (
     RESOURCES,
     TEMPLATE,
 )
-from gatespec_conformance.fixtures.upstream import MCP_VALID_ONLY_PROFILES, fixture_tools
 from gatespec_conformance.live.checks import Emit, Family
 from gatespec_conformance.live.payloads import payload_of
 from gatespec_conformance.rules import SPEC, Finding, Rule, charged_to

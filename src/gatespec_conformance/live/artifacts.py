@@ -9,7 +9,7 @@ import json
 from collections.abc import Callable
 from typing import Any, Final
 
-from gatespec_conformance.fixtures.upstream import (
+from gatespec_conformance.fixtures.catalog import (
     BIG_TEXT,
     IMAGE,
     IMAGE_BYTES,

@@ -9,14 +9,7 @@ import functools
 import json
 from typing import Any, Final
 
-from gatespec_conformance.fixtures.upstream import (
-    ADD_TOOL,
-    ECHO,
-    FAILS,
-    FAILURE_TEXT,
-    HANG,
-    by_name,
-)
+from gatespec_conformance.fixtures.catalog import ADD_TOOL, ECHO, FAILS, FAILURE_TEXT, HANG, by_name
 from gatespec_conformance.live import artifacts, transparent
 from gatespec_conformance.live.checks import (
     Drawn,

@@ -21,7 +21,7 @@ import mcp_types as types
 from jsonschema import Draft202012Validator
 
 from gatespec_conformance import DEFAULT_MAX_EXAMPLES
-from gatespec_conformance.fixtures.upstream import ECHO, FixtureTool, fixture_tools
+from gatespec_conformance.fixtures.catalog import ECHO, FixtureTool, fixture_tools
 from gatespec_conformance.live import readings
 from gatespec_conformance.live.client import CallLog, CallResult, IUTGone, LiveSession, Target
 from gatespec_conformance.live.payloads import judge_answer

@@ -10,9 +10,7 @@ import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
-from gatespec_conformance.fixtures.upstream import (
-    direct_result,
-)
+from gatespec_conformance.fixtures.catalog import direct_result
 from gatespec_conformance.functions.run import same_json
 from gatespec_conformance.live import readings
 from gatespec_conformance.live.checks import (

@@ -26,12 +26,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
-from gatespec_conformance.fixtures.upstream import (
-    ENV_TOOLS,
-    ENV_WELL_FORMED_ONLY,
-    MCP_VALID_ONLY_PROFILES,
-    fixture_argv,
-)
+from gatespec_conformance.fixtures.catalog import MCP_VALID_ONLY_PROFILES
+from gatespec_conformance.fixtures.upstream import ENV_TOOLS, ENV_WELL_FORMED_ONLY, fixture_argv
 from gatespec_conformance.live import readings
 from gatespec_conformance.live.access import FAMILIES as ACCESS
 from gatespec_conformance.live.aggregate import (

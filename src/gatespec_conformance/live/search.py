@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from gatespec_conformance.fixtures.upstream import (
+from gatespec_conformance.fixtures.catalog import (
     ECHO,
     FAILS,
     FAILURE_TEXT,

@@ -7,9 +7,7 @@ import urllib.parse
 from collections.abc import Callable
 from typing import Any, Final
 
-from gatespec_conformance.fixtures.upstream import (
-    ECHO,
-)
+from gatespec_conformance.fixtures.catalog import ECHO
 from gatespec_conformance.functions.card_rules import banned_in_text
 from gatespec_conformance.functions.run import same_json
 from gatespec_conformance.live import readings
