@@ -10,8 +10,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from generator.emit import Generator
-from generator.facts import FactChecker, resolve_path
+from generator.facts import FactChecker
 from generator.ir import Alt, CharSet, Group, Node, Opt, Rep, load_spec
+from generator.key_paths import resolve_path
 
 ROOT = Path(__file__).resolve().parents[1]
 SCANNED = ("src/gatespec", "src/gatespec_conformance", "generator/support")
