@@ -18,7 +18,6 @@ EXCEPTIONS = frozenset(
         "src/gatespec/config.py",
         "src/gatespec/upstream/connection.py",
         "src/gatespec_conformance/cli.py",
-        "src/gatespec_conformance/live/aggregate.py",
         "src/gatespec_conformance/live/facts.py",
     }
 )

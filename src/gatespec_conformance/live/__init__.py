@@ -3,5 +3,5 @@
 `run` plans and runs a profile's families; `client` is the kit's MCP connection to the IUT;
 `checks` and `facts` are the framework the families share; `readings` and `payloads` read what
 the IUT answers; one module per family group (`browse`, `execute`, `search`, `aggregate`,
-`access`, `surface`; `browse` with `cards` and `cache_stable`; `execute` with `invocation`, `artifacts`, `transparent`). docs/conformance.md ("Live MCP checks") describes a run.
+`access`, `surface`, `aggregate` with `registry_change`; `browse` with `cards` and `cache_stable`; `execute` with `invocation`, `artifacts`, `transparent`). docs/conformance.md ("Live MCP checks") describes a run.
 """

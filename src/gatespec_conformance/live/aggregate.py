@@ -11,10 +11,6 @@ which the kit can do only when it wrote that file).
 
 from __future__ import annotations
 
-import copy
-import json
-import time
-from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
@@ -32,7 +28,7 @@ from gatespec_conformance.fixtures.rich import (
 )
 from gatespec_conformance.live.checks import Emit, Family
 from gatespec_conformance.live.payloads import payload_of
-from gatespec_conformance.rules import SPEC, Finding, Rule, charged_to
+from gatespec_conformance.rules import SPEC, Finding, Rule
 from gatespec_surface.errors import ErrorCode
 from gatespec_surface.grammars import is_aggregate_name, is_resource_uri
 
@@ -47,7 +43,7 @@ AGG_SERVERS: Final = ("alpha", "beta")
 AGG_MCP_VALID_ONLY: Final = "aggregate" in MCP_VALID_ONLY_PROFILES
 AGG_FIXTURE_PAGE: Final = 7  # the fixtures' own pages: the IUT must follow their cursors
 AGG_IUT_PAGE: Final = 10  # the page size the kit's own gatespec config asks for
-_EXTRA: Final = "gamma"  # the server a registry change adds
+EXTRA_SERVER: Final = "gamma"  # the server a registry change adds
 _LISTING: Final = "AM-AGGREGATE-LISTING"
 _URI: Final = "AM-RESOURCE-URI"
 _ERRORS: Final = "AM-AGGREGATE-ERRORS"
@@ -119,11 +115,11 @@ _CODE: Final = Rule(
 _LEAKED: Final = Rule("a refused request reached an upstream", ("ROUTE-NON-NAMESPACED-REJECTED",))
 
 
-def _names(entries: list[dict[str, Any]], key: str = "name") -> list[str]:
+def names_of(entries: list[dict[str, Any]], key: str = "name") -> list[str]:
     return [str(e.get(key)) for e in entries]
 
 
-async def _list(live: Live, method: str) -> list[dict[str, Any]]:
+async def list_entries(live: Live, method: str) -> list[dict[str, Any]]:
     return await live.session.list_all(method, live.options.timeout)
 
 
@@ -135,7 +131,7 @@ def _server_entries(log: list[dict[str, Any]], server: str) -> list[tuple[Any, A
 
 
 async def _namespacing(live: Live, emit: Emit) -> None:
-    names = _names(await _list(live, "tools/list"))
+    names = names_of(await list_entries(live, "tools/list"))
     listed = set(names)
     for server in AGG_SERVERS:
         required, _, forbidden = expected_tools(server)
@@ -165,7 +161,7 @@ async def _namespacing(live: Live, emit: Emit) -> None:
 # ------------------------------------------------------------------ routing
 
 
-def _refused(call: CallResult, code: str) -> list[Finding]:
+def refused(call: CallResult, code: str) -> list[Finding]:
     if call.result is not None and not call.result.is_error:
         return [Finding(_NOT_REFUSED, "it succeeded", call.shown())]
     if call.result is None and not call.rpc_error:
@@ -199,7 +195,7 @@ async def _routing(live: Live, emit: Emit) -> None:
         ),
         (
             "unknown-server",
-            f"{_EXTRA}__echo",
+            f"{EXTRA_SERVER}__echo",
             ErrorCode.UNKNOWN_SERVER.value,
             ("ROUTE-UNKNOWN-SERVER",),
         ),
@@ -225,7 +221,7 @@ async def _routing(live: Live, emit: Emit) -> None:
                 f.detail,
                 f.example,
             )
-            for f in _refused(call, code)
+            for f in refused(call, code)
         ]
         leaked = [e for e in await _settled(log, mark) if e.get("name") in ("echo", "no_such_tool")]
         if leaked:
@@ -264,7 +260,7 @@ _READ: Final = Rule(
 
 
 async def _prompts(live: Live, emit: Emit) -> None:
-    names = _names(await _list(live, "prompts/list"))
+    names = names_of(await list_entries(live, "prompts/list"))
     want = [n for s in AGG_SERVERS for n in expected_prompts(s)]
     problem = None if sorted(names) == sorted(want) else [Finding(_PROMPTS, f"got {names}", names)]
     emit.judge("list", problem, input="prompts/list", expected=want, got=names)
@@ -280,8 +276,8 @@ async def _prompts(live: Live, emit: Emit) -> None:
 
 
 async def _resources(live: Live, emit: Emit) -> None:
-    resources = _names(await _list(live, "resources/list"), "uri")
-    templates = _names(await _list(live, "resources/templates/list"), "uriTemplate")
+    resources = names_of(await list_entries(live, "resources/list"), "uri")
+    templates = names_of(await list_entries(live, "resources/templates/list"), "uriTemplate")
     want = [u for s in AGG_SERVERS for u in expected_resources(s)]
     want_templates = [f"{s}+{TEMPLATE['uriTemplate']}" for s in AGG_SERVERS]
     findings = []
@@ -325,7 +321,7 @@ _CURSOR: Final = Rule(
 
 
 async def _pagination(live: Live, emit: Emit) -> None:
-    names = set(_names(await _list(live, "tools/list")))
+    names = set(names_of(await list_entries(live, "tools/list")))
     for server in AGG_SERVERS:
         required, _, _ = expected_tools(server)
         last_page = required[-AGG_FIXTURE_PAGE:]  # on the fixture's last pages
@@ -362,7 +358,7 @@ async def _partial(live: Live, emit: Emit) -> None:
     await live.call("beta__break_listing", {})
     seen = len(live.session.logs)
     try:
-        names = _names(await _list(live, "tools/list"))
+        names = names_of(await list_entries(live, "tools/list"))
     except (MCPError, ValidationError) as exc:
         names = [f"error: {exc}"]
     finally:
@@ -449,107 +445,25 @@ async def _capabilities(live: Live, emit: Emit) -> None:
     emit.judge("", findings, expected=sorted(offered | {"prompts", "resources"}), got=got)
 
 
-# ------------------------------------------------------------------ list_changed
-
-_CHANGED: Final = Rule(
-    "no list_changed reached the client", ("TRANSPORT-LIST-CHANGED-NOTIFY", "REGISTRY-CHANGE-EVENT")
-)
-_AFTER: Final = Rule("tools/list does not show the change", ("REGISTRY-REFRESH-ON-LIST-CHANGED",))
-_REGISTRY: Final = Rule(
-    "the registry change is not served",
-    ("REGISTRY-RELOAD", "REGISTRY-REMOVE-SERVER"),
-    SPEC,
-    amended_by=("AM-REGISTRY-RELOAD",),
-)
-
-
-async def _list_changed(live: Live, emit: Emit) -> None:
-    timeout = live.options.list_changed_timeout
-    call, why = await live.session.expect_list_changed(
-        lambda: live.call("alpha__add_tool", {}), timeout
-    )
-    names = _names(await _list(live, "tools/list"))
-    findings = [Finding(_CHANGED, why, None)] if why else []
-    if not any(n.startswith("alpha__added_") for n in names):
-        findings.append(Finding(_AFTER, "no alpha__added_N listed", names[-5:]))
-    emit.judge("upstream", findings, input="alpha__add_tool", got=call.shown())
-    path = live.options.config_file
-    if live.level == "seed":
-        emit.skip(
-            "registry",
-            "not judged at --level seed: AM-REGISTRY-RELOAD (seed 001 defines addServer and "
-            "removeServer, not what drives them while serving; the kit rewrites the config)",
-        )
-        return
-    if path is None:
-        emit.skip(
-            "registry",
-            "the kit did not write the IUT's config file (give no COMMAND, or one using {mcp_config})",
-        )
-        return
-    original = path.read_text()
-    doc = json.loads(original)
-    servers = doc["mcpServers"]
-    added = copy.deepcopy(servers[AGG_SERVERS[0]])
-    args = added.get("args", [])
-    if "--name" in args:
-        args[args.index("--name") + 1] = _EXTRA
-    doc["mcpServers"] = {AGG_SERVERS[0]: servers[AGG_SERVERS[0]], _EXTRA: added}
-    try:
-        call, why = await live.session.expect_list_changed(_rewrite(live, path, doc), timeout)
-
-        def is_served(names: list[str]) -> bool:
-            return f"{_EXTRA}__echo" in names and not any(
-                n.startswith(f"{AGG_SERVERS[1]}__") for n in names
-            )
-
-        # A gateway may announce the removal before the added server has listed: the change
-        # is served once a list shows both, within the same timeout.
-        deadline = time.monotonic() + timeout
-        names = _names(await _list(live, "tools/list"))
-        while not is_served(names) and time.monotonic() < deadline:
-            await anyio.sleep(0.25)
-            names = _names(await _list(live, "tools/list"))
-        gone = await live.call(f"{AGG_SERVERS[1]}__echo", {"text": "x"})
-        findings = [Finding(_CHANGED, why, None)] if why else []
-        served = is_served(names)
-        if not served:
-            findings.append(
-                Finding(_REGISTRY, f"tools after the change: {sorted(names)[:10]}", names[:10])
-            )
-        findings += _refused(gone, ErrorCode.UNKNOWN_SERVER.value)
-        findings = [charged_to(f, "AM-REGISTRY-RELOAD") for f in findings]
-        emit.judge("registry", findings, input=f"beta removed, {_EXTRA} added", got=names[:20])
-    finally:
-        await live.session.expect_list_changed(_rewrite(live, path, json.loads(original)), timeout)
-
-
-def _rewrite(live: Live, path: Any, doc: dict[str, Any]) -> Callable[[], Awaitable[CallResult]]:
-    async def trigger() -> CallResult:
-        path.write_text(json.dumps(doc, indent=1) + "\n")
-        return await live.call("alpha__echo", {"text": "config rewritten"})
-
-    return trigger
-
-
 # ------------------------------------------------------------------ the families
 
 _AGG: Final = ("aggregate",)
 
 
-def _family(key: str, run: Any, **kw: Any) -> Family:
+def aggregate_family(key: str, run: Any, **kw: Any) -> Family:
     check_id = "server.aggregate." + key.replace("/", ".").replace("-", "_")
     return Family(key, check_id, run, profiles=_AGG, **kw)
 
 
+# The registry change (registry_change.py) runs after these: it changes the IUT's servers.
 FAMILIES: Final[list[Family]] = [
-    _family(
+    aggregate_family(
         "capabilities",
         _capabilities,
         via_requirements=("TRANSPORT-ADVERTISE-CAPABILITIES",),
         summary="prompts, resources and what the upstreams offer together are advertised",
     ),
-    _family(
+    aggregate_family(
         "namespacing",
         _namespacing,
         via_requirements=(
@@ -561,7 +475,7 @@ FAMILIES: Final[list[Family]] = [
         ),
         summary="every upstream tool once, as server__tool; unsplittable names left out",
     ),
-    _family(
+    aggregate_family(
         "routing",
         _routing,
         via_requirements=(
@@ -576,7 +490,7 @@ FAMILIES: Final[list[Family]] = [
         amended_by=(_ERRORS,),
         summary="calls reach the named server under their clean names; bad names are refused",
     ),
-    _family(
+    aggregate_family(
         "prompts",
         _prompts,
         via_requirements=(
@@ -585,7 +499,7 @@ FAMILIES: Final[list[Family]] = [
             "AGG-RESOURCES-PROMPTS-NAMESPACED",
         ),
     ),
-    _family(
+    aggregate_family(
         "resources",
         _resources,
         via_requirements=(
@@ -596,35 +510,23 @@ FAMILIES: Final[list[Family]] = [
         amended_by=(_URI,),
         seed="AM-RESOURCE-URI: no seed says how a URI carries its server",
     ),
-    _family(
+    aggregate_family(
         "pagination",
         _pagination,
         via_requirements=("AGG-LIST-PAGINATION", "REGISTRY-ADD-SERVER"),
     ),
-    _family(
+    aggregate_family(
         "broadcast-partial",
         _partial,
         via_requirements=("AGG-BROADCAST-PARTIAL-FAILURE",),
         amended_by=(_LISTING,),
         seed="AM-AGGREGATE-LISTING: the seeds do not say what a failing upstream does to a list",
     ),
-    _family(
+    aggregate_family(
         "cancellation",
         _cancellation,
         via_requirements=("RELAY-CANCEL",),
         amended_by=("AM-UPSTREAM-RELAY",),
         seed="AM-UPSTREAM-RELAY: the seeds do not relay a client's cancel",
-    ),
-    _family(
-        "list-changed",
-        _list_changed,
-        via_requirements=(
-            "TRANSPORT-LIST-CHANGED-NOTIFY",
-            "REGISTRY-CHANGE-EVENT",
-            "REGISTRY-REFRESH-ON-LIST-CHANGED",
-            "REGISTRY-RELOAD",
-            "REGISTRY-REMOVE-SERVER",
-        ),
-        summary="an upstream's list change, then a registry change, reach the client",
     ),
 ]

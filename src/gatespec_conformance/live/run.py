@@ -51,6 +51,7 @@ from gatespec_conformance.live.checks import (
 from gatespec_conformance.live.client import CallLog, IUTGone, LiveSession, Target
 from gatespec_conformance.live.execute import FAMILIES as EXECUTE
 from gatespec_conformance.live.facts import Live, LiveOptions, NoFact, NotGiven
+from gatespec_conformance.live.registry_change import FAMILIES as REGISTRY_CHANGE
 from gatespec_conformance.live.search import FAMILIES as SEARCH
 from gatespec_conformance.live.surface import FAMILIES as SURFACE
 from gatespec_conformance.report import (
@@ -95,7 +96,17 @@ def all_families() -> list[Family]:
     ones that disturb the IUT (a hang, an added tool); the search profile's; access control
     (last: it adds a tool as well); the aggregate profile's have their own order (the
     registry change last)."""
-    return [*SURFACE, *BROWSE, *CARDS, *CACHE_STABLE, *EXECUTE, *SEARCH, *ACCESS, *AGGREGATE]
+    return [
+        *SURFACE,
+        *BROWSE,
+        *CARDS,
+        *CACHE_STABLE,
+        *EXECUTE,
+        *SEARCH,
+        *ACCESS,
+        *AGGREGATE,
+        *REGISTRY_CHANGE,
+    ]
 
 
 def plan(profile: str, selector: Selector, notes: list[str] | None = None) -> list[Family]:
