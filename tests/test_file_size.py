@@ -17,7 +17,6 @@ EXCEPTIONS = frozenset(
         "src/gatespec/cli.py",
         "src/gatespec/config.py",
         "src/gatespec/upstream/connection.py",
-        "src/gatespec_conformance/live/facts.py",
     }
 )
 

@@ -24,7 +24,8 @@ from gatespec_conformance.live.draws import (
     meta_args,
     vector_errors,
 )
-from gatespec_conformance.live.facts import BrowseObs, Live
+from gatespec_conformance.live.facts import Live
+from gatespec_conformance.live.observations import BrowseObs
 from gatespec_conformance.live.payloads import judge_rejection
 from gatespec_conformance.oracle.render import render_line
 from gatespec_conformance.rules import SPEC, Finding, Rule, recorded

@@ -19,7 +19,8 @@ from gatespec_conformance.live.checks import (
     Emit,
     Family,
 )
-from gatespec_conformance.live.facts import BrowseObs, Live, NoFact
+from gatespec_conformance.live.facts import Live, NoFact
+from gatespec_conformance.live.observations import BrowseObs
 from gatespec_surface.budgets import (
     CACHE_MARKER_ID,
     CACHE_MARKER_KIND,

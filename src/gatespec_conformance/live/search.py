@@ -30,7 +30,8 @@ from gatespec_conformance.fixtures.catalog import (
 from gatespec_conformance.functions.run import same_json
 from gatespec_conformance.live import readings
 from gatespec_conformance.live.checks import Emit, Family
-from gatespec_conformance.live.facts import Live, admitted
+from gatespec_conformance.live.facts import Live
+from gatespec_conformance.live.observations import admitted
 from gatespec_conformance.live.payloads import (
     QUOTED_MAX,
     WRONG_CODE,

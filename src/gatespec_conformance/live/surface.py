@@ -9,7 +9,8 @@ from typing import Any, Final
 
 from gatespec_conformance.functions.run import same_json
 from gatespec_conformance.live.checks import Emit, Family
-from gatespec_conformance.live.facts import NAME_MAPPING, Live, admitted
+from gatespec_conformance.live.facts import Live
+from gatespec_conformance.live.observations import NAME_MAPPING, admitted
 from gatespec_conformance.rules import SEED, SPEC, Finding, Rule, seed_value
 from gatespec_surface import parsers
 from gatespec_surface.budgets import CACHE_MARKER_ID
