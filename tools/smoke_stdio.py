@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -69,7 +70,9 @@ def main() -> int:
     ]
     with tempfile.TemporaryDirectory(prefix="gatespec-smoke-") as tmp:
         config = Path(tmp) / "gateway.json"
-        servers = {"fixture": {"command": upstream[0], "args": upstream[1:]}}
+        servers: dict[str, Any] = {"fixture": {"command": upstream[0], "args": upstream[1:]}}
+        if os.environ.get("PYTHONPATH"):  # the gateway starts it with a clean environment
+            servers["fixture"]["env"] = {"PYTHONPATH": os.environ["PYTHONPATH"]}
         config.write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
         errlog = args.errlog.open("w", encoding="utf-8") if args.errlog else sys.stderr
         try:
