@@ -10,7 +10,7 @@ mutations apply the catalogue of seed-breaking spec edits (generator/mutations.p
           of spec/ and print how many generation caught, then what each does to the rendered
           code in Python and in TypeScript (generator/language_mutations.py)
 diff, changelog, lock, version-check
-          spec evolution (generator/evolution.py): `diff OLD [NEW] [--format text|json]`;
+          spec evolution (generator/evolution/commands.py): `diff OLD [NEW] [--format text|json]`;
           version-check also fails when a pin of the spec version (generator/pins.py) is stale
 bump VERSION
           set spec_version and every pin of it (pyproject's gatespec-surface pins, the
@@ -29,9 +29,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import evolution, pins, typescript
+from . import pins, typescript
 from .emit import Generator, replace_tree
 from .errors import SpecError, SpecErrors
+from .evolution import commands as evolution
 from .ir import load_spec
 
 ROOT = Path(__file__).resolve().parent.parent

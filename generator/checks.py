@@ -11,7 +11,7 @@ from typing import Any
 from .errors import SpecError, SpecErrors
 from .grammar import Analysis, GrammarCompiler
 from .ir import Spec
-from .ir import _grammar_refs as _refs
+from .ir import grammar_refs as _refs
 
 
 def grammar_checks(

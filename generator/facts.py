@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 from .errors import SpecError
 from .grammar import Analysis, GrammarCompiler
-from .ir import BOUND_KEYWORDS, SeedFact, Source, Spec, _walk_sources
+from .ir import BOUND_KEYWORDS, SeedFact, Source, Spec, walk_sources
+from .key_paths import MISSING, Place, resolve_path
 from .seed_text import QUOTE_MAX_CHARS, Seeds, normalise
 
 FACTS_FILE = "seed_facts.yaml"
@@ -30,71 +30,6 @@ BOUND_FILES = (
     "firewall.yaml",
     "profiles.yaml",
 )
-_STEP = re.compile(r"\.?([^.\[\]{}]+)|\[(\d+)\]|\.?\{([^}]+)\}|\[(\w+)=([^\]]+)\]")
-_MISSING = object()
-
-
-@dataclass(frozen=True)
-class Place:
-    """One resolved location: its display name and the spec's value there."""
-
-    where: str
-    value: Any
-
-
-@dataclass(frozen=True)
-class _Select:
-    """`[id=A,B]`: the items of a list whose `id` is A or B (requirements by id)."""
-
-    key: str
-    values: tuple[str, ...]
-
-
-def _steps(path: str) -> list[str | int | list[str] | _Select]:
-    out: list[str | int | list[str] | _Select] = []
-    pos = 0
-    while pos < len(path):
-        m = _STEP.match(path, pos)
-        if not m or m.end() == pos:
-            raise ValueError(f"cannot read key path {path!r} at {pos}")
-        key, index, alts, sel_key, sel_values = m.groups()
-        if sel_key is not None:
-            out.append(_Select(sel_key, tuple(sel_values.split(","))))
-        else:
-            out.append(
-                key if key is not None else int(index) if index is not None else alts.split(",")
-            )
-        pos = m.end()
-    return out
-
-
-def resolve_path(data: Any, path: str) -> list[tuple[str, Any]]:
-    """(key path, value) for every place `path` names in `data`; a missing key gives _MISSING."""
-    results: list[tuple[str, Any]] = [("", data)]
-    for step in _steps(path):
-        nxt: list[tuple[str, Any]] = []
-        for where, node in results:
-            if isinstance(step, _Select):
-                for want in step.values:
-                    found = [
-                        item
-                        for item in (node if isinstance(node, list) else [])
-                        if isinstance(item, dict) and str(item.get(step.key)) == want
-                    ]
-                    label = f"{where}[{step.key}={want}]"
-                    nxt.append((label, found[0] if len(found) == 1 else _MISSING))
-                continue
-            keys = step if isinstance(step, list) else [step]
-            for key in keys:
-                label = f"{where}[{key}]" if isinstance(key, int) else f"{where}.{key}".lstrip(".")
-                if isinstance(key, int):
-                    ok = isinstance(node, list) and 0 <= key < len(node)
-                    nxt.append((label, node[key] if ok else _MISSING))
-                else:
-                    ok = isinstance(node, dict) and key in node
-                    nxt.append((label, node[key] if ok else _MISSING))
-        results = nxt
-    return results
 
 
 class FactChecker:
@@ -135,7 +70,7 @@ class FactChecker:
         if not sep or file not in self.raw:
             raise ValueError(f"{at!r} is not FILE#key.path of a spec file")
         return [
-            Place(f"{file}#{where}", None if value is _MISSING else value)
+            Place(f"{file}#{where}", None if value is MISSING else value)
             for where, value in self._through_bounds(file, path)
         ]
 
@@ -146,12 +81,12 @@ class FactChecker:
         out = []
         for where, value in resolve_path(self.raw[file], path):
             parent, _, keyword = where.rpartition(".")
-            if value is _MISSING and keyword in BOUND_KEYWORDS and parent:
+            if value is MISSING and keyword in BOUND_KEYWORDS and parent:
                 node = dict(resolve_path(self.raw[file], parent)).get(parent)
                 ref = node.get("x-bound", {}).get(keyword) if isinstance(node, dict) else None
                 if isinstance(ref, str):
                     section, _, attr = ref.partition(".")
-                    rule = getattr(getattr(self.spec.budgets, section, None), attr, _MISSING)
+                    rule = getattr(getattr(self.spec.budgets, section, None), attr, MISSING)
                     out.append((f"{where} (x-bound {ref})", rule))
                     continue
             out.append((where, value))
@@ -285,7 +220,7 @@ class FactChecker:
         out: list[tuple[str, str, Source]] = []
         for file, obj in parts:
             found: list[tuple[str, Source]] = []
-            _walk_sources(obj, "", found)
+            walk_sources(obj, "", found)
             out.extend((file, w, s) for w, s in found)
         return out
 
@@ -472,7 +407,7 @@ class FactChecker:
         for loc in listed:
             file, _, path = loc.partition("#")
             if file not in self.raw or all(
-                v is _MISSING for _, v in resolve_path(self.raw[file], path)
+                v is MISSING for _, v in resolve_path(self.raw[file], path)
             ):
                 errors.append(
                     SpecError(EXTENSIONS_FILE, f"extensions.{file}.{path}", "names no spec value")

@@ -18,7 +18,7 @@ from .errors import SpecError
 
 SPEC_DIR = "spec"
 SURFACE = "surface.yaml"
-LOCK = "version.lock"  # generator/versioning.py
+LOCK = "version.lock"  # generator/evolution/versioning.py
 
 
 class RefError(Exception):

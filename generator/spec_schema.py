@@ -4,7 +4,7 @@ schema in a first-line `# yaml-language-server: $schema=...` comment, so editors
 language server validate spec/*.yaml as people type.
 
 The one part of a spec file the IR checks by hand, not with pydantic, is a grammar's syntax
-(ir._parse_node); GRAMMAR_NODE states the same node forms as JSON Schema, and
+(ir.parse_node); GRAMMAR_NODE states the same node forms as JSON Schema, and
 tests/generator/test_spec_schema.py holds the two to the same verdicts.
 """
 
@@ -60,7 +60,7 @@ def _form(kind: str, value: dict[str, Any], **others: dict[str, Any]) -> dict[st
     }
 
 
-# The node forms of grammars.yaml's syntax lists (its header comment; ir._parse_node).
+# The node forms of grammars.yaml's syntax lists (its header comment; ir.parse_node).
 GRAMMAR_NODE: dict[str, Any] = {
     "description": "One grammar node: exactly one of lit, set, ref, opt, rep, alt, group.",
     "oneOf": [

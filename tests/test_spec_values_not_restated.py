@@ -16,8 +16,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from generator.emit import Generator
-from generator.facts import FactChecker, resolve_path
+from generator.facts import FactChecker
 from generator.ir import Alt, CharSet, Group, Node, Opt, Rep, load_spec
+from generator.key_paths import resolve_path
 
 ROOT = Path(__file__).resolve().parents[1]
 SCANNED = ("src/gatespec", "src/gatespec_conformance", "generator/support")
@@ -37,16 +38,16 @@ ALLOWED: dict[tuple[str, object], str] = {
     ("src/gatespec/ranking/vector_cache.py", 500): "SQLite keys per SELECT",
     ("src/gatespec/ranking/encoder.py", 256): "the embedding model's input tokens per tool",
     ("src/gatespec/ranking/encoder.py", 512): "padded tokens per encoder run (memory, not a bound)",
-    ("src/gatespec_conformance/report.py", 65536): "0x10000, the first code point past the BMP",
-    ("src/gatespec_conformance/process.py", 200): "bytes of an adapter's bad line quoted",
+    ("src/gatespec_conformance/formats.py", 65536): "0x10000, the first code point past the BMP",
+    ("src/gatespec_conformance/functions/process.py", 200): "bytes of an adapter's bad line quoted",
     ("src/gatespec_conformance/report.py", 120): "characters of a value shown in a report line",
-    ("src/gatespec_conformance/live_client.py", 2000): "characters of an IUT's stderr kept",
-    ("src/gatespec_conformance/payloads.py", 200): "characters of an IUT's answer quoted",
-    ("src/gatespec_conformance/server_facts.py", 2000): "tree nodes the kit walks at most",
-    ("src/gatespec_conformance/fixture_upstream.py", 200): "the fixture echo tool's own schema",
+    ("src/gatespec_conformance/live/client.py", 2000): "characters of an IUT's stderr kept",
+    ("src/gatespec_conformance/live/payloads.py", 200): "characters of an IUT's answer quoted",
+    ("src/gatespec_conformance/live/facts.py", 2000): "tree nodes the kit walks at most",
+    ("src/gatespec_conformance/fixtures/catalog.py", 200): "the fixture echo tool's own schema",
     ("src/gatespec_conformance/__init__.py", 500): "the largest fixture catalog size a run tries",
     ("generator/support/strategies.py", 200): "the size of drawn prose in strategies",
-    ("src/gatespec_conformance/readings.py", 500): "characters of what an IUT sent, quoted",
+    ("src/gatespec_conformance/live/readings.py", 500): "characters of what an IUT sent, quoted",
     ("src/gatespec/upstream/transports.py", 200): "characters of a parse error quoted in a log",
 }
 

@@ -3,7 +3,7 @@
     python tools/smoke_stdio.py [--errlog FILE] -- GATESPEC-COMMAND...
 
 Serves the gateway profile over stdio (GATESPEC-COMMAND, e.g. ``gatespec`` or ``python -m
-gatespec``) in front of ``python -m gatespec_conformance.fixture_upstream --well-formed-only``
+gatespec``) in front of ``python -m gatespec_conformance.fixtures.upstream --well-formed-only``
 (run by this interpreter), lists the gateway's tools, browses for the fixture's echo tool,
 executes it and checks the answer. Exits 0, or 1 saying what went wrong. `make dist` runs it
 in a fresh venv against the installed wheels; tests/test_distributions.py runs it with
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -24,7 +25,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 # Seed 000 §4.2: the gateway profile's tools. The fixture's echo tool joins `times` copies of
-# `text` with spaces (gatespec_conformance.fixture_upstream).
+# `text` with spaces (gatespec_conformance.fixtures.upstream).
 GATEWAY_TOOLS = ["tool_browse", "tool_execute", "tool_view"]
 ECHO_ARGS = {"text": "smoke", "times": 3}
 ECHO_ANSWER = "smoke smoke smoke"
@@ -61,10 +62,17 @@ def main() -> int:
     parser.add_argument("--errlog", type=Path, help="the gateway's stderr (default: ours)")
     parser.add_argument("command", nargs="+", help="how to run gatespec")
     args = parser.parse_args()
-    upstream = [sys.executable, "-m", "gatespec_conformance.fixture_upstream", "--well-formed-only"]
+    upstream = [
+        sys.executable,
+        "-m",
+        "gatespec_conformance.fixtures.upstream",
+        "--well-formed-only",
+    ]
     with tempfile.TemporaryDirectory(prefix="gatespec-smoke-") as tmp:
         config = Path(tmp) / "gateway.json"
-        servers = {"fixture": {"command": upstream[0], "args": upstream[1:]}}
+        servers: dict[str, Any] = {"fixture": {"command": upstream[0], "args": upstream[1:]}}
+        if os.environ.get("PYTHONPATH"):  # the gateway starts it with a clean environment
+            servers["fixture"]["env"] = {"PYTHONPATH": os.environ["PYTHONPATH"]}
         config.write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
         errlog = args.errlog.open("w", encoding="utf-8") if args.errlog else sys.stderr
         try:

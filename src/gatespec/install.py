@@ -107,6 +107,35 @@ def write_entry(path: Path, key: str, name: str, value: dict[str, Any]) -> str:
     return f"wrote the {name!r} entry to {path}{kept}; restart the client to load it"
 
 
+# What an MCP client passes to the servers it starts is little more than these (desktop
+# clients do not see the shell's environment).
+_CLIENT_ENVIRONMENT = ("PATH", "HOME")
+
+
+def _startable(config: Path) -> None:
+    """Refuse a config the gateway could not start from, and warn about one that starts only
+    with a variable of this shell that the client will not pass on (issue 24: `make run`'s
+    config needs ${GATESPEC_ROOT}, which only make sets)."""
+    from gatespec.config import ConfigError, load_config
+
+    client_env = {k: os.environ[k] for k in _CLIENT_ENVIRONMENT if k in os.environ}
+    try:
+        load_config(config, environ=client_env)
+        return
+    except ConfigError as exc:
+        problem = exc
+    try:
+        load_config(config)
+    except ConfigError as exc:
+        raise InstallError(f"the gateway cannot start with this config: {exc}") from None
+    print(
+        f"gatespec: warning: this config loads here but not with only {', '.join(client_env)} "
+        f"set, which is about all a client passes: {problem}; give the variable a default "
+        '(${VAR:-default}) or set it in the entry\'s "env"',
+        file=sys.stderr,
+    )
+
+
 def add_subcommand(commands: Any, command: Any) -> None:
     """Register `install` through the CLI's `command(commands, name, help, description)`."""
     cmd = command(
@@ -142,6 +171,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         if not config.is_file():
             raise InstallError(f"{config}: no such file (the gateway's config comes first)")
+        _startable(config)
         value = entry(args.client, config, shlex.split(args.command) if args.command else None)
         target = args.client_config or Path(os.path.expandvars(client.path)).expanduser()
         if args.write:

@@ -15,156 +15,47 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import os
 import sys
-from collections.abc import Callable, Collection, Sequence
-from typing import Any, TextIO
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
-from gatespec_conformance import DEFAULT_MAX_EXAMPLES, DEFAULT_SIZES, LEVELS, docs_path
-from gatespec_conformance.fixture_upstream import positive_count
+from gatespec_conformance import DEFAULT_SIZES, docs_path
+from gatespec_conformance.fixtures.upstream import positive_count
+from gatespec_conformance.options import (
+    KitUsageError,
+    add_report_options,
+    add_run_options,
+    expected_failures,
+    finish,
+    positive_float,
+    say,
+)
 from gatespec_conformance.report import (
-    ENFORCE,
-    CheckResult,
-    ExpectedFailures,
     Progress,
-    Report,
     Selector,
-    report_json,
-    write_junit,
-    write_text,
 )
 
 __all__ = ["KitUsageError", "add_report_options", "build_parser", "finish", "main"]
-
-
-class KitUsageError(Exception):
-    """A mistake in the command line or its files: one line, exit status 2."""
-
-
-def _say(message: str) -> None:
-    print(f"gatespec-conformance: {message}", file=sys.stderr, flush=True)
-
-
-def _positive_float(text: str) -> float:
-    value = float(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
-    return value
-
-
-def _count(text: str) -> int:
-    if not text.isdigit():
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
-    return int(text)
-
-
-def add_report_options(parser: argparse.ArgumentParser) -> None:
-    """Level, selection, expected failures and report formats (the same for every layer)."""
-    group = parser.add_argument_group("level, selection and reports")
-    group.add_argument(
-        "--level",
-        choices=LEVELS,
-        default="spec",
-        help="spec (default): gatespec's amended spec, strictly; seed: the seeds' statements "
-        "as written, tolerant where they are silent",
-    )
-    group.add_argument(
-        "--select",
-        action="append",
-        default=[],
-        metavar="PATTERN",
-        help="run only checks whose name, requirement id or amendment id matches this glob "
-        "(repeatable)",
-    )
-    group.add_argument(
-        "--deselect",
-        action="append",
-        default=[],
-        metavar="PATTERN",
-        help="leave out checks whose name, requirement id or amendment id matches (repeatable)",
-    )
-    group.add_argument(
-        "--enforce",
-        choices=sorted(ENFORCE),
-        default="should",
-        help="which failures fail the run: must (MUST-level only) or should (default: all "
-        "but MAY-only checks)",
-    )
-    group.add_argument(
-        "--expected-failures",
-        metavar="FILE",
-        help="check names or globs expected to fail, one per line, optionally ' :: MESSAGE'; a "
-        "listed check that passes is 'stale' and fails the run",
-    )
-    group.add_argument(
-        "--format", choices=("text", "json"), default="text", help="report format (default text)"
-    )
-    group.add_argument(
-        "--output", "-o", metavar="FILE", help="write the report here (default stdout)"
-    )
-    group.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report")
-    group.add_argument(
-        "--all-failures", action="store_true", help="text report: every failure, not one per family"
-    )
-    group.add_argument("--quiet", "-q", action="store_true", help="no progress display on stderr")
-    group.add_argument("--list", action="store_true", help="list the selected checks and exit")
-
-
-def _expected(args: argparse.Namespace) -> ExpectedFailures:
-    if not args.expected_failures:
-        return ExpectedFailures()
-    try:
-        return ExpectedFailures.load(args.expected_failures)
-    except OSError as exc:
-        raise KitUsageError(f"cannot read --expected-failures: {exc}") from None
-
-
-def finish(
-    args: argparse.Namespace,
-    suite: str,
-    results: Sequence[CheckResult],
-    suite_names: Collection[str],
-    info: dict[str, Any],
-    notes: Sequence[str] = (),
-    judged: Callable[[str], bool] | None = None,
-) -> int:
-    """Apply the expected-failures file, write the report(s); the run's exit status.
-
-    `judged(pattern)`, when given, picks the entries this run may confirm or call stale (a
-    layer-2 run of one profile leaves the other profile's entries alone)."""
-    expected = _expected(args)
-    if judged is not None:
-        expected.entries = [e for e in expected.entries if judged(e.pattern)]
-    results, stale = expected.apply(suite, results, suite_names)
-    info = {**info, "level": args.level, "enforce": args.enforce}
-    report = Report(
-        suite, list(results), stale, info, list(notes), expected.unconfirmed, args.enforce
-    )
-    if args.junit:
-        write_junit([report], args.junit)
-    out: TextIO = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
-    try:
-        if args.format == "json":
-            json.dump(report_json(report), out, indent=1, ensure_ascii=False)
-            out.write("\n")
-        else:
-            write_text(report, out, verbose=args.all_failures)
-    finally:
-        if out is not sys.stdout:
-            out.close()
-    return report.exit_status()
 
 
 # ------------------------------------------------------------------ functions (layer 1)
 
 
 def _functions(args: argparse.Namespace, *_: Any) -> int:
-    from gatespec_conformance import functions as fx
+    from gatespec_conformance.functions import run as fx
     from gatespec_surface import SPEC_HASH, SPEC_VERSION
 
-    _expected(args)  # a missing file is a usage error before minutes of work
+    expected_failures(args)  # a missing file is a usage error before minutes of work
     notes: list[str] = []
+    command = list(args.adapter)
+    if command[:1] == ["--"]:
+        command = command[1:]
+    own = not command  # gatespec is only ever an implementation under test: its command line
+    command = command or [sys.executable, "-m", "gatespec.adapter"]
+    if not args.list:
+        _script_exists(command)  # before the cases are drawn (a minute)
     every = [c.at_level(args.level) for c in fx.build_cases(args.seed, args.max_examples, notes)]
     selector = Selector(args.select, args.deselect)
     cases = [c for c in every if selector.matches(c.name, c.requirement_ids, c.amended_by)]
@@ -183,12 +74,7 @@ def _functions(args: argparse.Namespace, *_: Any) -> int:
             reqs = ", ".join(r.shown() for r in c.requirements) or "-"
             print(f"{c.name}\t{reqs}" + (f"\tskip: {c.skip}" if c.skip else ""))
         return 0
-    command = list(args.adapter)
-    if command[:1] == ["--"]:
-        command = command[1:]
-    if not command:
-        # gatespec is only ever an implementation under test: started by its command line.
-        command = [sys.executable, "-m", "gatespec.adapter"]
+    if own:
         notes.append("no adapter command given: checking gatespec's adapter (gatespec.adapter)")
     progress = Progress(fx.SUITE, len(cases), enabled=not args.quiet)
     try:
@@ -216,29 +102,18 @@ def _functions(args: argparse.Namespace, *_: Any) -> int:
     return finish(args, fx.SUITE, results, [c.name for c in every], info, [*notes, *run.notes])
 
 
-def add_run_options(
-    p: argparse.ArgumentParser,
-    *,
-    examples_help: str,
-    timeout: tuple[float, str],
-    startup_help: str,
-    restarts: tuple[int, str],
-) -> None:
-    """The options both layers share for drawing cases and minding the process under test."""
-    p.add_argument("--seed", type=_count, default=0, help="seed of the drawn cases (default 0)")
-    p.add_argument(
-        "--max-examples", type=_count, default=DEFAULT_MAX_EXAMPLES, metavar="N", help=examples_help
-    )
-    p.add_argument(
-        "--timeout",
-        type=_positive_float,
-        default=timeout[0],
-        help=f"{timeout[1]} (default {timeout[0]:g})",
-    )
-    p.add_argument(
-        "--startup-timeout", type=_positive_float, default=60.0, help=f"{startup_help} (default 60)"
-    )
-    p.add_argument("--restarts", type=_count, default=restarts[0], help=restarts[1])
+def _script_exists(command: list[str]) -> None:
+    """A Python script the command names that is not there is one usage error before any check
+    runs (the quick start's docs/examples path holds only in a source checkout), instead of an
+    adapter that dies at its first answer."""
+    if len(command) < 2 or not Path(command[0]).name.startswith("python"):
+        return
+    script = command[1]
+    if script.startswith("-") or Path(script).exists():
+        return
+    shipped = docs_path().parent / "examples" / Path(script).name
+    hint = f"; the kit ships it at {shipped}" if shipped.is_file() else ""
+    raise KitUsageError(f"{script}: no such file (relative to {Path.cwd()}){hint}")
 
 
 def _add_functions(commands: Any) -> None:
@@ -273,12 +148,12 @@ def _server(args: argparse.Namespace, *_: Any) -> int:
 
     import anyio
 
-    from gatespec_conformance import server as sv
-    from gatespec_conformance.live_client import PROTOCOLS, CallLog, Target
-    from gatespec_conformance.server_checks import family_requirements
-    from gatespec_conformance.server_facts import LiveOptions
+    from gatespec_conformance.live import run as sv
+    from gatespec_conformance.live.checks import family_requirements
+    from gatespec_conformance.live.client import PROTOCOLS, CallLog, Target
+    from gatespec_conformance.live.facts import LiveOptions
 
-    _expected(args)
+    expected_failures(args)
     if args.profile not in sv.SERVED:
         raise KitUsageError(f"--profile must be one of {', '.join(sv.SERVED)}")
     if args.protocol not in PROTOCOLS:
@@ -394,8 +269,8 @@ def _stdio_target(
     well_formed_only: bool,
 ) -> tuple[Any, Any]:
     """(the IUT started over stdio fronting a fixture of this size, that fixture's call log)."""
-    from gatespec_conformance import server as sv
-    from gatespec_conformance.live_client import CallLog, Target
+    from gatespec_conformance.live import run as sv
+    from gatespec_conformance.live.client import CallLog, Target
 
     files = sv.fixture_files(directory, call_log, tools, well_formed_only, args.profile)
     if not command:
@@ -514,7 +389,7 @@ def _add_server(commands: Any) -> None:
     )
     p.add_argument(
         "--hang-timeout",
-        type=_positive_float,
+        type=positive_float,
         default=60.0,
         help="seconds within which the hanging tool must give TIMEOUT (default 60)",
     )
@@ -527,13 +402,15 @@ def _add_server(commands: Any) -> None:
 
 
 def _fixture(args: argparse.Namespace, *_: Any) -> int:
-    from gatespec_conformance import fixture_upstream
+    from gatespec_conformance.fixtures import upstream as fixture_upstream
 
     return fixture_upstream.run(args)
 
 
 def _add_fixture(commands: Any) -> None:
-    from gatespec_conformance import fixture_upstream  # light: the SDK is imported on use
+    from gatespec_conformance.fixtures import (
+        upstream as fixture_upstream,  # light: the SDK is imported on use
+    )
 
     p = commands.add_parser(
         "fixture-upstream",
@@ -549,14 +426,14 @@ def _add_fixture(commands: Any) -> None:
 
 
 def _export(args: argparse.Namespace, *_: Any) -> int:
-    from gatespec_conformance.functions import export_vectors
+    from gatespec_conformance.functions.run import export_vectors
 
     try:
         index = export_vectors(args.directory)
     except OSError as exc:
         raise KitUsageError(f"cannot write {args.directory}: {exc}") from None
     cases = sum(f.get("cases", 0) for f in index["files"])
-    _say(
+    say(
         f"wrote {len(index['files'])} files and index.json to {args.directory} "
         f"(spec {index['spec_version']}, {cases} cases, {len(index['functions'])} functions)"
     )
@@ -590,7 +467,7 @@ def _guarded(handler: Any) -> Any:
         try:
             return int(handler(args, *rest))
         except KitUsageError as exc:
-            _say(f"error: {exc}")
+            say(f"error: {exc}")
             return 2
 
     return run
@@ -634,7 +511,7 @@ def _run(args: argparse.Namespace) -> int:
         if exc.name != "hypothesis":
             raise
         # The kit draws its cases with hypothesis, an extra: serving gatespec never needs it.
-        _say('error: the conformance kit needs hypothesis: pip install "gatespec[conformance]"')
+        say('error: the conformance kit needs hypothesis: pip install "gatespec[conformance]"')
         return 2
 
 

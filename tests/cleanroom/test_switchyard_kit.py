@@ -35,9 +35,9 @@ from pathlib import Path
 import pytest
 
 from gatespec_conformance import cli
-from gatespec_conformance.fixture_upstream import fixture_argv
-from gatespec_conformance.server import fixture_env
-from gatespec_conformance.server_access import RESTRICTED_VISIBLE
+from gatespec_conformance.fixtures.upstream import fixture_argv
+from gatespec_conformance.live.access import RESTRICTED_VISIBLE
+from gatespec_conformance.live.run import fixture_env
 from tests.conformance.mutants.harness import free_port, outcomes, run_kit, serving_http
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -20,10 +20,10 @@ from mcp_types import _v2025_11_25, _v2026_07_28
 from pydantic import ValidationError
 
 import gatespec_conformance
-from gatespec_conformance import server as sv
-from gatespec_conformance.fixture_rich import RELAY_TOOLS
-from gatespec_conformance.fixture_upstream import FIXTURE_TOOLS, fixture_tools
-from gatespec_conformance.server_aggregate import AGG_SERVERS, expected_tools
+from gatespec_conformance.fixtures.catalog import FIXTURE_TOOLS, fixture_tools
+from gatespec_conformance.fixtures.rich import RELAY_TOOLS
+from gatespec_conformance.live import run as sv
+from gatespec_conformance.live.aggregate import AGG_SERVERS, expected_tools
 
 # MCP's own schema of each protocol era (the SDK's wire models, generated from schema.json);
 # the SDK's lenient mcp_types.Tool accepts more than MCP does.

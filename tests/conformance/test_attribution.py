@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
+from gatespec_conformance.live.checks import Emit, Family, family_requirements
+from gatespec_conformance.live.run import plan
 from gatespec_conformance.report import Outcome, Selector
 from gatespec_conformance.rules import Finding, Rule
-from gatespec_conformance.server import plan
-from gatespec_conformance.server_checks import Emit, Family, family_requirements
 
 
 async def _nothing(live, emit) -> None:  # pragma: no cover - never run

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gatespec_conformance.functions import START, Case, build_cases, run_cases
+from gatespec_conformance.functions.run import START, Case, build_cases, run_cases
 from gatespec_conformance.report import CheckResult, Outcome, Report
 
 HEADER = """\

@@ -12,8 +12,8 @@ import jsonschema
 import pytest
 
 from gatespec_conformance import cli
-from gatespec_conformance.functions import build_cases, run_cases, vector_cases
-from gatespec_conformance.protocol import all_functions
+from gatespec_conformance.functions.protocol import all_functions
+from gatespec_conformance.functions.run import build_cases, run_cases, vector_cases
 from gatespec_conformance.report import Outcome
 from gatespec_surface import SPEC_HASH, SPEC_VERSION
 from gatespec_surface.vectors import FUNCTIONS, VECTOR_FILES, load_cases
@@ -65,7 +65,7 @@ def test_requirements_come_from_the_generated_table(cases) -> None:
 def test_same_seed_same_cases_in_other_processes() -> None:
     script = (
         "import json, sys\n"
-        "from gatespec_conformance.functions import build_cases\n"
+        "from gatespec_conformance.functions.run import build_cases\n"
         "json.dump([[c.name, c.input, c.expect] for c in build_cases(7, 3)], sys.stdout)\n"
     )
 

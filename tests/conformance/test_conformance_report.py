@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from gatespec_conformance import cli
-from gatespec_conformance.functions import same_json
+from gatespec_conformance.formats import report_json, write_junit, write_text
+from gatespec_conformance.functions.run import same_json
 from gatespec_conformance.report import (
     CheckResult,
     Example,
@@ -22,10 +23,7 @@ from gatespec_conformance.report import (
     Report,
     RequirementRef,
     Selector,
-    report_json,
     requirements_for,
-    write_junit,
-    write_text,
 )
 
 EXAMPLE_LIST = Path(__file__).resolve().parents[2] / "docs" / "examples" / "expected-failures.txt"

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from gatespec_conformance.fixture_upstream import fixture_argv
-from gatespec_conformance.server_access import RESTRICTED_VISIBLE
+from gatespec_conformance.fixtures.upstream import fixture_argv
+from gatespec_conformance.live.access import RESTRICTED_VISIBLE
 from tests.conformance.mutants.harness import free_port, outcomes, run_kit, serving_http
 
 ROOT = Path(__file__).resolve().parents[2]

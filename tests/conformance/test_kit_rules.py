@@ -12,11 +12,13 @@ from typing import Any
 import pytest
 
 from gatespec_conformance import rules
-from gatespec_conformance.card_rules import card_findings
-from gatespec_conformance.cases import Case, vector_cases
-from gatespec_conformance.fixture_upstream import FIXTURE_TOOLS, fixture_argv, fixture_tools
+from gatespec_conformance.fixtures.catalog import FIXTURE_TOOLS, fixture_tools
+from gatespec_conformance.fixtures.upstream import fixture_argv
+from gatespec_conformance.formats import write_text
+from gatespec_conformance.functions.card_rules import card_findings
+from gatespec_conformance.functions.cases import Case, vector_cases
+from gatespec_conformance.live.payloads import judge_error
 from gatespec_conformance.oracle import answers, render, seed_hash, tool_ids, truncation
-from gatespec_conformance.payloads import judge_error
 from gatespec_conformance.report import (
     CheckResult,
     Example,
@@ -26,7 +28,6 @@ from gatespec_conformance.report import (
     RuleFailure,
     Selector,
     refs_for_ids,
-    write_text,
 )
 from gatespec_conformance.tokens import count_tokens
 from gatespec_surface.vectors import load_cases
@@ -168,7 +169,7 @@ def test_seed_values_come_from_seed_facts_when_the_module_exists(monkeypatch) ->
 
 
 def test_a_vector_with_its_own_fields_is_judged_by_them(monkeypatch) -> None:
-    from gatespec_conformance import cases
+    from gatespec_conformance.functions import cases
 
     doc = {
         "cases": [
@@ -286,7 +287,7 @@ def test_fixture_sizes_and_well_formed_only() -> None:
 def test_fixture_cli_options_parse(flag: str) -> None:
     import argparse
 
-    from gatespec_conformance import fixture_upstream
+    from gatespec_conformance.fixtures import upstream as fixture_upstream
 
     parser = argparse.ArgumentParser()
     fixture_upstream.add_arguments(parser)

@@ -81,3 +81,31 @@ def test_a_selection_that_runs_no_check_is_a_usage_error(
     status = cli.main([*argv, "--", *command, "--config", "{mcp_config}"])
     assert status == 2
     assert "ran no check" in capsys.readouterr().err
+
+
+def test_a_missing_adapter_script_is_one_usage_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The quick start's relative path, run where it does not exist (a wheel install): one
+    line naming the file and where the kit ships it, not a run of failures (issue 24)."""
+    monkeypatch.chdir(tmp_path)
+    status = cli.main(["functions", "--", "python3", "docs/examples/adapter_minimal.py"])
+    err = capsys.readouterr().err
+    assert status == 2 and err.count("\n") == 1
+    assert "docs/examples/adapter_minimal.py: no such file" in err
+    assert f"relative to {tmp_path}" in err and "the kit ships it at" in err
+    shipped = Path(err.rsplit("the kit ships it at ", 1)[1].strip())
+    assert shipped.is_file() and shipped.name == "adapter_minimal.py"
+
+
+def test_an_iut_serving_another_profile_gets_one_hint(tmp_path: Path) -> None:
+    """The aggregate profile asked of gatespec started without --profile aggregate (so in the
+    gateway profile): the report's first note says which profile's tools it lists (issue 24)."""
+    gateway = [sys.executable, "-m", "gatespec.cli", "serve", "--config", "{mcp_config}"]
+    status, report = run_kit(
+        tmp_path, "aggregate", command=gateway, select=["server/aggregate/namespacing"]
+    )
+    assert status == 1
+    hint = report["notes"][0]
+    assert hint.startswith("the IUT does not serve the aggregate profile")
+    assert "tool_browse, tool_execute, tool_view: the gateway profile's meta-tools" in hint

@@ -12,8 +12,7 @@ from typing import Any
 import mcp_types as types
 import pytest
 
-from gatespec_conformance import server_execute
-from gatespec_conformance.fixture_upstream import (
+from gatespec_conformance.fixtures.catalog import (
     ECHO,
     FAILS,
     FAILURE_TEXT,
@@ -22,8 +21,9 @@ from gatespec_conformance.fixture_upstream import (
     STRUCTURED_CONTENT,
     direct_result,
 )
-from gatespec_conformance.live_client import CallResult
-from gatespec_conformance.readings import passed_through
+from gatespec_conformance.live.client import CallResult
+from gatespec_conformance.live.invocation import seed_passthrough
+from gatespec_conformance.live.readings import passed_through
 
 ARGS = {"text": "hi", "times": 2}
 
@@ -71,9 +71,9 @@ def test_an_envelope_or_an_error_payload_is_judged_as_one() -> None:
 def test_only_the_transparent_profile_at_seed_level_reads_a_pass_through() -> None:
     upstream = direct_result(ECHO, ARGS)
     seed = SimpleNamespace(level="seed", profile="transparent")
-    assert server_execute._through(seed, _call(upstream), ECHO, ARGS) == []
-    wrong = server_execute._through(seed, _text("hi"), ECHO, ARGS)
+    assert seed_passthrough(seed, _call(upstream), ECHO, ARGS) == []
+    wrong = seed_passthrough(seed, _text("hi"), ECHO, ARGS)
     assert wrong and wrong[0].rule.cause.startswith("neither a ResultEnvelope")
     for level, profile in (("spec", "transparent"), ("seed", "gateway")):
         live = SimpleNamespace(level=level, profile=profile)
-        assert server_execute._through(live, _call(upstream), ECHO, ARGS) is None
+        assert seed_passthrough(live, _call(upstream), ECHO, ARGS) is None

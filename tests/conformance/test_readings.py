@@ -1,4 +1,4 @@
-"""The kit's one reading layer (gatespec_conformance/readings.py): every representation a seed
+"""The kit's one reading layer (gatespec_conformance/live/readings.py): every representation a seed
 permits is read, and a wrong answer in any of them still fails. The kit runs that prove the
 same end to end, against the independent gateway reshaped, are in test_readings_variants.py."""
 
@@ -11,11 +11,11 @@ import mcp_types as types
 import pytest
 from jsonschema import Draft202012Validator
 
-from gatespec_conformance import readings
-from gatespec_conformance.card_rules import card_findings
-from gatespec_conformance.live_client import CallResult
-from gatespec_conformance.payloads import judge_error, judge_rejection
-from gatespec_conformance.server_execute import hydration_findings
+from gatespec_conformance.functions.card_rules import card_findings
+from gatespec_conformance.live import readings
+from gatespec_conformance.live.client import CallResult
+from gatespec_conformance.live.payloads import judge_error, judge_rejection
+from gatespec_conformance.live.transparent import hydration_findings
 
 CARD = {
     "id": "fixture:echo#1a2b3c4d",

@@ -16,11 +16,11 @@ from typing import Any
 import mcp_types as types
 import pytest
 
-from gatespec_conformance import readings
-from gatespec_conformance.live_client import CallResult
-from gatespec_conformance.payloads import ACCEPTED, SHAPE, WRONG_CODE, judge_call_error
+from gatespec_conformance.live import readings
+from gatespec_conformance.live.client import CallResult
+from gatespec_conformance.live.payloads import ACCEPTED, SHAPE, WRONG_CODE, judge_call_error
+from gatespec_conformance.live.search import _FIELDS, _HITS_FORM, _SCHEMAS, _TYPE, _problems
 from gatespec_conformance.rules import applies
-from gatespec_conformance.server_search import _FIELDS, _HITS_FORM, _SCHEMAS, _TYPE, _problems
 
 # A hit in the spec's form, and the same hit as a clean-room implementation gave it.
 SPEC_HIT = {

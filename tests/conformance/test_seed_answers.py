@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from gatespec_conformance.cases import vector_cases
-from gatespec_conformance.functions import judge
+from gatespec_conformance.functions.cases import vector_cases
+from gatespec_conformance.functions.run import judge
 from gatespec_conformance.report import Outcome
 
 NAME = "single-underscore"

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from gatespec_conformance.cases import build_cases
-from gatespec_conformance.functions import judge
+from gatespec_conformance.functions.cases import build_cases
+from gatespec_conformance.functions.run import judge
 from gatespec_conformance.oracle.seed_answers import annotation_property, truncation_property
 from gatespec_conformance.report import Outcome
 

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import pytest
 
-from gatespec_conformance.card_rules import card_findings
-from gatespec_conformance.cases import build_cases, vector_cases
-from gatespec_conformance.families import grammar_value
-from gatespec_conformance.functions import judge, judge_refusal, refused_valid_card
+from gatespec_conformance.functions.card_rules import card_findings
+from gatespec_conformance.functions.cases import build_cases, vector_cases
+from gatespec_conformance.functions.grammar_families import grammar_value
+from gatespec_conformance.functions.run import judge, judge_refusal, refused_valid_card
 from gatespec_conformance.oracle.seed_answers import seed_stringified
 from gatespec_conformance.report import Outcome
 from gatespec_conformance.rules import failures_at as _failures_at

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from gatespec_conformance.server_access import FAMILIES as ACCESS
+from gatespec_conformance.live.access import FAMILIES as ACCESS
 from tests.conformance.mutants.harness import (
     access_config,
     aggregate_argv,

@@ -17,15 +17,12 @@ from mcp.client.stdio import StdioServerParameters
 
 from gatespec.upstream._sdk import raw_request
 from gatespec_conformance import cli
-from gatespec_conformance import server as sv
-from gatespec_conformance.fixture_upstream import (
-    ECHO,
-    FIXTURE_TOOLS,
-    fixture_argv,
-)
+from gatespec_conformance.fixtures.catalog import ECHO, FIXTURE_TOOLS
+from gatespec_conformance.fixtures.upstream import fixture_argv
+from gatespec_conformance.live import run as sv
+from gatespec_conformance.live.surface import semantic_schema
+from gatespec_conformance.live.truncation_judge import truncation_findings
 from gatespec_conformance.report import Selector
-from gatespec_conformance.server_surface import semantic_schema
-from gatespec_conformance.truncation_judge import truncation_findings
 from gatespec_surface.budgets import CLUSTER_THRESHOLD
 from gatespec_surface.grammars import is_name
 from tests.conformance.mutants.harness import (
@@ -213,7 +210,7 @@ def test_placeholders_and_environment(tmp_path: Path) -> None:
         ["{python}", "gw", "--upstream", "{fixture_command}", "--log={call_log}", "{mcp_config}"],
         files,
     )
-    assert argv[3].endswith(f"--call-log {files.call_log}") and "fixture_upstream" in argv[3]
+    assert argv[3].endswith(f"--call-log {files.call_log}") and "fixtures.upstream" in argv[3]
     assert argv[4] == f"--log={files.call_log}" and argv[5] == str(files.mcp_config)
     config = json.loads(files.mcp_config.read_text())
     entry = config["mcpServers"][sv.FIXTURE_KEY]
@@ -281,7 +278,7 @@ def test_fixture_upstream_serves_raw_entries_logs_calls_and_announces(
 ) -> None:
     log = tmp_path / "calls.jsonl"
     argv = fixture_argv(log)
-    params = StdioServerParameters(command=argv[0], args=argv[1:])
+    params = StdioServerParameters(command=argv[0], args=argv[1:], env=sv.fixture_env())
     changed = anyio.Event()
 
     async def on_message(message: object) -> None:
@@ -325,7 +322,7 @@ def test_fixture_upstream_serves_raw_entries_logs_calls_and_announces(
 def test_fixture_add_tool_after_announces_on_a_timer() -> None:
     # The handshake-era path outside any request (the per-request session objects are gone).
     argv = [*fixture_argv(), "--add-tool-after", "1"]
-    params = StdioServerParameters(command=argv[0], args=argv[1:])
+    params = StdioServerParameters(command=argv[0], args=argv[1:], env=sv.fixture_env())
     changed = anyio.Event()
 
     async def on_message(message: object) -> None:

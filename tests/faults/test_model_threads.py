@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from gatespec.cli import EXIT_STATUSES
-from gatespec_conformance.server_access import INITIALIZE as INIT
+from gatespec_conformance.live.access import INITIALIZE as INIT
 
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 BROWSE = {

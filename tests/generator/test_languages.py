@@ -1,4 +1,4 @@
-"""The exact pieces of the grammar comparison (generator/languages.py): length sets, character
+"""The exact pieces of the grammar comparison (generator/evolution/languages.py): length sets, character
 classes over all of Unicode, and node-for-node inclusion, each against answers worked out by
 hand."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from generator.languages import Lengths, class_within, seq_within
+from generator.evolution.languages import Lengths, class_within, seq_within
 
 
 def test_length_sets_of_repetitions_and_sequences() -> None:

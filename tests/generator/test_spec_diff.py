@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 import yaml
 
-from generator.diff import diff
-from generator.diff_rules import RULES, rules_markdown
-from generator.snapshot import Snapshot, read_snapshot
+from generator.evolution.diff import diff
+from generator.evolution.diff_rules import RULES, rules_markdown
+from generator.evolution.snapshot import Snapshot, read_snapshot
 from tests.generator.spec_edits import EDITS, SpecEdit
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from generator import ir
-from generator.errors import SpecError
+from generator.errors import SpecError, SpecErrors
 from generator.spec_schema import FILE_MODELS, FOLDER, GRAMMAR_NODE, modeline, schema_name
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -46,11 +46,11 @@ def test_an_unknown_key_is_refused_as_the_ir_refuses_it() -> None:
     data = yaml.safe_load((SPEC / "profiles.yaml").read_text())
     data["meta_tools"]["tool_view"]["inputs"] = {}
     assert not _validator("profiles.yaml").is_valid(data)
-    with pytest.raises(ir.SpecErrors):
-        ir._validate(ir.Profiles, data, "profiles.yaml")
+    with pytest.raises(SpecErrors):
+        ir.validate(ir.Profiles, data, "profiles.yaml")
 
 
-# Grammar nodes: the schema's verdict must be the IR parser's (ir._parse_node).
+# Grammar nodes: the schema's verdict must be the IR parser's (ir.parse_node).
 NODES: list[tuple[Any, bool]] = [
     ({"lit": ":"}, True),
     ({"lit": ""}, False),
@@ -76,7 +76,7 @@ def test_grammar_nodes_are_judged_alike(node: Any, valid: bool) -> None:
     schema = {"$defs": {"GrammarNode": GRAMMAR_NODE}, "$ref": "#/$defs/GrammarNode"}
     assert jsonschema.Draft7Validator(schema).is_valid(node) == valid
     try:
-        ir._parse_node(node, "grammars.yaml", "grammars.x.syntax[0]")
+        ir.parse_node(node, "grammars.yaml", "grammars.x.syntax[0]")
         parsed = True
     except SpecError:
         parsed = False

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from generator import semver, versioning
+from generator.evolution import semver, versioning
 from generator.ir import load_spec
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -36,7 +36,7 @@ from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
-from gatespec_conformance.server_access import INITIALIZE as INIT
+from gatespec_conformance.live.access import INITIALIZE as INIT
 from gatespec_surface import parsers
 from gatespec_surface.descriptors import META_TOOL_DESCRIPTIONS
 from gatespec_surface.errors import GatewayError

@@ -23,14 +23,15 @@ from gatespec.config import parse_config
 from gatespec.profiles.aggregate import AggregateRuntime, routing
 from gatespec.profiles.aggregate.plugins import Plugin, ToolCall
 from gatespec.profiles.registry import build_server
-from gatespec_conformance.fixture_rich import (
+from gatespec_conformance.fixtures.catalog import fixture_tools
+from gatespec_conformance.fixtures.rich import (
     BAD_PROMPT,
     NO_SCHEME_URI,
     PROMPTS,
     RELAY_TOOLS,
     RESOURCES,
 )
-from gatespec_conformance.fixture_upstream import fixture_argv, fixture_tools
+from gatespec_conformance.fixtures.upstream import fixture_argv
 from gatespec_surface.grammars import is_aggregate_name
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(90)]

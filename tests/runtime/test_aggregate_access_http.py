@@ -30,7 +30,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from gatespec.access import FORBIDDEN_MESSAGE
-from gatespec_conformance.fixture_upstream import fixture_argv
+from gatespec_conformance.fixtures.upstream import fixture_argv
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 

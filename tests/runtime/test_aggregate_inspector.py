@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from gatespec_conformance.fixture_upstream import fixture_argv
+from gatespec_conformance.fixtures.upstream import fixture_argv
 
 pytestmark = [pytest.mark.slow, pytest.mark.real_upstream, pytest.mark.timeout(180)]
 

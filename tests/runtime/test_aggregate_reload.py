@@ -20,7 +20,7 @@ from gatespec.config import load_config
 from gatespec.profiles.aggregate import AggregateRuntime
 from gatespec.profiles.registry import build_server
 from gatespec.reload import watch_config
-from gatespec_conformance.fixture_upstream import fixture_argv
+from gatespec_conformance.fixtures.upstream import fixture_argv
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(90)]
 

@@ -4,6 +4,7 @@ the user's file (and a backup), and an entry a real MCP client can start."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -16,13 +17,14 @@ from mcp import Client, StdioServerParameters
 pytestmark = pytest.mark.timeout(120)
 
 
-def install(*args: str) -> subprocess.CompletedProcess[str]:
+def install(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "gatespec", "install", *args],
         capture_output=True,
         text=True,
         timeout=60,
         check=False,
+        env=env,
     )
 
 
@@ -96,6 +98,37 @@ def test_write_refuses_a_file_that_is_not_plain_json(config: Path, tmp_path: Pat
 def test_a_missing_gateway_config_is_a_usage_error(tmp_path: Path) -> None:
     done = install("--client", "cursor", "--config", str(tmp_path / "nope.json"))
     assert done.returncode == 2 and "no such file" in done.stderr and done.stdout == ""
+
+
+def _needs_root(tmp_path: Path) -> Path:
+    """`make run`'s kind of config: its servers' commands under ${GATESPEC_ROOT}."""
+    path = tmp_path / "run.json"
+    server = {"command": "${GATESPEC_ROOT}/.venv/bin/mcp-server-time"}
+    path.write_text(json.dumps({"mcpServers": {"time": server}}))
+    return path
+
+
+def test_a_config_that_cannot_start_is_refused(tmp_path: Path) -> None:
+    """Unset outside make, the variable leaves a config the gateway cannot start from: the
+    error says which and nothing is written (issue 24)."""
+    client_file = tmp_path / "client.json"
+    env = {k: v for k, v in os.environ.items() if k != "GATESPEC_ROOT"}
+    done = install(
+        "--client", "cursor", "--config", str(_needs_root(tmp_path)),
+        "--write", "--client-config", str(client_file), env=env,
+    )  # fmt: skip
+    assert done.returncode == 2 and not client_file.exists()
+    assert "cannot start with this config" in done.stderr
+    assert "GATESPEC_ROOT is not set" in done.stderr
+
+
+def test_a_config_that_needs_this_shells_variable_is_warned_about(tmp_path: Path) -> None:
+    """Set in this shell, the variable is not what a client passes: a warning names it."""
+    env = {**os.environ, "GATESPEC_ROOT": str(tmp_path)}
+    done = install("--client", "cursor", "--config", str(_needs_root(tmp_path)), env=env)
+    assert done.returncode == 0 and json.loads(done.stdout)["mcpServers"]["gatespec"]
+    assert "warning: this config loads here but not with only" in done.stderr
+    assert "GATESPEC_ROOT is not set" in done.stderr
 
 
 def test_a_real_client_starts_the_gateway_from_the_entry(config: Path) -> None:

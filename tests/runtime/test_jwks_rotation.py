@@ -25,7 +25,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from gatespec.access.config import parse_access
 from gatespec.access.remote_jwks import RemoteJwks
 from gatespec.config import ConfigError
-from gatespec_conformance.server_access import INITIALIZE
+from gatespec_conformance.live.access import INITIALIZE
 from tests.conformance.mutants.harness import http_gatespec
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]

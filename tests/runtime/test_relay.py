@@ -27,8 +27,8 @@ from gatespec.config import parse_config
 from gatespec.runtime import ProxyRuntime
 from gatespec.server import build_server
 from gatespec.upstream import McpUpstream, UpstreamPool
-from gatespec_conformance.fixture_rich import SAMPLE_REPLY_PREFIX
-from gatespec_conformance.fixture_upstream import fixture_argv
+from gatespec_conformance.fixtures.rich import SAMPLE_REPLY_PREFIX
+from gatespec_conformance.fixtures.upstream import fixture_argv
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(90)]
 

@@ -31,8 +31,8 @@ from mcp import Client
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 
-from gatespec_conformance.fixture_rich import SAMPLE_REPLY_PREFIX
-from gatespec_conformance.fixture_upstream import fixture_argv
+from gatespec_conformance.fixtures.rich import SAMPLE_REPLY_PREFIX
+from gatespec_conformance.fixtures.upstream import fixture_argv
 from gatespec_surface.budgets import CACHE_MARKER_ID
 from tests.fixtures.replica_cluster import (
     UPSTREAM,

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from gatespec.server.stdio import _is_pipe_or_socket
-from gatespec_conformance.server_access import INITIALIZE as INIT
+from gatespec_conformance.live.access import INITIALIZE as INIT
 
 LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}

@@ -25,7 +25,7 @@ from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters
 from mcp.server.subscriptions import ToolsListChanged
 
-from gatespec_conformance.server_access import INITIALIZE as INIT
+from gatespec_conformance.live.access import INITIALIZE as INIT
 from gatespec_surface.descriptors import tools_for_profile
 from gatespec_surface.schemas import MODEL_SCHEMAS
 

@@ -34,7 +34,7 @@ from mcp.client.streamable_http import streamable_http_client
 from gatespec import secrets
 from gatespec.access import Identity
 from gatespec.observe.calls import RECENT_CALLS, CallLog
-from gatespec_conformance.fixture_upstream import fixture_argv
+from gatespec_conformance.fixtures.upstream import fixture_argv
 from tests.fixtures.polling import until
 
 pytestmark = pytest.mark.anyio

@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from gatespec_conformance.server_access import INITIALIZE as INIT
+from gatespec_conformance.live.access import INITIALIZE as INIT
 
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 

@@ -21,8 +21,9 @@ from cryptography.hazmat.primitives.asymmetric import ed25519
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 from gatespec_conformance import cli
-from gatespec_conformance.fixture_upstream import ENV_TOOLS, ENV_WELL_FORMED_ONLY, fixture_argv
-from gatespec_conformance.server_access import RESTRICTED_VISIBLE
+from gatespec_conformance.fixtures.upstream import ENV_TOOLS, ENV_WELL_FORMED_ONLY, fixture_argv
+from gatespec_conformance.live.access import RESTRICTED_VISIBLE
+from gatespec_conformance.live.run import fixture_env
 
 PYTHON = sys.executable
 MUTANT = Path(__file__).resolve().parent / "serve_mutant.py"
@@ -41,8 +42,10 @@ def write_config(
     """A gatespec config fronting the fixture; the call log is the kit's (${GATESPEC_CALL_LOG})
     unless given."""
     argv = fixture_argv(call_log if call_log is not None else "${GATESPEC_CALL_LOG}")
-    # The fixture's size for the kit's --sizes runs reaches it through the environment.
+    # The fixture's size for the kit's --sizes runs reaches it through the environment; the
+    # kit's own folders too (fixture_env), so the fixture run is the one the kit reads.
     env = {key: "${" + key + ":-}" for key in (ENV_TOOLS, ENV_WELL_FORMED_ONLY)}
+    env.update(fixture_env())
     config = {
         "mcpServers": {"fixture": {"command": argv[0], "args": argv[1:], "env": env}},
         "gateway": {
