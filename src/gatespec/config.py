@@ -225,9 +225,6 @@ class GatewayOptions:
     host: str = DEFAULT_HOST
     port: int = DEFAULT_PORT
     call_timeout: float = DEFAULT_CALL_TIMEOUT
-    # Images and audio up to this many decoded bytes per result also reach the model as MCP
-    # content, not only as artifacts (AM-INLINE-MEDIA); 0: artifacts only.
-    inline_media_max_bytes: int = DEFAULT_INLINE_MEDIA_MAX_BYTES
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
     cache_stable: bool = False
     # While serving: the longest wait between retries of an upstream that failed or died
@@ -248,6 +245,9 @@ class GatewayOptions:
     metrics_port: int | None = None
     # OpenTelemetry: the trace exporter ("otlp", "console", "none"); None: as OTEL_* says.
     tracing: str | None = None
+    # Images and audio up to this many decoded bytes per result also reach the model as MCP
+    # content, not only as artifacts (AM-INLINE-MEDIA); 0: artifacts only.
+    inline_media_max_bytes: int = DEFAULT_INLINE_MEDIA_MAX_BYTES
 
 
 @dataclass(frozen=True)
