@@ -82,7 +82,10 @@ UNAUTHENTICATED: Final = "this request carries no verified identity"
 # The meta-tools whose operation runs an upstream tool and relays what it sends (caller.relay).
 RELAYING_META_TOOLS: Final = frozenset({"tool_execute", "call"})
 # The content block types of Reply.media (AM-INLINE-MEDIA).
-_MEDIA: Final = {"image": ImageContent, "audio": AudioContent}
+_MEDIA: Final[dict[str, type[ImageContent] | type[AudioContent]]] = {
+    "image": ImageContent,
+    "audio": AudioContent,
+}
 
 
 def error_result(error: GatewayError, structured: bool = True) -> CallToolResult:
