@@ -386,10 +386,11 @@ class Amendment(Strict):
     # Every fact in `changes` must sit in one of them (or in a subsection of one).
     amends: Source | list[Source]
     # change: the spec departs from what a seed states; clarification: the seed is silent or
-    # ambiguous and the spec decides. `changes` names the seed facts (seed_facts.yaml) the
+    # ambiguous and the spec decides; extension: the spec adds to what a seed requires and
+    # keeps all of it. `changes` names the seed facts (seed_facts.yaml) the
     # amendment overrides, each with the value the spec holds instead (null for a fact that is a
     # statement with no single value). A change must name at least one.
-    kind: Literal["change", "clarification"]
+    kind: Literal["change", "clarification", "extension"]
     changes: dict[str, Any] = {}
     decision: str
     rationale: str

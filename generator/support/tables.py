@@ -35,7 +35,7 @@ class Amendment:
     title: str
     seed: str
     section: str
-    kind: str  # change | clarification
+    kind: str  # change | clarification | extension
     changes: tuple[str, ...]  # ids of the seed facts it overrides (seed_facts.SEED_FACTS)
     decision: str
     rationale: str

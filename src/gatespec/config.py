@@ -75,6 +75,7 @@ __all__ = [
     "DEFAULT_CONNECT_TIMEOUT",
     "DEFAULT_DRAIN_TIMEOUT",
     "DEFAULT_HOST",
+    "DEFAULT_INLINE_MEDIA_MAX_BYTES",
     "DEFAULT_PORT",
     "IGNORED_SERVER_KEYS",
     "PROFILES",
@@ -100,6 +101,9 @@ DEFAULT_PORT: Final = 8765
 DEFAULT_CALL_TIMEOUT: Final = 30.0
 DEFAULT_CONNECT_TIMEOUT: Final = 20.0
 DEFAULT_REFRESH_INTERVAL: Final = 30.0
+# gateway.inline_media_max_bytes (AM-INLINE-MEDIA): 1 MiB of decoded image/audio bytes per
+# result, about one screenshot; model APIs refuse far larger images (5 MiB is a common limit).
+DEFAULT_INLINE_MEDIA_MAX_BYTES: Final = 1 << 20
 DEFAULT_CONNECT_CONCURRENCY: Final = 8  # upstreams connecting at once
 DEFAULT_DRAIN_TIMEOUT: Final = 10.0
 
@@ -126,6 +130,7 @@ _GATEWAY_KEYS: Final = frozenset(
         "host",
         "port",
         "call_timeout",
+        "inline_media_max_bytes",  # images/audio shown inline per result (AM-INLINE-MEDIA)
         "connect_timeout",
         "cache_stable",
         "refresh_interval",
@@ -240,6 +245,9 @@ class GatewayOptions:
     metrics_port: int | None = None
     # OpenTelemetry: the trace exporter ("otlp", "console", "none"); None: as OTEL_* says.
     tracing: str | None = None
+    # Images and audio up to this many decoded bytes per result also reach the model as MCP
+    # content, not only as artifacts (AM-INLINE-MEDIA); 0: artifacts only.
+    inline_media_max_bytes: int = DEFAULT_INLINE_MEDIA_MAX_BYTES
 
 
 @dataclass(frozen=True)
@@ -501,6 +509,11 @@ class _GatewayReader(Reader):
             host=host,
             port=port,
             call_timeout=call_timeout,
+            inline_media_max_bytes=self.count(
+                raw["inline_media_max_bytes"], f"{at}.inline_media_max_bytes", minimum=0
+            )
+            if "inline_media_max_bytes" in raw
+            else defaults.inline_media_max_bytes,
             connect_timeout=connect_timeout,
             cache_stable=cache_stable,
             refresh_interval=refresh_interval,

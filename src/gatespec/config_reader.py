@@ -135,13 +135,13 @@ class Reader:
         p = Path(self.string(value, path)).expanduser()
         return p if p.is_absolute() else self.base / p
 
-    def count(self, value: Any, path: str) -> int:
-        """A whole number of at least 1 (a string from ${VAR} is parsed)."""
+    def count(self, value: Any, path: str, minimum: int = 1) -> int:
+        """A whole number of at least `minimum` (a string from ${VAR} is parsed)."""
         if isinstance(value, str):
             text = self.string(value, path).strip()
             value = int(text) if text.isdigit() else text
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise self.error(path, f"expected a whole number of at least 1, got {value!r}")
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            raise self.error(path, f"expected a whole number of at least {minimum}, got {value!r}")
         return value
 
     def globs(self, value: Any, path: str) -> tuple[str, ...]:

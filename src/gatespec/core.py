@@ -69,6 +69,9 @@ class Reply:
     # Meta-tools whose result is the upstream's own (profiles.yaml `result: upstream`): its
     # content blocks as given (MCP wire form), which replace `text`.
     content: tuple[Mapping[str, Any], ...] | None = None
+    # Image and audio content blocks (MCP wire form) after `text` and `notes`, for the model to
+    # see (AM-INLINE-MEDIA); never counted into `text`'s budget.
+    media: tuple[Mapping[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)

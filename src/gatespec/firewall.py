@@ -76,7 +76,7 @@ def _fact(key: str, value: Any) -> str:
     return clip(" ".join(f"{key}: {shown}".split()), FACT_MAX_CHARS, at_word=True)
 
 
-def _decode_base64(data: object) -> bytes:
+def decode_base64(data: object) -> bytes:
     """Lenient base64: line breaks and missing padding are tolerated (real servers send
     both); anything else raises ValueError."""
     if not isinstance(data, str):
@@ -178,7 +178,7 @@ def _binary_part(env: _Envelope, index: int, part: Mapping[str, Any], kind: str)
     media = mime if isinstance(mime, str) and mime else OCTET_STREAM
     label = f"{kind} part {index}"
     try:
-        data = _decode_base64(part.get("data"))
+        data = decode_base64(part.get("data"))
     except ValueError as exc:
         env.issue(str(exc), index, type=kind)
         raw = part.get("data")
@@ -206,7 +206,7 @@ def _resource_part(env: _Envelope, index: int, part: Mapping[str, Any]) -> None:
         env.put(text.encode("utf-8"), media, label, uri, index)
     elif isinstance(blob, str):
         try:
-            data = _decode_base64(blob)
+            data = decode_base64(blob)
         except ValueError as exc:
             env.issue(str(exc), index, type="resource")
             raw = scrub(blob).encode("utf-8")
@@ -284,6 +284,27 @@ def _structured(env: _Envelope, structured: object) -> None:
         env.issue(f"structuredContent has {len(items)} keys; facts hold the first {MAX_FACTS}")
 
 
+def text_repeats_structured(result: object) -> bool:
+    """The result's text parts, joined, are its structuredContent again as JSON (what SDK
+    servers send for clients that read only text). Never raises."""
+    if not isinstance(result, Mapping):
+        return False
+    structured, content = result.get("structuredContent"), result.get("content")
+    if not isinstance(structured, Mapping) or not structured or not isinstance(content, list):
+        return False
+    text = TEXT_JOINER.join(
+        p["text"]
+        for p in content
+        if isinstance(p, Mapping) and p.get("type") == "text" and isinstance(p.get("text"), str)
+    )
+    if not text.lstrip().startswith("{"):
+        return False
+    try:
+        return bool(json.loads(text) == structured)
+    except (ValueError, RecursionError):
+        return False
+
+
 def _no_text_summary(artifacts: list[dict[str, Any]]) -> str:
     if not artifacts:
         return "(no content)"
@@ -350,4 +371,4 @@ def to_envelope(
     }
 
 
-__all__ = ["to_envelope"]
+__all__ = ["decode_base64", "text_repeats_structured", "to_envelope"]

@@ -38,9 +38,10 @@ from mcp.types import Tool
 from gatespec.access import LOCAL, AccessPolicy, Identity, Rules, Subject, forbidden
 from gatespec.artifacts import ArtifactStore, render_view, view_cut_note
 from gatespec.catalog import Catalog, Excluded, Item
-from gatespec.config import GatewayConfig
+from gatespec.config import DEFAULT_INLINE_MEDIA_MAX_BYTES, GatewayConfig
 from gatespec.core import Caller, CatalogListing, GatewayRuntime, Relay, Reply
-from gatespec.firewall import to_envelope
+from gatespec.firewall import text_repeats_structured, to_envelope
+from gatespec.inline_media import artifact_media, result_media
 from gatespec.metrics import Metrics
 from gatespec.profiles.aggregate.plugins import Chain, ToolCall, build_chain
 from gatespec.profiles.aggregate.routing import RoutingContext
@@ -57,7 +58,7 @@ from gatespec.upstream import (
     UpstreamStatus,
 )
 from gatespec.validation import ArgsValidator
-from gatespec_surface.budgets import CACHE_SEEN_BY
+from gatespec_surface.budgets import CACHE_SEEN_BY, STRUCTURED_CONTENT_LABEL
 from gatespec_surface.descriptors import PROFILES
 from gatespec_surface.errors import ErrorCode, GatewayError
 from gatespec_surface.operations import (
@@ -96,10 +97,16 @@ class _Views:
         self.views: OrderedDict[frozenset[str], Snapshot] = OrderedDict()
 
 
-def envelope_text(envelope: Mapping[str, Any]) -> str:
+def envelope_text(envelope: Mapping[str, Any], repeats_structured: bool = False) -> str:
     """The text content of a tool_execute result: the bounded summary, the facts, and one line
-    per artifact with the handle to pass to tool_view."""
-    lines = [f"[{envelope['status']}] {envelope['summary']}".rstrip()]
+    per artifact with the handle to pass to tool_view.
+
+    When the upstream's text is its structuredContent again (`repeats_structured`) and the
+    structured content artifact holds it whole, the summary is left out of the text: the facts
+    show the same keys once (AM-RESULT-TEXT-ONCE; the envelope keeps its summary)."""
+    kept = any(a["label"] == STRUCTURED_CONTENT_LABEL for a in envelope["artifacts"])
+    summary = "" if repeats_structured and kept else envelope["summary"]
+    lines = [f"[{envelope['status']}] {summary}".rstrip()]
     lines += [f"- {fact}" for fact in envelope["facts"]]
     for art in envelope["artifacts"]:
         where = f" {art['uri']}" if art.get("uri") else ""
@@ -120,6 +127,7 @@ class ProxyRuntime(UpstreamLifecycle):
         profile: str = "gateway",
         cache_stable: bool = False,
         call_timeout: float | None = None,
+        inline_media_max_bytes: int = DEFAULT_INLINE_MEDIA_MAX_BYTES,
         refresh_interval: float = 0.0,
         artifacts: ArtifactStore | None = None,
         policy: AccessPolicy | None = None,
@@ -131,6 +139,8 @@ class ProxyRuntime(UpstreamLifecycle):
         self.profile = profile
         self.cache_stable = cache_stable
         self.call_timeout = call_timeout
+        # Decoded image/audio bytes per result also shown inline (AM-INLINE-MEDIA).
+        self.inline_media_max_bytes = inline_media_max_bytes
         # Artifacts and cache-stable sessions (gatespec.state): this process's memory unless
         # a shared backend is given.
         self.state = state if state is not None else MemoryState(artifacts)
@@ -164,6 +174,7 @@ class ProxyRuntime(UpstreamLifecycle):
             profile=profile or options.profile,
             cache_stable=options.cache_stable,
             call_timeout=options.call_timeout,
+            inline_media_max_bytes=options.inline_media_max_bytes,
             refresh_interval=options.refresh_interval,
             policy=options.access.policy if options.access is not None else None,
             state=open_state(options.state),
@@ -439,11 +450,24 @@ class ProxyRuntime(UpstreamLifecycle):
             await self.state.commit_execute(session, seen, writer)
         except StateUnavailable as exc:
             envelope = without_artifacts(envelope, str(exc))
-        return Reply(envelope_text(envelope), envelope, is_error=envelope["status"] == "error")
+        return Reply(
+            envelope_text(envelope, text_repeats_structured(result)),
+            envelope,
+            is_error=envelope["status"] == "error",
+            media=result_media(result, self.inline_media_max_bytes),
+        )
 
     async def view(self, session: str, handle: str, selector: str) -> Reply:
         parse_view_selector(selector)  # ARGS_INVALID before the store is asked
-        result = render_view(await self.state.artifacts.get(handle, session), selector)
+        artifact = await self.state.artifacts.get(handle, session)
+        result = render_view(artifact, selector)
+        block = artifact_media(artifact, self.inline_media_max_bytes) if selector == "all" else None
+        if block is not None:  # the model sees the image, not its base64 (AM-INLINE-MEDIA)
+            text = (
+                f"artifact {artifact.handle}: {artifact.label} ({artifact.media_type}, "
+                f"{artifact.size} bytes), shown whole as {block['type']} content"
+            )
+            return Reply(text, result, media=(block,))
         notes = (view_cut_note(result),) if result["truncated"] else ()
         return Reply(result["content"], result, notes=notes)
 

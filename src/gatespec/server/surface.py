@@ -10,7 +10,7 @@ transparent, search; gatespec.profiles.registry names each profile's builder):
   becomes an isError result whose text is the §3.4 payload as JSON; any other exception is
   logged and reported the same way as UPSTREAM_ERROR. A success is the runtime's exact text
   plus its structured form, checked against the meta-tool's output schema (clients reject a
-  mismatch, so we report it instead).
+  mismatch, so we report it instead), then any image or audio blocks (AM-INLINE-MEDIA).
 - Error results also carry the payload as structuredContent unless tools/list advertises
   output schemas (AM-OUTPUT-SCHEMA-OFF-WIRE turned them off): TypeScript SDK 1.x clients (MCP
   Inspector 0.15, SDK 1.32) validate structuredContent against the advertised outputSchema
@@ -47,8 +47,10 @@ from mcp.server.models import InitializationOptions
 from mcp.shared.exceptions import MCPError
 from mcp_types import (
     INVALID_PARAMS,
+    AudioContent,
     CallToolResult,
     EmptyResult,
+    ImageContent,
     ListToolsResult,
     SetLevelRequestParams,
     TextContent,
@@ -82,6 +84,11 @@ _SHOWN_MAX: Final = 80  # a quoted tool name in a message
 UNAUTHENTICATED: Final = "this request carries no verified identity"
 # The meta-tools whose operation runs an upstream tool and relays what it sends (caller.relay).
 RELAYING_META_TOOLS: Final = frozenset({"tool_execute", "call"})
+# The content block types of Reply.media (AM-INLINE-MEDIA).
+_MEDIA: Final[dict[str, type[ImageContent] | type[AudioContent]]] = {
+    "image": ImageContent,
+    "audio": AudioContent,
+}
 
 
 def error_result(error: GatewayError, structured: bool = True) -> CallToolResult:
@@ -237,6 +244,7 @@ class MetaToolSurface:
             content=[
                 TextContent(type="text", text=reply.text),
                 *(TextContent(type="text", text=note) for note in reply.notes),
+                *(_MEDIA[block["type"]].model_validate(block) for block in reply.media),
             ],
             structured_content=reply.structured,
             is_error=reply.is_error,
