@@ -47,7 +47,6 @@ Rules (each violation raises `ConfigError` naming the file, the key path and the
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import re
@@ -56,8 +55,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
 
-import yaml
-
+from gatespec.config_files import read_document
 from gatespec.config_reader import ConfigError, Reader, expand_env, kind_of, suggest
 from gatespec.secrets import Written
 from gatespec.upstream_kinds import KINDS, SPELLINGS, Transport, UpstreamKind
@@ -269,41 +267,7 @@ def load_config(
 ) -> GatewayConfig:
     """Read and validate a config file (YAML by extension .yaml/.yml, JSON otherwise)."""
     source = Path(path)
-    try:
-        text = source.read_text(encoding="utf-8")
-    except OSError as e:
-        raise ConfigError(source, "", f"cannot read file: {e.strerror or e}") from e
-    except UnicodeDecodeError as e:
-        raise ConfigError(source, "", f"file is not UTF-8 text: {e}") from e
-    if source.suffix.lower() in (".yaml", ".yml"):
-        data = _parse_yaml(text, source)
-    else:
-        data = _parse_json(text, source)
-    return parse_config(data, source=source, environ=environ)
-
-
-def _parse_json(text: str, source: Path) -> Any:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as e:
-        raise ConfigError(
-            source, "", f"invalid JSON at line {e.lineno}, column {e.colno}: {e.msg}"
-        ) from e
-
-
-def _parse_yaml(text: str, source: Path) -> Any:
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        problem = getattr(e, "problem", None) or str(e)
-        if mark is not None:
-            raise ConfigError(
-                source,
-                "",
-                f"invalid YAML at line {mark.line + 1}, column {mark.column + 1}: {problem}",
-            ) from e
-        raise ConfigError(source, "", f"invalid YAML: {problem}") from e
+    return parse_config(read_document(source), source=source, environ=environ)
 
 
 def parse_config(
