@@ -1,6 +1,6 @@
 """Session-wide test environment.
 
-Semantic ranking is off unless a test turns it on (tests/runtime/test_semantic.py does, on
+Semantic ranking is off unless a test turns it on (tests/runtime/ranking/test_semantic.py does, on
 small catalogs): browse results then do not depend on whether the embedding model is
 installed, and the suite does not spend minutes encoding large fixture catalogs. Embeddings a
 test does make go to a temporary cache, never the user's. Gateways the tests start as

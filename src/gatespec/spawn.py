@@ -34,7 +34,7 @@ from gatespec import chain, secrets
 from gatespec.config import ServerConfig
 
 # What the SDK's stdio client passes on from the environment (mcp.client.stdio
-# DEFAULT_INHERITED_ENV_VARS on POSIX; tests/runtime/test_spawn.py checks they agree).
+# DEFAULT_INHERITED_ENV_VARS on POSIX; tests/runtime/upstream/test_spawn.py checks they agree).
 INHERITED_ENV: Final = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
 
 _STDERR_CAP: Final = 1 << 20  # keep the stderr file under ~1 MiB...

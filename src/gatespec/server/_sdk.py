@@ -1,6 +1,6 @@
 """The server side's one seam into the MCP SDK: every private SDK name the server layer uses
 is used here and nowhere else (the upstream side's seam is gatespec.upstream._sdk;
-tests/runtime/test_sdk_seam.py and ruff's banned-api rule keep it so).
+tests/runtime/server/test_sdk_seam.py and ruff's banned-api rule keep it so).
 
 mcp 2.3's StreamableHTTPSessionManager keeps its session table, the credential each session
 belongs to, its task group and its lifespan state private, and has no hook for a session it

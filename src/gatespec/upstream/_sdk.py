@@ -10,7 +10,7 @@ requests the way done here: let the session stamp the request for the negotiated
 returns the result dict untouched.
 
 Every private SDK name the upstream side uses is used here and nowhere else (the server side's
-seam is gatespec.server._sdk; tests/runtime/test_sdk_seam.py and ruff's banned-api rule keep it
+seam is gatespec.server._sdk; tests/runtime/server/test_sdk_seam.py and ruff's banned-api rule keep it
 so): the raw requests above, the SDK's input_required driver, its transport streams type and
 the legacy SSE client's event size limit.
 """

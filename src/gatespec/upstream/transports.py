@@ -319,7 +319,7 @@ async def _sse(
 
 
 # One opener per kind the MCP client reaches (gatespec.upstream_kinds: the kinds with `mcp`;
-# tests/runtime/test_upstream_kinds.py checks that every one has its opener).
+# tests/runtime/upstream/test_upstream_kinds.py checks that every one has its opener).
 OPENERS: Final[Mapping[str, Opener]] = {"stdio": _stdio, "http": _http, "sse": _sse}
 
 

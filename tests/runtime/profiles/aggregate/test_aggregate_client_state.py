@@ -27,7 +27,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 
-FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "client_state_server.py"
+FIXTURE = Path(__file__).resolve().parents[3] / "fixtures" / "client_state_server.py"
 ALICE = "file:///home/alice/project"
 
 

@@ -20,7 +20,7 @@ from gatespec.upstream import (
 
 pytestmark = pytest.mark.anyio
 
-REAL_CATALOG = Path(__file__).resolve().parents[1] / "fixtures" / "catalogs" / "mcp_catalog.json"
+REAL_CATALOG = Path(__file__).resolve().parents[2] / "fixtures" / "catalogs" / "mcp_catalog.json"
 OBJ = {"type": "object", "properties": {"q": {"type": "string"}}}
 
 

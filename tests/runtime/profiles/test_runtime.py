@@ -25,7 +25,7 @@ from gatespec_surface.errors import ErrorCode, GatewayError
 from gatespec_surface.grammars import is_wire_name
 from gatespec_surface.models import BrowseResult, HydrationResult, ResultEnvelope, ViewResult
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 RAW = ROOT / "tests" / "fixtures" / "raw_mcp_server.py"
 
 SCHEMA = {

@@ -22,11 +22,11 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.runtime.load_support import serve_http
-from tests.runtime.test_aggregate_client_state import alive, said
+from tests.runtime.profiles.aggregate.test_aggregate_client_state import alive, said
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 
-FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "client_state_server.py"
+FIXTURE = Path(__file__).resolve().parents[3] / "fixtures" / "client_state_server.py"
 
 
 def gateway(servers: Any, tmp_path: Path, bound: int) -> str:

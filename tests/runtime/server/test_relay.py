@@ -32,7 +32,7 @@ from gatespec_conformance.fixtures.upstream import fixture_argv
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(90)]
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 class ClientSide:
@@ -212,7 +212,7 @@ async def test_a_2026_client_is_asked_through_input_required(
     anyio_backend: str, tmp_path: Path
 ) -> None:
     """A 2026-07-28 client cannot be sent a request: it gets the upstream's as an
-    input_required result and retries with its answer (server.mrtr; tests/runtime/test_mrtr.py
+    input_required result and retries with its answer (server.mrtr; tests/runtime/server/test_mrtr.py
     has the rest)."""
     config = _config({"fixture": _fixture(tmp_path / "calls.jsonl")})
     side = ClientSide()

@@ -31,7 +31,7 @@ from gatespec_surface.schemas import MODEL_SCHEMAS
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 FAKE = ROOT / "tests" / "fixtures" / "fake_gateway.py"
 INSPECTOR = ROOT / "node_modules" / ".bin" / "mcp-inspector"
 ACCEPT = {"Accept": "application/json, text/event-stream"}

@@ -23,7 +23,7 @@ from mcp.client.stdio import StdioServerParameters
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 
-FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "client_state_server.py"
+FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "client_state_server.py"
 SERVER = {"command": sys.executable, "args": [str(FIXTURE)]}
 
 

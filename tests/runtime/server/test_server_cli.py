@@ -21,7 +21,7 @@ pytestmark = pytest.mark.timeout(60)
 
 
 def _load_fixture() -> Any:
-    path = Path(__file__).resolve().parents[1] / "fixtures" / "fake_gateway.py"
+    path = Path(__file__).resolve().parents[2] / "fixtures" / "fake_gateway.py"
     spec = importlib.util.spec_from_file_location("fake_gateway", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

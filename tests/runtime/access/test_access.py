@@ -512,7 +512,7 @@ def test_a_config_path_resolves_key_files_against_the_config(tmp_path: Path, jwt
 
 def test_the_readme_example_is_a_valid_config(tmp_path: Path, jwt_keys: Any) -> None:
     """README.md's worked example parses, and decides as its prose says."""
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text()
     section = readme.split("## Identities and access control", 1)[1]
     (tmp_path / "gw.yaml").write_text(section.split("```yaml\n", 1)[1].split("```", 1)[0])
     (tmp_path / "idp-jwks.json").write_text((jwt_keys["folder"] / "jwks.json").read_text())

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SRC = ROOT / "src"
 SEAMS = frozenset({"src/gatespec/upstream/_sdk.py", "src/gatespec/server/_sdk.py"})
 SDK_PACKAGES = ("mcp", "mcp_types")

@@ -118,7 +118,7 @@ def _config(tmp_path: Path, servers: Any, gateway: dict[str, Any]) -> tuple[Path
 
 
 def _env() -> dict[str, str]:
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     return {**os.environ, "PYTHONPATH": f"{root / 'src'}{os.pathsep}{root / 'generated'}"}
 
 

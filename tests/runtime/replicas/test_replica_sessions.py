@@ -10,7 +10,7 @@ Expected answers: the upstream's own output (tests/fixtures/replica_upstream.big
 everywhere, 404 for a session that is not the caller's, 202 for a forwarded legacy POST), the
 SDK's Streamable HTTP resumption contract (events after Last-Event-ID), the conformance
 fixture's documented replies for sampling / elicitation and its logged cancellation
-(AM-UPSTREAM-RELAY, as in tests/runtime/test_relay.py), and server.health for /readyz."""
+(AM-UPSTREAM-RELAY, as in tests/runtime/server/test_relay.py), and server.health for /readyz."""
 
 from __future__ import annotations
 

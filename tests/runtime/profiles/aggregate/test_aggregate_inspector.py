@@ -18,7 +18,7 @@ from gatespec_conformance.fixtures.upstream import fixture_argv
 
 pytestmark = [pytest.mark.slow, pytest.mark.real_upstream, pytest.mark.timeout(180)]
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[4]
 INSPECTOR = ROOT / "node_modules" / ".bin" / "mcp-inspector"
 
 

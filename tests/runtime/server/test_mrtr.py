@@ -35,11 +35,11 @@ from gatespec.config import parse_config
 from gatespec.runtime import ProxyRuntime
 from gatespec.server import build_server, mrtr
 from gatespec.server.relay import RequestRelay
-from tests.runtime.test_relay import ClientSide, _fixture
+from tests.runtime.server.test_relay import ClientSide, _fixture
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 
-INTERVIEW = Path(__file__).resolve().parents[1] / "fixtures" / "interview_server.py"
+INTERVIEW = Path(__file__).resolve().parents[2] / "fixtures" / "interview_server.py"
 # What interview() answers when the client says "Ada" and samples "forty-two" (ClientSide).
 INTERVIEWED = "interviewed Ada: forty-two"
 # How each profile calls the interview server's one tool.

@@ -40,7 +40,7 @@ from tests.fixtures.polling import until
 pytestmark = pytest.mark.anyio
 
 TOKENS = {"ops": "ops-secret-000001", "alice": "alice-secret-0001"}
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 CHROMIUM = Path("/usr/bin/chromium")
 
 

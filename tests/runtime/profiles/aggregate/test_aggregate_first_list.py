@@ -18,7 +18,7 @@ from mcp.client.stdio import StdioServerParameters
 
 pytestmark = [pytest.mark.anyio, pytest.mark.real_upstream, pytest.mark.timeout(120)]
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[4]
 MANY = 600  # more than one page of the merged list (aggregate_listing.page_size)
 LIST_DELAY_S = 1.5  # every tools/list of the many-tools server answers this late
 
