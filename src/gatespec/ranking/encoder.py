@@ -35,7 +35,7 @@ import importlib.util
 import logging
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -123,8 +123,16 @@ class WordPieces:
 class MiniLmEncoder:
     """Text -> 384-dim unit vectors. Thread-safe (onnxruntime sessions are)."""
 
-    def __init__(self, model_path: Path, model_sha256: str, threads: int | None = None) -> None:
-        import numpy as np  # noqa: F401  (fail here, not at the first query, when missing)
+    def __init__(
+        self,
+        model_path: Path,
+        model_sha256: str,
+        threads: int | None = None,
+        overrides: Mapping[str, np.ndarray] | None = None,
+    ) -> None:
+        """`overrides`: initializer name -> array run in place of the file's own (the learned
+        query tower, gatespec.ranking.learned)."""
+        import numpy as np  # fail here, not at the first query, when missing
         import onnxruntime as ort
 
         self._pieces = WordPieces()
@@ -135,6 +143,12 @@ class MiniLmEncoder:
         options.enable_cpu_mem_arena = False  # see the module docstring
         # No busy-waiting between runs: the gateway shares its cores with the upstreams.
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        # onnxruntime reads an added initializer from the caller's buffer when the session is
+        # built: C-contiguous (else it would be a copy it refuses), and kept alive.
+        self._arrays = {k: np.ascontiguousarray(v) for k, v in (overrides or {}).items()}
+        self._overrides = [ort.OrtValue.ortvalue_from_numpy(a) for a in self._arrays.values()]
+        for name, value in zip(self._arrays, self._overrides, strict=True):
+            options.add_initializer(name, value)
         self._session = ort.InferenceSession(
             str(model_path), sess_options=options, providers=["CPUExecutionProvider"]
         )
@@ -142,6 +156,7 @@ class MiniLmEncoder:
         self._inputs = {i.name for i in self._session.get_inputs()}
         # Vectors from another model file must never meet cached ones: the id names the file.
         self.model_id = f"all-MiniLM-L6-v2-int8-{model_sha256[:16]}"
+        self.query_model_id = self.model_id  # what encodes queries (gatespec.ranking.learned)
 
     def _run(self, rows: Sequence[Sequence[int]]) -> np.ndarray:
         import numpy as np
@@ -258,13 +273,16 @@ def _load() -> tuple[MiniLmEncoder | None, EncoderStatus]:
     try:
         path, sha = _model_file()
         encoder = MiniLmEncoder(path, sha)
+        from gatespec.ranking.learned import with_learned
+
+        encoder, queries = with_learned(encoder)
     except ImportError as exc:
         reason = f"lexical ranking only: {exc.name or exc} is not installed; {_INSTALL_HINT}"
         return None, EncoderStatus(False, reason)
     except Exception as exc:  # a broken install must not stop the gateway: rank lexically
         log.warning("semantic ranking unavailable", exc_info=True)
         return None, EncoderStatus(False, f"lexical ranking only: the model failed to load ({exc})")
-    detail = f"hybrid ranking: BM25 + {MODEL_NAME} (onnxruntime)"
+    detail = f"hybrid ranking: BM25 + {MODEL_NAME} (onnxruntime); {queries}"
     return encoder, EncoderStatus(True, detail)
 
 

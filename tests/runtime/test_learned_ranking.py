@@ -1,0 +1,223 @@
+"""The learned ranker's pieces (issue 26): the dev-data splits, BM25 hard negatives, and the
+artifact loaded the way the gateway loads it. Training itself is not a test
+(`python -m gatespec.ranking.train`); the export round trip needs the `train` extra and is
+marked slow."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import random
+import sys
+import types
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gatespec.ranking import Bm25Index, Document, learned
+from gatespec.ranking.encoder import MiniLmEncoder, _model_file, reset_encoder
+from gatespec.ranking.train.data import (
+    HELD_OUT,
+    by_tool_folds,
+    group_of,
+    half_of,
+    ordinary_folds,
+    split_of,
+    trainable,
+)
+from gatespec.ranking.train.negatives import candidates, hard_negatives
+
+# Real tool names and descriptions (the MCP reference servers, gatespec/data/default_catalog.json).
+TOOLS = [
+    Document.of_tool(
+        "git/git_commit", "git_commit", "Records changes to the repository", "git", {}
+    ),
+    Document.of_tool("git/git_status", "git_status", "Shows the working tree status", "git", {}),
+    Document.of_tool("git/git_log", "git_log", "Shows the commit logs", "git", {}),
+    Document.of_tool(
+        "time/get_current_time",
+        "get_current_time",
+        "Get current time in a specific timezone",
+        "time",
+        {},
+    ),
+    Document.of_tool(
+        "filesystem/read_file",
+        "read_file",
+        "Read the complete contents of a file",
+        "filesystem",
+        {},
+    ),
+]
+
+
+def _queries(n: int) -> list[dict[str, object]]:
+    return [
+        {"id": f"q{i}", "query": f"query {i}", "gold": [f"s{i % 7}/t{i % 13}"]} for i in range(n)
+    ]
+
+
+# ---------------------------------------------------------------------- splits
+
+
+def test_split_is_the_benchmarks_and_stable() -> None:
+    # bench/retrieval.py imports this very function; a fifth (by hash) is held out.
+    parts = [split_of(f"q{i}") for i in range(5000)]
+    assert set(parts) == {0, 1, 2, 3, 4, HELD_OUT}
+    assert 0.17 < parts.count(HELD_OUT) / len(parts) < 0.23
+    assert parts == [split_of(f"q{i}") for i in range(5000)]
+
+
+def test_trainable_never_holds_a_held_out_query() -> None:
+    qs = _queries(2000)
+    kept = trainable(qs)
+    assert kept and all(split_of(q["id"]) != HELD_OUT for q in kept)
+    assert len(kept) == sum(split_of(q["id"]) != HELD_OUT for q in qs)
+
+
+def test_by_server_split_keeps_validation_tools_out_of_training() -> None:
+    rng = random.Random(1)
+    servers = [f"srv{i}" for i in range(12)]
+    qs = [
+        {
+            "id": f"t{i}",
+            "gold": [
+                f"{rng.choice(servers)}/tool{rng.randrange(4)}" for _ in range(rng.randint(1, 3))
+            ],
+        }
+        for i in range(400)
+    ]
+    folds = by_tool_folds("mcp", qs)
+    assert len(folds) == 2
+    for train, val in folds:
+        assert train and val and not set(train) & set(val)
+        seen = {group_of("mcp", g) for i in train for g in qs[i]["gold"]}
+        unseen = {group_of("mcp", g) for i in val for g in qs[i]["gold"]}
+        assert not seen & unseen  # no validation server was trained on
+    # MCP is split by server: every tool of a server falls in the same half.
+    assert len({half_of("mcp", f"srv3/tool{k}") for k in range(4)}) == 1
+
+
+def test_by_tool_split_for_the_single_catalog_sets() -> None:
+    assert group_of("bfcl", "bfcl/get_weather") == "bfcl/get_weather"
+    assert group_of("metatool", "metatool/a") != group_of("metatool", "metatool/b")
+    halves = {half_of("bfcl", f"bfcl/f{i}") for i in range(50)}
+    assert halves == {0, 1}
+
+
+def test_ordinary_folds_partition_the_trainable_queries() -> None:
+    qs = _queries(1000)
+    (train0, val0), (train1, val1) = ordinary_folds(qs)
+    assert set(train0) == set(val1) and set(train1) == set(val0)
+    assert not set(val0) & set(val1)
+    held = {i for i, q in enumerate(qs) if split_of(q["id"]) == HELD_OUT}
+    assert set(val0) | set(val1) == set(range(len(qs))) - held
+
+
+# ---------------------------------------------------------------------- negatives
+
+
+def test_hard_negatives_are_the_best_bm25_matches_that_are_not_gold() -> None:
+    index = Bm25Index(TOOLS)
+    gold = ["git/git_commit"]
+    ranked = [d for d, _ in index.search("show the commit log of the git repository", 5)]
+    negatives = hard_negatives(index, "show the commit log of the git repository", gold, 2)
+    assert [index.ids[i] for i in negatives] == [d for d in ranked if d not in gold][:2]
+
+
+def test_candidates_add_random_negatives_and_never_gold() -> None:
+    index = Bm25Index(TOOLS)
+    gold, negatives = candidates(
+        index, "commit my changes", ["git/git_commit"], hard=1, easy=10, rng=random.Random(0)
+    )
+    assert [index.ids[i] for i in gold] == ["git/git_commit"]
+    assert len(negatives) == len(set(negatives)) == len(TOOLS) - 1  # all the others, once
+    assert index.ids.index("git/git_commit") not in negatives
+
+
+# ---------------------------------------------------------------------- the artifact
+
+LN_BIAS = "inner.encoder.layer.5.output.LayerNorm.bias"  # a float initializer of the file
+
+
+@pytest.fixture
+def base() -> MiniLmEncoder:
+    path, sha = _model_file()
+    return MiniLmEncoder(path, sha)
+
+
+def _artifact(tmp_path: Path, **arrays: np.ndarray) -> Path:
+    path = tmp_path / "query_encoder.npz"
+    np.savez_compressed(path, **arrays)
+    return path
+
+
+def test_artifact_weights_replace_the_shipped_ones(tmp_path: Path, base: MiniLmEncoder) -> None:
+    path = _artifact(tmp_path, **{LN_BIAS: np.full(384, 0.05, dtype=np.float32)})
+    tower = learned.query_encoder(path)
+    texts = ["tell the team in #general that the deploy finished", "what time is it in Tokyo"]
+    moved = tower.encode(texts, query=True)
+    same = base.encode(texts, query=True)
+    cos = (moved * same).sum(axis=1)
+    assert np.allclose(np.linalg.norm(moved, axis=1), 1.0, atol=1e-5)
+    assert (cos < 0.9999).all() and (cos > 0.5).all()  # changed, not broken
+    assert tower.model_id != base.model_id  # its vectors never meet the shipped model's
+
+
+def test_learned_queries_encode_tools_with_the_shipped_model(
+    tmp_path: Path, base: MiniLmEncoder
+) -> None:
+    tower = learned.query_encoder(_artifact(tmp_path, **{LN_BIAS: np.zeros(384, np.float32)}))
+    both = learned.LearnedQueries(base, tower)
+    text = ["git: git status: Shows the working tree status"]
+    assert np.array_equal(both.encode(text), base.encode(text))  # the catalog's cache stays valid
+    assert np.array_equal(both.encode(text, query=True), tower.encode(text, query=True))
+    assert both.model_id == base.model_id and both.query_model_id == tower.model_id
+
+
+@pytest.fixture
+def fake_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    path = _artifact(tmp_path, **{LN_BIAS: np.zeros(384, np.float32)})
+    module = types.ModuleType("gatespec_ranker")
+    module.SHA256 = hashlib.sha256(path.read_bytes()).hexdigest()  # type: ignore[attr-defined]
+    module.artifact_path = lambda: path  # type: ignore[attr-defined]
+    module.__spec__ = importlib.util.spec_from_loader("gatespec_ranker", loader=None)
+    monkeypatch.setitem(sys.modules, "gatespec_ranker", module)
+    reset_encoder()
+    yield path
+    reset_encoder()
+
+
+def test_the_switch_and_a_broken_artifact_fall_back_to_the_shipped_model(
+    fake_package: Path, base: MiniLmEncoder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    encoder, words = learned.with_learned(base)
+    assert isinstance(encoder, learned.LearnedQueries) and "learned" in words
+    monkeypatch.setenv(learned.OFF_ENV, "off")
+    encoder, words = learned.with_learned(base)
+    assert encoder is base and f"{learned.OFF_ENV}=off" in words
+    monkeypatch.delenv(learned.OFF_ENV)
+    fake_package.write_bytes(fake_package.read_bytes() + b"x")  # no longer its pinned sha256
+    encoder, words = learned.with_learned(base)
+    assert encoder is base and "failed" in words and "sha256" in words
+
+
+@pytest.mark.slow
+def test_export_round_trip_matches_the_torch_model(tmp_path: Path, base: MiniLmEncoder) -> None:
+    """The shipped weights, dequantised into torch and exported back as the trained layers,
+    give the shipped model's query vectors (needs the `train` extra)."""
+    pytest.importorskip("torch")
+    pytest.importorskip("onnx")
+    from gatespec.ranking.train.export import arrays
+    from gatespec.ranking.train.model import bert_from_onnx, read_onnx_weights
+
+    weights = read_onnx_weights(_model_file()[0])
+    model = bert_from_onnx(weights)
+    path = _artifact(tmp_path, **arrays(model, weights, layers=2))
+    texts = ["ship the PR #42", "book a table for two tonight"]
+    cos = (
+        learned.query_encoder(path).encode(texts, query=True) * base.encode(texts, query=True)
+    ).sum(1)
+    assert (cos > 0.999).all()
