@@ -221,3 +221,23 @@ def test_export_round_trip_matches_the_torch_model(tmp_path: Path, base: MiniLmE
         learned.query_encoder(path).encode(texts, query=True) * base.encode(texts, query=True)
     ).sum(1)
     assert (cos > 0.999).all()
+
+
+def test_rank_no_learned_switches_the_learned_part_off(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    from gatespec import cli
+
+    monkeypatch.setenv(learned.OFF_ENV, "")  # recorded, so the run's "off" is undone after
+    catalog = tmp_path / "catalog.json"
+    catalog.write_text(json.dumps([{"server": "time", "name": "get_current_time"}]))
+    queries = tmp_path / "queries.json"
+    queries.write_text(
+        json.dumps([{"id": 1, "query": "current time", "gold": ["time/get_current_time"]}])
+    )
+    args = ["rank", "--catalog", str(catalog), "--queries", str(queries), "--no-learned"]
+    assert cli.main(args) == 0
+    assert learned.switched_off()
+    assert "hit@1 1.0" in capsys.readouterr().err
