@@ -30,6 +30,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from gatespec.ranking.train.card import model_card
 from gatespec.ranking.train.data import (
     SETS,
     DevSet,
@@ -245,6 +246,7 @@ def run(
     result["elapsed_s"] = round(time.monotonic() - started, 1)
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "training.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    (out_dir.parent / "MODEL_CARD.md").write_text(model_card(result), encoding="utf-8")
     _log(f"wrote {out_dir / 'training.json'} ({result['elapsed_s']:.0f} s)")
     return result
 
