@@ -55,7 +55,7 @@ def model_card(record: Mapping[str, Any]) -> str:
         "frozen; a contrastive loss per query over its gold tools (summed probability for a "
         "multi-step task), its 8 best non-gold BM25 matches (hard negatives) and 24 random "
         "tools of its catalog, scale 20; AdamW, linear warm-up and decay; batches drawn evenly "
-        "from the four catalogs. Chosen by cross-validation (mean objective over two "
+        "from the four catalogs; queries cut at 64 word pieces in training (128 when served). Chosen by cross-validation (mean objective over two "
         "by-server/by-tool folds and two ordinary folds; objective: mean hit@5 over the sets "
         f"plus MCP coverage@5): layers {choice['layers']} of {list(grid['layers'])}, lr "
         f"{choice['lr']} of {list(grid['lrs'])}, {choice['steps']} steps of batch 16 (checkpoints "
