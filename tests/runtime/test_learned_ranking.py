@@ -8,15 +8,17 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import random
+import shutil
 import sys
 import types
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from gatespec.ranking import Bm25Index, Document, learned
+from gatespec.ranking import DEFAULT_PARAMS, Bm25Index, Document, learned
 from gatespec.ranking.encoder import MiniLmEncoder, _model_file, reset_encoder
 from gatespec.ranking.train.data import (
     HELD_OUT,
@@ -139,8 +141,6 @@ def test_candidates_add_random_negatives_and_never_gold() -> None:
 
 # ---------------------------------------------------------------------- the artifact
 
-LN_BIAS = "inner.encoder.layer.5.output.LayerNorm.bias"  # a float initializer of the file
-
 
 @pytest.fixture
 def base() -> MiniLmEncoder:
@@ -148,41 +148,51 @@ def base() -> MiniLmEncoder:
     return MiniLmEncoder(path, sha)
 
 
-def _artifact(tmp_path: Path, **arrays: np.ndarray) -> Path:
-    path = tmp_path / "query_encoder.npz"
-    np.savez_compressed(path, **arrays)
+def _artifact(tmp_path: Path) -> Path:
+    """A stand-in tower: the shipped file itself under the artifact's name (building one with
+    trained weights needs the `train` extra: the slow test below)."""
+    path = tmp_path / "query_encoder.onnx"
+    shutil.copyfile(_model_file()[0], path)
     return path
 
 
-def test_artifact_weights_replace_the_shipped_ones(tmp_path: Path, base: MiniLmEncoder) -> None:
-    path = _artifact(tmp_path, **{LN_BIAS: np.full(384, 0.05, dtype=np.float32)})
-    tower = learned.query_encoder(path)
+def test_the_tower_loads_as_a_model_of_its_own(tmp_path: Path, base: MiniLmEncoder) -> None:
+    tower = learned.query_encoder(_artifact(tmp_path))
     texts = ["tell the team in #general that the deploy finished", "what time is it in Tokyo"]
-    moved = tower.encode(texts, query=True)
-    same = base.encode(texts, query=True)
-    cos = (moved * same).sum(axis=1)
-    assert np.allclose(np.linalg.norm(moved, axis=1), 1.0, atol=1e-5)
-    assert (cos < 0.9999).all() and (cos > 0.5).all()  # changed, not broken
+    same = (tower.encode(texts, query=True) * base.encode(texts, query=True)).sum(axis=1)
+    assert np.allclose(same, 1.0, atol=1e-5)
     assert tower.model_id != base.model_id  # its vectors never meet the shipped model's
 
 
-def test_learned_queries_encode_tools_with_the_shipped_model(
-    tmp_path: Path, base: MiniLmEncoder
-) -> None:
-    tower = learned.query_encoder(_artifact(tmp_path, **{LN_BIAS: np.zeros(384, np.float32)}))
-    both = learned.LearnedQueries(base, tower)
-    text = ["git: git status: Shows the working tree status"]
-    assert np.array_equal(both.encode(text), base.encode(text))  # the catalog's cache stays valid
-    assert np.array_equal(both.encode(text, query=True), tower.encode(text, query=True))
-    assert both.model_id == base.model_id and both.query_model_id == tower.model_id
+class _Recorder(MiniLmEncoder):
+    """A stand-in encoder that records who was asked to encode what (unit test only)."""
+
+    def __init__(self, name: str, calls: list[tuple[str, bool]]) -> None:
+        self.model_id = self.query_model_id = name
+        self.calls = calls
+
+    def encode(self, texts: Sequence[str], *, query: bool = False) -> np.ndarray:
+        self.calls.append((self.model_id, query))
+        return np.zeros((len(texts), 384), dtype=np.float32)
+
+
+def test_learned_queries_encode_tools_with_the_shipped_model() -> None:
+    calls: list[tuple[str, bool]] = []
+    both = learned.LearnedQueries(_Recorder("shipped", calls), _Recorder("tower", calls), 0.1)
+    both.encode(["git: git status: Shows the working tree status"])
+    both.encode(["what changed in my repo"], query=True)
+    # Tools by the shipped model (a catalog's cached vectors stay valid), queries by the tower.
+    assert calls == [("shipped", False), ("tower", True)]
+    assert both.model_id == "shipped" and both.query_model_id == "tower"
 
 
 @pytest.fixture
 def fake_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    path = _artifact(tmp_path, **{LN_BIAS: np.zeros(384, np.float32)})
+    path = _artifact(tmp_path)
     module = types.ModuleType("gatespec_ranker")
     module.SHA256 = hashlib.sha256(path.read_bytes()).hexdigest()  # type: ignore[attr-defined]
     module.artifact_path = lambda: path  # type: ignore[attr-defined]
+    module.LEXICAL_WEIGHT = 0.1  # type: ignore[attr-defined]
     module.__spec__ = importlib.util.spec_from_loader("gatespec_ranker", loader=None)
     monkeypatch.setitem(sys.modules, "gatespec_ranker", module)
     reset_encoder()
@@ -195,6 +205,11 @@ def test_the_switch_and_a_broken_artifact_fall_back_to_the_shipped_model(
 ) -> None:
     encoder, words = learned.with_learned(base)
     assert isinstance(encoder, learned.LearnedQueries) and "learned" in words
+    # The fusion weight chosen with the tower replaces the default, not a caller's own choice.
+    assert learned.fusion_for(DEFAULT_PARAMS, encoder).lexical_weight == 0.1
+    own = replace(DEFAULT_PARAMS, lexical_weight=0.4)
+    assert learned.fusion_for(own, encoder) == own
+    assert learned.fusion_for(DEFAULT_PARAMS, base) == DEFAULT_PARAMS
     monkeypatch.setenv(learned.OFF_ENV, "off")
     encoder, words = learned.with_learned(base)
     assert encoder is base and f"{learned.OFF_ENV}=off" in words
@@ -205,22 +220,28 @@ def test_the_switch_and_a_broken_artifact_fall_back_to_the_shipped_model(
 
 
 @pytest.mark.slow
-def test_export_round_trip_matches_the_torch_model(tmp_path: Path, base: MiniLmEncoder) -> None:
-    """The shipped weights, dequantised into torch and exported back as the trained layers,
-    give the shipped model's query vectors (needs the `train` extra)."""
+def test_export_replaces_the_trained_weights(tmp_path: Path, base: MiniLmEncoder) -> None:
+    """Trained weights written into the shipped file change the queries' vectors, and the
+    shipped weights written back give the shipped vectors (needs the `train` extra)."""
     pytest.importorskip("torch")
     pytest.importorskip("onnx")
-    from gatespec.ranking.train.export import arrays
+    import torch
+
+    from gatespec.ranking.train.export import arrays, onnx_bytes
     from gatespec.ranking.train.model import bert_from_onnx, read_onnx_weights
 
     weights = read_onnx_weights(_model_file()[0])
     model = bert_from_onnx(weights)
-    path = _artifact(tmp_path, **arrays(model, weights, layers=2))
     texts = ["ship the PR #42", "book a table for two tonight"]
-    cos = (
-        learned.query_encoder(path).encode(texts, query=True) * base.encode(texts, query=True)
-    ).sum(1)
-    assert (cos > 0.999).all()
+    path = tmp_path / "same.onnx"
+    path.write_bytes(onnx_bytes(arrays(model, weights, layers=2)))
+    same = learned.query_encoder(path).encode(texts, query=True) * base.encode(texts, query=True)
+    assert (same.sum(1) > 0.999).all()
+    with torch.no_grad():  # a change in an int8 matrix must reach the served vectors
+        model.encoder.layer[5].intermediate.dense.weight.mul_(-1.0)
+    path.write_bytes(onnx_bytes(arrays(model, weights, layers=2)))
+    moved = learned.query_encoder(path).encode(texts, query=True) * base.encode(texts, query=True)
+    assert (moved.sum(1) < 0.99).all()
 
 
 def test_rank_no_learned_switches_the_learned_part_off(

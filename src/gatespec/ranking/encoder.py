@@ -35,7 +35,7 @@ import importlib.util
 import logging
 import os
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -123,16 +123,8 @@ class WordPieces:
 class MiniLmEncoder:
     """Text -> 384-dim unit vectors. Thread-safe (onnxruntime sessions are)."""
 
-    def __init__(
-        self,
-        model_path: Path,
-        model_sha256: str,
-        threads: int | None = None,
-        overrides: Mapping[str, np.ndarray] | None = None,
-    ) -> None:
-        """`overrides`: initializer name -> array run in place of the file's own (the learned
-        query tower, gatespec.ranking.learned)."""
-        import numpy as np  # fail here, not at the first query, when missing
+    def __init__(self, model_path: Path, model_sha256: str, threads: int | None = None) -> None:
+        import numpy as np  # noqa: F401  (fail here, not at the first query, when missing)
         import onnxruntime as ort
 
         self._pieces = WordPieces()
@@ -143,12 +135,6 @@ class MiniLmEncoder:
         options.enable_cpu_mem_arena = False  # see the module docstring
         # No busy-waiting between runs: the gateway shares its cores with the upstreams.
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        # onnxruntime reads an added initializer from the caller's buffer when the session is
-        # built: C-contiguous (else it would be a copy it refuses), and kept alive.
-        self._arrays = {k: np.ascontiguousarray(v) for k, v in (overrides or {}).items()}
-        self._overrides = [ort.OrtValue.ortvalue_from_numpy(a) for a in self._arrays.values()]
-        for name, value in zip(self._arrays, self._overrides, strict=True):
-            options.add_initializer(name, value)
         self._session = ort.InferenceSession(
             str(model_path), sess_options=options, providers=["CPUExecutionProvider"]
         )

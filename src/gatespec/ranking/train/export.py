@@ -1,17 +1,18 @@
-"""The trained query tower as int8 weights beside the shipped model, checked and written.
+"""The trained query tower as an int8 ONNX file: the shipped file with the trained layers'
+weights in place of its own.
 
-Only the layers that trained are written: each matrix as the shipped file stores it (int8 and
-one scale per output, under the file's own initializer names), biases and layer norms as
-float32. gatespec.ranking.learned hands them to onnxruntime in place of the file's own, so
-the artifact is a few MB instead of a second model, and the tool side is the shipped model
-untouched. Before writing, the exported weights are run through onnxruntime exactly as the
-serving path runs them and compared with the torch model on real queries.
+Each trained matrix is stored as the shipped file stores it (int8 and one scale per output,
+under the file's own initializer names), biases and layer norms as float32; the graph is the
+shipped one untouched. (Handing onnxruntime only the changed initializers does not work: the
+int8 weights feed Cast/Mul nodes that its constant folding computes from the file's own
+values, and folding cannot be turned off without making a query ~10x slower.) Before writing,
+the file is run through onnxruntime exactly as the serving path runs it and compared with the
+torch model on real queries.
 """
 
 from __future__ import annotations
 
 import hashlib
-import io
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,9 +25,9 @@ if TYPE_CHECKING:
 
     from gatespec.ranking.encoder import WordPieces
 
-__all__ = ["ARTIFACT", "arrays", "base_model_path", "write"]
+__all__ = ["ARTIFACT", "arrays", "base_model_path", "onnx_bytes", "write"]
 
-ARTIFACT = "query_encoder.npz"
+ARTIFACT = "query_encoder.onnx"
 _PREFIX = "inner."
 # Queries the export check encodes both ways (any text does; these are everyday ones).
 _CHECK = [
@@ -62,6 +63,23 @@ def arrays(model: torch.nn.Module, weights: OnnxWeights, layers: int) -> dict[st
     return out
 
 
+def onnx_bytes(data: dict[str, np.ndarray]) -> bytes:
+    """The shipped ONNX file with `data` in place of its initializers of the same names."""
+    import onnx
+    from onnx import numpy_helper
+
+    proto = onnx.load(str(base_model_path()))
+    replaced = 0
+    for init in proto.graph.initializer:
+        if init.name in data:
+            init.CopyFrom(numpy_helper.from_array(data[init.name], init.name))
+            replaced += 1
+    if replaced != len(data):
+        raise ValueError(f"only {replaced} of {len(data)} trained weights are in the base file")
+    blob: bytes = proto.SerializeToString()
+    return blob
+
+
 def write(
     model: torch.nn.Module,
     weights: OnnxWeights,
@@ -69,14 +87,10 @@ def write(
     out_dir: Path,
     pieces: WordPieces,
 ) -> dict[str, Any]:
-    import numpy as np
-
     from gatespec.ranking.learned import query_encoder
 
     data = arrays(model, weights, layers)
-    buf = io.BytesIO()
-    np.savez_compressed(buf, **data)
-    blob = buf.getvalue()
+    blob = onnx_bytes(data)
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / ARTIFACT
     path.write_bytes(blob)
@@ -89,6 +103,6 @@ def write(
         "file": ARTIFACT,
         "bytes": len(blob),
         "sha256": hashlib.sha256(blob).hexdigest(),
-        "initializers": len(data),
+        "initializers_replaced": len(data),
         "min_cosine_torch_vs_int8": round(agreement, 5),
     }
