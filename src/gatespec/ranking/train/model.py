@@ -8,8 +8,7 @@ output (``W = q * scale``: a Cast and a Mul in the graph), so the ONNX names of 
 (``val_49_q``) are mapped to BERT's by following each dequantised weight into its MatMul and
 that MatMul's bias Add, whose initializer carries BERT's name.
 
-:func:`quantize` turns trained matrices back into the same (int8, scale) pair, which the
-serving side (gatespec.ranking.learned) feeds to onnxruntime in place of the file's own.
+gatespec.ranking.train.export writes trained weights back under the same names.
 Training-time only: torch, transformers and onnx come from the ``train`` extra.
 """
 
@@ -23,7 +22,7 @@ if TYPE_CHECKING:
     import numpy as np
     import torch
 
-__all__ = ["OnnxWeights", "bert_from_onnx", "quantize", "read_onnx_weights"]
+__all__ = ["OnnxWeights", "bert_from_onnx", "read_onnx_weights"]
 
 _PREFIX = "inner."
 
@@ -97,16 +96,3 @@ def bert_from_onnx(weights: OnnxWeights) -> torch.nn.Module:
     if missing or unexpected:
         raise ValueError(f"weights do not fit: missing {missing}, unexpected {unexpected}")
     return model
-
-
-def quantize(weight: np.ndarray, transposed: bool) -> tuple[np.ndarray, np.ndarray]:
-    """(int8, scale) in the ONNX file's layout: symmetric, one scale per output (a column of
-    a MatMul weight, a row of an embedding table), as the shipped file stores them."""
-    import numpy as np
-
-    w = weight.T if transposed else weight
-    axis = 0 if transposed else 1
-    scale = np.abs(w).max(axis=axis, keepdims=True) / 127.0
-    scale = np.where(scale > 0, scale, 1.0).astype(np.float32)
-    q = np.clip(np.rint(w / scale), -127, 127).astype(np.int8)
-    return np.ascontiguousarray(q), scale
