@@ -125,8 +125,11 @@ def rank(
         text = q.get("query")
         if not isinstance(text, str) or not text:
             raise RankInputError(f"query {n}: 'query' must be a non-empty string")
-        cards = browser.browse(query=text, top_k=k).cards
-        out.append({"id": q.get("id", n), "ranked": [names[c["id"]] for c in cards]})
+        resp = browser.browse(query=text, top_k=k)
+        # A query that matches nothing is answered with the namespaces, as a path browse: no
+        # tool is ranked.
+        ranked = [] if "path" in resp.structured else [names[c["id"]] for c in resp.cards]
+        out.append({"id": q.get("id", n), "ranked": ranked})
     return out, browser.ranker.status
 
 

@@ -99,3 +99,16 @@ def test_hybrid_ranking_answers_every_everyday_query_with_tools(
     check_never_empty(browser)
     shipped = browser.browse(query="merge the pull request", top_k=1).cards[0]
     assert shipped["id"].startswith("github:merge_pull_request")
+
+
+def test_gatespec_rank_reports_no_tools_for_a_query_that_matches_none() -> None:
+    # The browse answers the namespaces as a path browse; `gatespec rank` ranked no tool
+    # (it used to fail looking the namespace card up as a tool).
+    from gatespec.rank_cli import rank
+
+    catalog = [{"server": "time", "name": "get_current_time", "description": "Current time"}]
+    results, _status = rank(catalog, [{"id": 1, "query": "zzqxj"}, {"id": 2, "query": "time"}])
+    assert results == [
+        {"id": 1, "ranked": []},
+        {"id": 2, "ranked": ["time/get_current_time"]},
+    ]
