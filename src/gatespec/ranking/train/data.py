@@ -127,7 +127,7 @@ def load_sets(data: Path = DEFAULT_DATA) -> dict[str, DevSet]:
     }
 
 
-def trainable(qs: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+def trainable(qs: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """The queries anything may be trained or tuned on: all but the benchmark's held-out fifth."""
     return [q for q in qs if split_of(q["id"]) != HELD_OUT]
 

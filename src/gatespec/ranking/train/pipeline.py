@@ -339,12 +339,12 @@ def choose(folds: Sequence[Mapping[str, Any]], grid: Grid) -> tuple[dict[str, An
             -int(n.split(":")[2]),  # fewer steps among equals
         ),
     )
-    layers, lr, step, w = best.split(":")
+    layers, lr, step, weight = best.split(":")
     return {
         "layers": int(layers),
         "lr": float(lr),
         "steps": int(step),
-        "lexical_weight": float(w),
+        "lexical_weight": float(weight),
         "name": best,
     }, table
 
