@@ -230,7 +230,8 @@ class Prepared:
         for i, q in enumerate(self.queries):
             if learned and i not in self._held:
                 out[i] = np.nan  # never measured: the tower trained on it
-            elif params == "naive":
+                continue
+            if params == "naive":
                 ranked = [h for h, _ in self.naive.search(q["query"], 10)]
             else:
                 p = params if isinstance(params, FusionParams) else None
