@@ -14,10 +14,10 @@ install: $(STAMP)
 # generated/ is the project folder of the surface's own distribution (gatespec-surface).
 # Each long step says so on stderr first (never stdout: `make run`'s is the MCP channel), so
 # a client that started `make run` on a fresh clone shows why it waits.
-$(STAMP): pyproject.toml generated/pyproject.toml ranker/pyproject.toml package.json package-lock.json
+$(STAMP): pyproject.toml generated/pyproject.toml package.json package-lock.json
 	@test -x $(PY) || { echo "gatespec: creating the virtual environment $(VENV)" >&2; $(PYTHON) -m venv $(VENV); }
 	@echo "gatespec: installing Python packages into $(VENV) (pip; 1-3 minutes the first time)" >&2
-	$(PY) -m pip install --quiet -e ./generated -e ./ranker -e ".[dev]"
+	$(PY) -m pip install --quiet -e ./generated -e ".[dev]"
 	@echo "gatespec: installing the npm test servers into node_modules (npm ci)" >&2
 	$(NPM) ci --no-audit --no-fund --loglevel=error
 	@touch $(STAMP)

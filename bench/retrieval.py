@@ -596,8 +596,10 @@ def learned_section(res: Mapping[str, Any]) -> list[str]:
         "tools never in training) and two ordinary folds (by query); it ships only if the "
         "by-server folds show no loss. "
         f"Choice: top {choice['layers']} layers, lr {choice['lr']}, {choice['steps']} steps, "
-        f"lexical weight {choice['lexical_weight']}. Verdict: "
-        f"{'shipped' if verdict['ships'] else 'NOT shipped'} ({verdict['why']}).",
+        f"lexical weight {choice['lexical_weight']}. By-server gate: "
+        f"{'passed' if verdict['ships'] else 'failed'} ({verdict['why']}). Installed only on "
+        "request (gatespec[learned]): on the held-out fifth below it loses MCP tasks and BFCL "
+        "queries.",
         "",
         "By-server / by-tool folds and ordinary folds (hit@5; MCP coverage@5 in brackets; "
         "base = step 0 at the shipped fusion weight; validation samples of "
@@ -692,8 +694,10 @@ def markdown(res: Mapping[str, Any]) -> str:
     for s in SETS:
         for name, m in cv["whole_dev"].items():
             rows.append([s, name, *_metric_row(m[s])])
-        name = "shipped defaults, `gatespec rank`" + (
-            ", learned query tower, held-out fifth" if res.get("rank_cli_learned") else ""
+        name = (
+            "`gatespec rank` with the learned query tower installed, held-out fifth"
+            if res.get("rank_cli_learned")
+            else "shipped defaults, `gatespec rank`"
         )
         rows.append([s, name, *_metric_row(res["rank_cli"][s])])
     out.append(fmt_table(["set", "ranker", "queries", *METRICS], rows))

@@ -168,14 +168,6 @@ print(f"smoke: gatespec-surface {SPEC_VERSION} alone: {len(cases)} vectors pass"
 """
 
 
-LEARNED_SMOKE = """
-from gatespec.ranking.learned import artifact
-found = artifact()
-assert found is not None, "gatespec-ranker was not installed with gatespec"
-print(f"smoke: the learned query tower installed with gatespec ({found[0].name}, sha256 ok)")
-"""
-
-
 def smoke(out: Path, base: str) -> None:
     house = wheelhouse(out, base)
     with tempfile.TemporaryDirectory(prefix="gatespec-dist-") as tmp:
@@ -192,7 +184,6 @@ def smoke(out: Path, base: str) -> None:
         for argv in ([bindir / "gatespec", "--help"], [python, "-m", "gatespec", "--help"]):
             run(*argv, stdout=subprocess.DEVNULL)
         say("gatespec --help and python -m gatespec --help: ok (hypothesis not installed)")
-        run(python, "-c", LEARNED_SMOKE)
         run(python, ROOT / "tools" / "smoke_stdio.py", "--", bindir / "gatespec")
 
         run(python, "-m", "pip", "install", "--quiet", "--no-index", "--find-links", out,
