@@ -73,8 +73,9 @@ def model_card(record: Mapping[str, Any]) -> str:
         _row("ordinary folds, base model", table[base_key]["ordinary"]),
         _row("ordinary folds, learned", table[choice["name"]]["ordinary"]),
         "",
-        f"Verdict: {'shipped' if verdict['ships'] else 'not shipped'} ({verdict['why']}). "
-        "Held-out figures through gatespec: bench/results/retrieval.md.",
+        f"By-server gate: {'passed' if verdict['ships'] else 'failed'} ({verdict['why']}). "
+        "Held-out figures through gatespec, and whether gatespec installs it by default (it "
+        "does not: `gatespec[learned]`): bench/results/retrieval.md.",
         "",
         "## Limits",
         "",
