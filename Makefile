@@ -7,7 +7,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: install generate check-generated lint test test-slow ts-build ts-test bench bench-check bench-fuzz run report dist clean
+.PHONY: install generate check-generated lint test test-slow ts-build ts-test bench bench-check bench-fuzz run report dist clean train-ranker
 
 install: $(STAMP)
 
@@ -78,6 +78,20 @@ bench-check:
 bench-fuzz: install
 	$(PY) bench/fuzz.py --out bench/results/fuzz.json
 	$(PY) bench/run.py --only none
+
+TRAIN_STAMP := $(VENV)/.train-installed
+
+# The training-time dependencies (torch, transformers, onnx) stay out of `make install`.
+$(TRAIN_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet -e ".[train]"
+	touch $(TRAIN_STAMP)
+
+# Fine-tune the ranker's query tower on the dev data (python -m gatespec.ranking.train: the
+# choices by cross-validation, by-server folds deciding whether it ships) and write it with its
+# fold figures into ranker/gatespec_ranker (the gatespec-ranker distribution). <= 30 min on 2
+# cores; at the lowest priority, the machine being shared.
+train-ranker: install $(TRAIN_STAMP)
+	GATESPEC_TRAIN_THREADS=2 nice -n 19 $(PY) -m gatespec.ranking.train --out ranker/gatespec_ranker
 
 # sdists and wheels of gatespec-surface and gatespec, built twice and compared, twine-checked,
 # and smoke-tested in fresh venvs (tools/dist.py). DIST_PYTHONS="/path/python3.12 …" smoke-tests

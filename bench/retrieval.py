@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
-import hashlib
 import itertools
 import json
 import math
@@ -59,20 +58,29 @@ from gatespec.rank_cli import METRICS, query_metrics, rank  # noqa: E402
 from gatespec.rank_cli import metrics as rank_metrics  # noqa: E402
 from gatespec.ranking import DEFAULT_PARAMS, Document, FusionParams, Ranker, embedding_text  # noqa: E402
 from gatespec.ranking.encoder import QUERY_MAX_TOKENS, MiniLmEncoder, load_encoder  # noqa: E402
+from gatespec.ranking.learned import LearnedQueries  # noqa: E402
+from gatespec.ranking.learned import artifact as learned_artifact  # noqa: E402
+from gatespec.ranking.learned import switched_off as learned_switched_off  # noqa: E402
 from gatespec.ranking.ranker import rank_scores  # noqa: E402
+from gatespec.ranking.train.data import (  # noqa: E402  (the training's own splits and loaders)
+    DEFAULT_DATA,
+    FOLDS,
+    HELD_OUT,
+    SETS,
+    catalog_docs,
+    load_json,
+    split_of,
+)
+from gatespec.ranking.train.data import load_sets as load_dev_sets  # noqa: E402
 from gatespec.ranking.vector_cache import VectorCache, content_key  # noqa: E402
 from gatespec_surface.budgets import QUERY_MAX_CHARS  # noqa: E402
 
-DEFAULT_DATA = Path("/work/shared/data/tool-retrieval")
 SYNTH_SIZE = 10_000
 COLD_SAMPLE = 256  # tools encoded from an empty cache to measure a cold start's rate
-FOLDS = 5
-HELD_OUT = FOLDS  # split_of's value for the held-out fifth
 GRID: dict[str, tuple[Any, ...]] = {
     "lexical_weight": (0.1, 0.2, 0.3, 0.4, 0.5),
     "feedback_weight": (0.0, 0.3, 0.5),
 }
-SETS = ("mcp", "bfcl", "bfcl_live", "metatool")
 SOURCES = [
     "LiveMCPBench (icip-cas/LiveMCPBench, Apache-2.0): 527 MCP tools, 64 dev tasks",
     "github-mcp-server (github/github-mcp-server, MIT): 117 MCP tools",
@@ -83,55 +91,6 @@ SOURCES = [
 
 
 # --------------------------------------------------------------------------- data
-
-
-def load_json(path: Path) -> Any:
-    with path.open(encoding="utf-8") as fh:
-        return json.load(fh)
-
-
-def catalog_docs(rows: Sequence[Mapping[str, Any]]) -> list[Document]:
-    """Catalog rows -> Documents with id "server/name" (the form the gold labels use)."""
-    return [
-        Document.of_tool(
-            f"{r['server']}/{r['name']}",
-            r["name"],
-            r.get("description") or "",
-            r["server"],
-            r.get("inputSchema"),
-        )
-        for r in rows
-    ]
-
-
-def queries(rows: Sequence[Mapping[str, Any]], gold: str) -> list[dict[str, Any]]:
-    out = []
-    for r in rows:
-        labels = list(r[gold])
-        groups = r.get("gold_groups") or [[g] for g in labels]
-        out.append({"id": r["id"], "query": r["query"], "gold": labels, "gold_groups": groups})
-    return out
-
-
-def load_sets(data: Path) -> dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]]:
-    mcp = load_json(data / "mcp_catalog.json")
-    bfcl = load_json(data / "bfcl_catalog_dedup.json")
-    meta = load_json(data / "metatool_catalog.json")
-    return {
-        "mcp": (mcp, queries(load_json(data / "mcp_queries_dev.json"), "gold")),
-        "bfcl": (bfcl, queries(load_json(data / "bfcl_queries_dev.json"), "gold_by_name")),
-        "bfcl_live": (
-            bfcl,
-            queries(load_json(data / "bfcl_live_queries_dev.json"), "gold_by_name"),
-        ),
-        "metatool": (meta, queries(load_json(data / "metatool_queries_dev.json"), "gold")),
-    }
-
-
-def split_of(query_id: str) -> int:
-    """0..4: a cross-validation fold; 5: held out (a fifth of the queries, by id hash)."""
-    h = int.from_bytes(hashlib.sha256(str(query_id).encode()).digest()[:4], "big")
-    return HELD_OUT if h % 5 == 0 else (h // 5) % FOLDS
 
 
 # --------------------------------------------------------------------------- baseline
@@ -230,34 +189,57 @@ class Prepared:
         texts = [q["query"][:QUERY_MAX_CHARS] for q in qs]  # cut as the ranker cuts
         self.lexical = [probe.lexical.scores(t) for t in texts]
         self.vectors = probe.semantic.vectors
-        self.sims = encode_queries(probe.semantic.encoder, texts) @ self.vectors.T
+        # With gatespec-ranker installed the encoder is LearnedQueries: queries both ways.
+        encoder = probe.semantic.encoder
+        base = encoder.tools if isinstance(encoder, LearnedQueries) else encoder
+        self.sims = encode_queries(base, texts) @ self.vectors.T
+        # The learned tower trained on every other query: only the held-out fifth measures it
+        # (and encoding only those keeps the run short).
+        self.held_out = [i for i, q in enumerate(qs) if split_of(q["id"]) == HELD_OUT]
+        self.sims_learned: np.ndarray | None = None
+        if isinstance(encoder, LearnedQueries):
+            self.sims_learned = np.full(self.sims.shape, np.nan, dtype=np.float32)
+            held = [texts[i] for i in self.held_out]
+            self.sims_learned[self.held_out] = (
+                encode_queries(encoder.queries, held) @ self.vectors.T
+            )
+        self._held = set(self.held_out)
         self.naive = NaiveBm25(self.docs)
         self._rows: dict[Any, np.ndarray] = {}
 
-    def ranked(self, params: FusionParams | None, i: int, k: int = 10) -> list[str]:
-        """Query i's top k: `params` fused, or lexical only when None."""
-        cosine = self.sims[i] if params is not None else None
+    def ranked(
+        self, params: FusionParams | None, i: int, k: int = 10, learned: bool = False
+    ) -> list[str]:
+        """Query i's top k: `params` fused (with the learned query vectors if `learned`), or
+        lexical only when None."""
+        sims = self.sims_learned if learned else self.sims
+        assert sims is not None
+        cosine = sims[i] if params is not None else None
         hits, _ = rank_scores(
             self.lexical[i], cosine, self.ids, params or DEFAULT_PARAMS, k, vectors=self.vectors
         )
         return [h for h, _ in hits]
 
-    def rows(self, params: FusionParams | str | None) -> np.ndarray:
+    def rows(self, params: FusionParams | str | None, learned: bool = False) -> np.ndarray:
         """(queries, 4) metrics of every query: under `params`, lexical only (None), or the
-        plain BM25 ("naive")."""
-        got = self._rows.get(params)
+        plain BM25 ("naive"); `learned`: the learned query tower's vectors."""
+        got = self._rows.get((params, learned))
         if got is not None:
             return got
         out = np.zeros((len(self.queries), len(METRICS)))
         for i, q in enumerate(self.queries):
+            if learned and i not in self._held:
+                out[i] = np.nan  # never measured: the tower trained on it
+                continue
             if params == "naive":
                 ranked = [h for h, _ in self.naive.search(q["query"], 10)]
             else:
-                ranked = self.ranked(params if isinstance(params, FusionParams) else None, i)
+                p = params if isinstance(params, FusionParams) else None
+                ranked = self.ranked(p, i, learned=learned)
             row = query_metrics(q, ranked)
             assert row is not None
             out[i] = row
-        self._rows[params] = out
+        self._rows[(params, learned)] = out
         return out
 
 
@@ -297,8 +279,8 @@ class Evaluation:
         scored = [(objective(self.means(self.table[p], folds)), n) for n, p in enumerate(grid())]
         return grid()[max(scored, key=lambda t: (t[0], -t[1]))[1]]
 
-    def rows(self, key: FusionParams | str | None) -> dict[str, np.ndarray]:
-        return {s: self.prep[s].rows(key) for s in SETS}
+    def rows(self, key: FusionParams | str | None, learned: bool = False) -> dict[str, np.ndarray]:
+        return {s: self.prep[s].rows(key, learned) for s in SETS}
 
     def fixed(self, rows: Mapping[str, np.ndarray]) -> dict[str, Any]:
         """A ranker with nothing to choose: its fold spread and held-out figures."""
@@ -323,6 +305,18 @@ class Evaluation:
         }
 
 
+LEARNED = "gatespec hybrid, learned query tower (shipped)"
+TRAINING_RECORD = ROOT / "ranker" / "gatespec_ranker" / "training.json"
+
+
+def learned_training() -> dict[str, Any] | None:
+    """The training run's record (choices, fold figures, verdict), None before any run."""
+    if not TRAINING_RECORD.is_file():
+        return None
+    record: dict[str, Any] = json.loads(TRAINING_RECORD.read_text(encoding="utf-8"))
+    return record
+
+
 def cross_validate(prep: Mapping[str, Prepared]) -> dict[str, Any]:
     ev = Evaluation(prep)
     results = {
@@ -334,6 +328,11 @@ def cross_validate(prep: Mapping[str, Prepared]) -> dict[str, Any]:
             "chosen": _params(DEFAULT_PARAMS),
         },
     }
+    learned = learned_training()
+    if all(prep[s].sims_learned is not None for s in SETS) and learned is not None:
+        params = replace(DEFAULT_PARAMS, lexical_weight=learned["choice"]["lexical_weight"])
+        rows = ev.rows(params, learned=True)
+        results[LEARNED] = {"held_out": ev.means(rows, [HELD_OUT]), "chosen": _params(params)}
     return {
         "grid": {k: list(v) for k, v in GRID.items()},
         "held_out_sizes": {s: int(len(ev.idx(s, [HELD_OUT]))) for s in SETS},
@@ -580,6 +579,60 @@ def targets(res: Mapping[str, Any]) -> list[str]:
     ]
 
 
+def learned_section(res: Mapping[str, Any]) -> list[str]:
+    """Base vs learned query tower: on the held-out fifth (this run) and on the training run's
+    by-server / by-tool and ordinary folds (ranker/gatespec_ranker/training.json), plain BM25
+    beside."""
+    record = res.get("learned_training")
+    out = ["## Learned query tower (issue 26)", ""]
+    if record is None:
+        return out + ["No training run recorded (`make train-ranker`).", ""]
+    choice, verdict = record["choice"], record["verdict"]
+    out += [
+        "`python -m gatespec.ranking.train` fine-tunes the top layers of the query side of "
+        "all-MiniLM-L6-v2 on the dev queries (never the held-out fifth); tools keep the "
+        "shipped model's vectors. Everything it chose, it chose by cross-validation over two "
+        "BY-SERVER / BY-TOOL folds (MCP split by server, the other sets by tool: validation "
+        "tools never in training) and two ordinary folds (by query); it ships only if the "
+        "by-server folds show no loss. "
+        f"Choice: top {choice['layers']} layers, lr {choice['lr']}, {choice['steps']} steps, "
+        f"lexical weight {choice['lexical_weight']}. By-server gate: "
+        f"{'passed' if verdict['ships'] else 'failed'} ({verdict['why']}). Installed only on "
+        "request (gatespec[learned]): on the held-out fifth below it loses MCP tasks and BFCL "
+        "queries.",
+        "",
+        "By-server / by-tool folds and ordinary folds (hit@5; MCP coverage@5 in brackets; "
+        "base = step 0 at the shipped fusion weight; validation samples of "
+        f"{record['grid']['val_cap']} queries per set and fold):",
+        "",
+    ]
+    base_key = f"{choice['layers']}:{choice['lr']}:0:{DEFAULT_PARAMS.lexical_weight}"
+    table = record["table"]
+    rows = []
+    for kind in ("by-tool", "ordinary"):
+        base, learned = table[base_key][kind], table[choice["name"]][kind]
+        for name, fig in (("base model", base), ("learned query tower", learned)):
+            rows.append(
+                [
+                    kind,
+                    name,
+                    *(fig[s]["hit@5"] for s in SETS),
+                    f"{fig['mcp']['coverage@5']:.3f}",
+                    fig["objective"],
+                ]
+            )
+    out.append(fmt_table(["folds", "query tower", *SETS, "mcp cov@5", "objective"], rows))
+    results = res["cv"]["results"]
+    if LEARNED in results:
+        out += ["", "Held-out fifth (this run; never trained or tuned on):", ""]
+        rows = []
+        for name in ("plain BM25", "gatespec hybrid (shipped defaults)", LEARNED):
+            held = results[name]["held_out"]
+            rows.append([name, *(held[s]["hit@5"] for s in SETS), held["mcp"]["coverage@5"]])
+        out.append(fmt_table(["ranker (hit@5)", *SETS, "mcp cov@5"], rows))
+    return [*out, ""]
+
+
 def markdown(res: Mapping[str, Any]) -> str:
     cv = res["cv"]
     results = cv["results"]
@@ -629,7 +682,8 @@ def markdown(res: Mapping[str, Any]) -> str:
     rows = []
     for s in SETS:
         for name, r in results.items():
-            rows.append([s, name, *(_fold_cell(r["spread"][s], m) for m in METRICS)])
+            if "spread" in r:  # the learned tower has none: it trained on these folds
+                rows.append([s, name, *(_fold_cell(r["spread"][s], m) for m in METRICS)])
     out.append(fmt_table(["set", "ranker", *METRICS], rows))
     out += ["", "Choices per fold:", ""]
     for name, r in results.items():
@@ -640,7 +694,12 @@ def markdown(res: Mapping[str, Any]) -> str:
     for s in SETS:
         for name, m in cv["whole_dev"].items():
             rows.append([s, name, *_metric_row(m[s])])
-        rows.append([s, "shipped defaults, `gatespec rank`", *_metric_row(res["rank_cli"][s])])
+        name = (
+            "`gatespec rank` with the learned query tower installed, held-out fifth"
+            if res.get("rank_cli_learned")
+            else "shipped defaults, `gatespec rank`"
+        )
+        rows.append([s, name, *_metric_row(res["rank_cli"][s])])
     out.append(fmt_table(["set", "ranker", "queries", *METRICS], rows))
     out += [
         "",
@@ -659,12 +718,18 @@ def markdown(res: Mapping[str, Any]) -> str:
     def pq(row: Mapping[str, float]) -> str:
         return f"{row['p50_ms']} / {row['p99_ms']} ({row['cpu_ms_per_query']} ms CPU)"
 
+    out += learned_section(res)
     out += targets(res)
     out += [
         f"## Speed at {SYNTH_SIZE:,} tools",
         "",
         "The MCP catalog replicated under distinct namespaces. Builds in fresh processes; "
-        "queries in this process, k = 10.",
+        "queries in this process, k = 10."
+        + (
+            f" Measured by the run of {res['speed_from']} (this one ran with --skip-speed)."
+            if res.get("speed_from")
+            else ""
+        ),
         "",
         fmt_table(
             ["measure", "value"],
@@ -728,26 +793,31 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     started = time.monotonic()
     loadavg_start = round(os.getloadavg()[0], 2)
-    sets = load_sets(args.data)
+    sets = {k: (v.catalog, v.queries) for k, v in load_dev_sets(args.data).items()}
     prep: dict[str, Prepared] = {}
     rank_cli: dict[str, Any] = {}
+    learned_on = learned_artifact() is not None and not learned_switched_off()
     for s in SETS:
         catalog, qs = sets[s]
         prep[s] = Prepared(catalog, qs)
-        if s == "metatool":  # its held-out fifth: ~3,000 queries keep the run short
+        # The held-out fifth: MetaTool's ~3,000 queries keep the run short; with the learned
+        # tower installed, every set's (it trained on the rest).
+        if s == "metatool" or learned_on:
             qs = [q for q in qs if split_of(q["id"]) == HELD_OUT]
         results, status = rank(catalog, qs, 10)
         rank_cli[s] = rank_metrics(qs, results)
         print(s, status, json.dumps(rank_cli[s]), f"{time.monotonic() - started:.0f} s", flush=True)
     cv = cross_validate(prep)
     print(f"cross-validation done, {time.monotonic() - started:.0f} s", flush=True)
-    perf = (
-        {}
-        if args.skip_speed
-        else speed(
+    if args.skip_speed:  # the last measured speed, from the file this run replaces
+        previous = json.loads(args.out.read_text(encoding="utf-8")) if args.out.is_file() else {}
+        perf = previous.get("speed", {})
+        speed_from = previous.get("speed_from") or previous.get("meta", {}).get("date")
+    else:
+        perf = speed(
             args, [q["query"] for q in sets["mcp"][1]], [q["query"] for q in sets["bfcl"][1]]
         )
-    )
+        speed_from = None
     md_path = args.md or args.out.with_suffix(".md")
     result = {
         "meta": {
@@ -763,8 +833,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         },
         "defaults": asdict(DEFAULT_PARAMS),
         "rank_cli": rank_cli,
+        "rank_cli_learned": learned_on,
         "cv": cv,
         "speed": perf,
+        "speed_from": speed_from,
+        "learned_training": learned_training(),
         "sources": SOURCES,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)

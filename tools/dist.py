@@ -3,8 +3,8 @@ virtual environments.
 
     python tools/dist.py [--out dist] [--skip-smoke] [--python PYTHON ...]
 
-1. Builds the sdist and wheel of gatespec-surface (generated/) and of gatespec (the project
-   root) with `python -m build`, twice, with SOURCE_DATE_EPOCH fixed to the last commit's
+1. Builds the sdist and wheel of gatespec-surface (generated/), gatespec-ranker (ranker/: the
+   learned query tower's weights) and gatespec (the project root) with `python -m build`, twice, with SOURCE_DATE_EPOCH fixed to the last commit's
    time, and fails unless both builds are byte-identical.
 2. `twine check --strict` on every file; checks what each archive must and must not hold
    (licences, NOTICE, the kit's docs; no tests, no test data, no surface inside gatespec).
@@ -36,7 +36,11 @@ from pathlib import Path
 import dist_npm
 
 ROOT = Path(__file__).resolve().parent.parent
-PROJECTS = {"gatespec-surface": ROOT / "generated", "gatespec": ROOT}
+PROJECTS = {
+    "gatespec-surface": ROOT / "generated",
+    "gatespec-ranker": ROOT / "ranker",  # the learned query tower's weights (issue 26)
+    "gatespec": ROOT,
+}
 WHEELHOUSE = ROOT / ".venv" / "dist-wheelhouse"
 PY = sys.executable
 
@@ -53,9 +57,20 @@ MUST = {
         "gatespec_conformance/docs/examples/adapter_minimal.py",
     ],
     "gatespec-*.tar.gz": ["/LICENSE", "/NOTICE", "/docs/conformance.md", "/src/gatespec/cli.py"],
+    "gatespec_ranker-*.whl": [
+        "licenses/LICENSE",
+        "licenses/NOTICE",
+        "gatespec_ranker/query_encoder.onnx",
+        "gatespec_ranker/training.json",
+    ],
+    "gatespec_ranker-*.tar.gz": [
+        "/NOTICE",
+        "/MODEL_CARD.md",
+        "/gatespec_ranker/query_encoder.onnx",
+    ],
 }
 MUST_NOT = {
-    "gatespec-*": ["gatespec_surface/", "tests/", "bench/", "mcp_catalog.json"],
+    "gatespec-*": ["gatespec_surface/", "gatespec_ranker/", "tests/", "bench/", "mcp_catalog.json"],
     "gatespec_surface-*": ["tests/", "gatespec/"],
 }
 
@@ -129,7 +144,7 @@ def wheelhouse(out: Path, base: str) -> Path:
     gatespec = next(out.glob("gatespec-*.whl"))
     run(base, "-m", "pip", "download", "--quiet", "--dest", house, "--find-links", out,
         f"{gatespec}[conformance]")  # fmt: skip
-    for ours in [*house.glob("gatespec-*"), *house.glob("gatespec_surface-*")]:
+    for ours in [*house.glob("gatespec-*"), *house.glob("gatespec_*-*")]:
         ours.unlink()  # the built files come from `out` only
     return house
 

@@ -1,6 +1,6 @@
 """`gatespec rank`: rank a catalog for a list of queries exactly as tool_browse(query) would.
 
-    gatespec rank --catalog FILE --queries FILE [--k 10] [--out FILE]
+    gatespec rank --catalog FILE --queries FILE [--k 10] [--out FILE] [--no-learned]
 
 The catalog is the shared tool-retrieval format, ``[{server, name, description, inputSchema}]``
 (the server is the namespace); the queries are ``[{id, query}]``. Writes
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -62,6 +63,12 @@ def add_subcommand(commands: Any, command: Any) -> None:
     )
     cmd.add_argument("--k", type=int, default=10, help=f"results per query, 1-{BROWSE_MAX_TOP_K}")
     cmd.add_argument("--out", type=Path, metavar="FILE", help="write JSON here (default: stdout)")
+    cmd.add_argument(
+        "--no-learned",
+        action="store_true",
+        help="encode queries with the shipped model, not the learned query tower "
+        "(gatespec-ranker), for comparison; the same as GATESPEC_LEARNED=off",
+    )
     cmd.set_defaults(run=lambda args, _factory: run(args))
 
 
@@ -118,8 +125,11 @@ def rank(
         text = q.get("query")
         if not isinstance(text, str) or not text:
             raise RankInputError(f"query {n}: 'query' must be a non-empty string")
-        cards = browser.browse(query=text, top_k=k).cards
-        out.append({"id": q.get("id", n), "ranked": [names[c["id"]] for c in cards]})
+        resp = browser.browse(query=text, top_k=k)
+        # A query that matches nothing is answered with the namespaces, as a path browse: no
+        # tool is ranked.
+        ranked = [] if "path" in resp.structured else [names[c["id"]] for c in resp.cards]
+        out.append({"id": q.get("id", n), "ranked": ranked})
     return out, browser.ranker.status
 
 
@@ -157,6 +167,10 @@ def metrics(
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.no_learned:  # read when the model loads, on the first query
+        from gatespec.ranking.learned import OFF_ENV
+
+        os.environ[OFF_ENV] = "off"
     try:
         catalog = _load(args.catalog, "catalog")
         queries = _load(args.queries, "queries")

@@ -142,6 +142,7 @@ class MiniLmEncoder:
         self._inputs = {i.name for i in self._session.get_inputs()}
         # Vectors from another model file must never meet cached ones: the id names the file.
         self.model_id = f"all-MiniLM-L6-v2-int8-{model_sha256[:16]}"
+        self.query_model_id = self.model_id  # what encodes queries (gatespec.ranking.learned)
 
     def _run(self, rows: Sequence[Sequence[int]]) -> np.ndarray:
         import numpy as np
@@ -258,13 +259,16 @@ def _load() -> tuple[MiniLmEncoder | None, EncoderStatus]:
     try:
         path, sha = _model_file()
         encoder = MiniLmEncoder(path, sha)
+        from gatespec.ranking.learned import with_learned
+
+        encoder, queries = with_learned(encoder)
     except ImportError as exc:
         reason = f"lexical ranking only: {exc.name or exc} is not installed; {_INSTALL_HINT}"
         return None, EncoderStatus(False, reason)
     except Exception as exc:  # a broken install must not stop the gateway: rank lexically
         log.warning("semantic ranking unavailable", exc_info=True)
         return None, EncoderStatus(False, f"lexical ranking only: the model failed to load ({exc})")
-    detail = f"hybrid ranking: BM25 + {MODEL_NAME} (onnxruntime)"
+    detail = f"hybrid ranking: BM25 + {MODEL_NAME} (onnxruntime); {queries}"
     return encoder, EncoderStatus(True, detail)
 
 

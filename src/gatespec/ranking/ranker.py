@@ -28,6 +28,7 @@ from gatespec.ranking.bm25 import Bm25Index, best
 from gatespec.ranking.documents import Document, embedding_text
 from gatespec.ranking.encoder import EncoderStatus, availability, load_encoder
 from gatespec.ranking.fusion import DEFAULT_PARAMS, FusionParams, feedback, fuse
+from gatespec.ranking.learned import fusion_for
 from gatespec.ranking.semantic import SemanticIndex, build_index
 from gatespec.ranking.vector_cache import VectorCache
 from gatespec_surface.budgets import QUERY_MAX_CHARS
@@ -191,8 +192,9 @@ class Ranker:
         if only is not None:
             allowed = [i for i, doc_id in enumerate(self.lexical.ids) if doc_id in only]
         vectors = semantic.vectors if semantic is not None else None
+        params = fusion_for(self.params, semantic.encoder) if semantic is not None else self.params
         return rank_scores(
-            self.lexical.scores(query), cosine, self.lexical.ids, self.params, k, allowed, vectors
+            self.lexical.scores(query), cosine, self.lexical.ids, params, k, allowed, vectors
         )
 
 
