@@ -14,8 +14,8 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from gatespec.config import parse_config
-from gatespec_conformance.fixture_rich import BAD_PROMPT, PROMPTS, RELAY_TOOLS, RESOURCES, TEXTS
-from gatespec_conformance.fixture_upstream import fixture_tools
+from gatespec_conformance.fixtures.catalog import fixture_tools
+from gatespec_conformance.fixtures.rich import BAD_PROMPT, PROMPTS, RELAY_TOOLS, RESOURCES, TEXTS
 from tests.runtime.test_aggregate import ERAS, calls, every, fixture_entry, offered_tools, serving
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(90)]
