@@ -14,8 +14,10 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from gatespec.config import parse_config
+from gatespec.profiles.aggregate.naming import Naming
 from gatespec_conformance.fixtures.catalog import fixture_tools
 from gatespec_conformance.fixtures.rich import BAD_PROMPT, PROMPTS, RELAY_TOOLS, RESOURCES, TEXTS
+from gatespec_surface.errors import ErrorCode, GatewayError
 from tests.runtime.test_aggregate import ERAS, calls, every, fixture_entry, offered_tools, serving
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(90)]
@@ -103,3 +105,25 @@ async def test_a_colliding_entry_is_not_offered_and_says_why(
     assert BAD_PROMPT not in after and "greet" in after and "bad__greet" in after
     reasons = [r for s, what, r in listing.excluded if s == "alpha" and BAD_PROMPT in what]
     assert len(reasons) == 1 and "'bad'" in reasons[0] and "collides" in reasons[0]
+
+
+def test_which_name_is_whose() -> None:
+    """The amendment's ingress and egress rules on names, without upstreams."""
+    namespaced = Naming(frozenset({"ref", "mem"}))
+    with pytest.raises(GatewayError) as bare:
+        namespaced.split("echo", False)
+    assert bare.value.code == ErrorCode.NOT_NAMESPACED  # off by default: seed 004 Principle 5
+    naming = Naming(frozenset({"ref", "mem"}), unprefixed="ref")
+    assert naming.split("mem__x", False) == ("mem", "x")  # another server's prefix goes there
+    assert naming.split("echo", False) == ("ref", "echo")
+    assert naming.split("ref__x", False) == ("ref", "ref__x")  # whole, to the unprefixed one
+    assert naming.split("gone__x", False) == ("ref", "gone__x")  # no such server: whole
+    assert naming.split("mem+file:///a", True) == ("mem", "file:///a")
+    assert naming.split("test://static-text", True) == ("ref", "test://static-text")
+    assert naming.split("git+ssh://h/r", True) == ("ref", "git+ssh://h/r")
+    assert naming.expose(False, "ref", "read.file") == "read.file"
+    assert naming.expose(True, "mem", "file:///a") == "mem+file:///a"
+    for uri, value in ((False, "mem__x"), (True, "mem+file:///a")):
+        with pytest.raises(GatewayError) as collision:
+            naming.expose(uri, "ref", value)
+        assert collision.value.code == ErrorCode.NAME_INVALID and "'mem'" in collision.value.message
