@@ -134,6 +134,7 @@ _GATEWAY_KEYS: Final = frozenset(
         "refresh_interval",
         "drain_timeout",  # seconds calls in flight get to finish on SIGTERM
         "page_size",
+        "unprefixed",  # aggregate: the one upstream whose names are not namespaced
         "watch",
         "plugins",
         "access",  # identities, tokens and the access policy (gatespec.access.config)
@@ -231,6 +232,9 @@ class GatewayOptions:
     # On SIGTERM (HTTP): how long calls in flight may take to finish before they are cut.
     drain_timeout: float = DEFAULT_DRAIN_TIMEOUT
     page_size: int | None = None  # aggregate lists: entries per page (None: the spec's)
+    # aggregate: the config key of the one upstream whose names pass unprefixed
+    # (AM-AGGREGATE-UNPREFIXED); None: every name is namespaced (seed 004 Principle 5).
+    unprefixed: str | None = None
     watch: bool = True  # reread the config file when it changes (AM-REGISTRY-RELOAD)
     plugins: tuple[PluginConfig, ...] = ()
     # Identities and the access policy; None: no access control (every caller unrestricted).
@@ -307,6 +311,9 @@ def parse_config(
             if key not in raw_servers:
                 where = f"gateway.plugins[{i}].servers.{key}"
                 raise ConfigError(src, where, "names no server of mcpServers")
+    if options.unprefixed is not None and options.unprefixed not in raw_servers:
+        hint = suggest(options.unprefixed, frozenset(str(k) for k in raw_servers))
+        raise ConfigError(src, "gateway.unprefixed", "names no server of mcpServers" + hint)
     return GatewayConfig(servers=servers, options=options, source=src)
 
 
@@ -411,6 +418,19 @@ class _GatewayReader(Reader):
             written_as=Written(raw["command"], tuple(args_raw)),
         )
 
+    def unprefixed(self, raw: dict[str, Any], profile: str) -> str | None:
+        """gateway.unprefixed: one server key (a string, so two upstreams can never share the
+        flat name space); only the aggregate profile namespaces names in the first place."""
+        if "unprefixed" not in raw:
+            return None
+        key = self.string(raw["unprefixed"], "gateway.unprefixed")
+        if ("profile" in raw or "mode" in raw) and profile != "aggregate":
+            raise self.error(
+                "gateway.unprefixed",
+                f"applies to the aggregate profile only (profile is {profile})",
+            )
+        return key
+
     def options(self, raw: Any) -> GatewayOptions:
         at = "gateway"
         if not isinstance(raw, dict):
@@ -485,6 +505,7 @@ class _GatewayReader(Reader):
             page_size=self.count(raw["page_size"], f"{at}.page_size")
             if "page_size" in raw
             else None,
+            unprefixed=self.unprefixed(raw, profile),
             watch=self.boolean(raw["watch"], f"{at}.watch") if "watch" in raw else defaults.watch,
             plugins=self.plugins(raw["plugins"], f"{at}.plugins") if "plugins" in raw else (),
             metrics_port=self.port(raw["metrics_port"], f"{at}.metrics_port")

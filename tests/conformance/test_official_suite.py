@@ -65,17 +65,26 @@ def _gatespec(tmp_path: Path) -> Iterator[str]:
     port = free_port()
     argv = [sys.executable, "-m", "gatespec.cli", "serve", "--config", str(path)]
     argv += ["--transport", "http", "--port", str(port)]
-    with (tmp_path / "gatespec.err").open("w") as errors:
-        process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=errors)
+    with listening(argv, port, tmp_path / "gatespec.err") as url:
+        yield url
+
+
+@contextmanager
+def listening(
+    argv: list[str], port: int, errors: Path, env: dict[str, str] | None = None
+) -> Iterator[str]:
+    """`argv` started, once it listens on `port`: its /mcp URL; stderr goes to `errors`."""
+    with errors.open("w") as err:
+        process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err, env=env)
         try:
             deadline = time.monotonic() + 60
             while True:
-                assert process.poll() is None, "gatespec exited before listening"
+                assert process.poll() is None, f"{argv[:3]} exited before listening"
                 try:
                     with socket.create_connection(("127.0.0.1", port), timeout=0.2):
                         break
                 except OSError:
-                    assert time.monotonic() < deadline, "gatespec never listened"
+                    assert time.monotonic() < deadline, f"{argv[:3]} never listened"
                     time.sleep(0.1)
             yield f"http://127.0.0.1:{port}/mcp"
         finally:
@@ -106,10 +115,10 @@ def _outcomes(out: Path) -> dict[str, set[str]]:
     return found
 
 
-def _listed() -> set[str]:
+def _listed(baseline: Path = BASELINE) -> set[str]:
     return {
         line.split("#")[0].strip()[2:].strip()
-        for line in BASELINE.read_text().splitlines()
+        for line in baseline.read_text().splitlines()
         if line.strip().startswith("- ")
     }
 

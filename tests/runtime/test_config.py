@@ -406,3 +406,23 @@ def test_another_clients_top_level_key_is_reported_not_fatal(
     with caplog.at_level("WARNING", logger="gatespec.config"):
         load_config(path, environ={})
     assert "ignoring top-level key 'globalShortcut'" in caplog.text
+
+
+def test_unprefixed_names_one_server_of_the_aggregate_profile(tmp_path: Path) -> None:
+    """gateway.unprefixed (AM-AGGREGATE-UNPREFIXED): off by default, one configured server."""
+    servers = {"everything": {"command": "x"}, "memory": {"command": "y"}}
+    agg: dict[str, Any] = {"profile": "aggregate"}
+    assert parse_config({"mcpServers": servers, "gateway": agg}).options.unprefixed is None
+    on = parse_config({"mcpServers": servers, "gateway": {**agg, "unprefixed": "everything"}})
+    assert on.options.unprefixed == "everything"
+    typo = load_error(
+        tmp_path, {"mcpServers": servers, "gateway": {**agg, "unprefixed": "everythin"}}
+    )
+    assert "gateway.unprefixed" in str(typo) and "everything" in str(typo)  # did you mean
+    two = load_error(
+        tmp_path, {"mcpServers": servers, "gateway": {**agg, "unprefixed": ["a", "b"]}}
+    )
+    assert "gateway.unprefixed" in str(two)
+    other = {"profile": "gateway", "unprefixed": "memory"}
+    wrong = load_error(tmp_path, {"mcpServers": servers, "gateway": other})
+    assert "aggregate profile only" in str(wrong)

@@ -18,10 +18,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from gatespec.access import AccessPolicy, Identity, Subject
-from gatespec_surface import parsers
+
+if TYPE_CHECKING:
+    from gatespec.profiles.aggregate.naming import Naming
 
 __all__ = ["AggregateSource", "CatalogSource", "StatusSource", "ToolCounts", "UpstreamState"]
 
@@ -118,11 +120,11 @@ class AggregateSource(_Base):
         counts: dict[str, int] = {}
         excluded: list[tuple[str, str, str]] = []
         for server, config_key in servers.items():
-            offered = offer(kind, server, listed.get(config_key, []))
+            offered = offer(kind, server, listed.get(config_key, []), self.runtime.naming)
             shown = [
                 entry
                 for entry in offered.entries
-                if not restricted or check(_tool_subject(server, entry))
+                if not restricted or check(_tool_subject(server, entry, self.runtime.naming))
             ]
             if shown or not restricted:
                 counts[config_key] = len(shown)
@@ -130,8 +132,8 @@ class AggregateSource(_Base):
         return ToolCounts(restricted, counts, [] if restricted else excluded)
 
 
-def _tool_subject(server: str, entry: Mapping[str, Any]) -> Subject:
+def _tool_subject(server: str, entry: Mapping[str, Any], naming: Naming) -> Subject:
     """As the aggregate profile checks a tools/list entry: "server:name" in the server's
     namespace."""
-    _, name = parsers.parse_aggregate_name(str(entry["name"]))
+    _, name = naming.split(str(entry["name"]), False)
     return Subject.tool(server, f"{server}:{name}", entry.get("annotations"))

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from gatespec.profiles.aggregate.naming import NAMESPACED, Naming
 from gatespec_surface import parsers
 from gatespec_surface.errors import ErrorCode, GatewayError
 
@@ -88,17 +89,22 @@ def rename(
 
 
 def route(
-    method: str, params: Mapping[str, Any], session: str, servers: Mapping[str, str]
+    method: str,
+    params: Mapping[str, Any],
+    session: str,
+    servers: Mapping[str, str],
+    naming: Naming = NAMESPACED,
 ) -> tuple[RoutingContext, dict[str, Any]]:
     """Parse the request's identifier once: (its routing context, the params with the clean
-    identifier in place). `servers` maps each configured server key to its config key.
+    identifier in place). `servers` maps each configured server key to its config key; with
+    `naming.unprefixed`, a name of no other server is that upstream's own.
 
     GatewayError: NOT_NAMESPACED (no server part), NAME_INVALID (malformed), UNKNOWN_SERVER
     (a server key that is not configured)."""
     value, is_uri, where = _identifier(method, params)
     if not isinstance(value, str):
         raise GatewayError(ErrorCode.NAME_INVALID, f"{method}: {where} is missing or not a string")
-    server, clean = parse_uri(value) if is_uri else parse_name(value)
+    server, clean = naming.split(value, is_uri, parse_name, parse_uri)
     config_key = servers.get(server)
     if config_key is None:  # seed 004's wording
         raise GatewayError(

@@ -41,7 +41,15 @@ from gatespec.catalog import server_keys
 from gatespec.config import GatewayConfig
 from gatespec.core import CatalogListing, Relay
 from gatespec.profiles.aggregate.client_sessions import ClientUpstreams
-from gatespec.profiles.aggregate.naming import LISTS, Kind, Unoffered, namespace_answer, offer
+from gatespec.profiles.aggregate.naming import (
+    LISTS,
+    NAMESPACED,
+    Kind,
+    Naming,
+    Unoffered,
+    namespace_answer,
+    offer,
+)
 from gatespec.profiles.aggregate.pages import Pages
 from gatespec.profiles.aggregate.plugins import Chain, ToolCall, build_chain
 from gatespec.profiles.aggregate.routing import RoutingContext, names_uri, rename, route
@@ -54,7 +62,6 @@ from gatespec.upstream import (
     UpstreamPool,
     UpstreamStatus,
 )
-from gatespec_surface import parsers
 from gatespec_surface.errors import ErrorCode, GatewayError
 
 __all__ = ["AggregateRuntime", "Failure", "Merged"]
@@ -95,19 +102,21 @@ class Merged:
     failures: list[Failure]
 
 
-def entry_subject(kind: Kind, entry: Mapping[str, Any]) -> Subject | None:
+def entry_subject(
+    kind: Kind, entry: Mapping[str, Any], naming: Naming = NAMESPACED
+) -> Subject | None:
     """What the access policy decides about for a merged list's entry (a resource by its
     normalised URI, as a read of it would be checked; None for one that cannot be normalised,
     which no restricted identity sees)."""
     if kind.uri:
-        server, uri = parsers.parse_resource_uri(str(entry[kind.key]))
+        server, uri = naming.split(str(entry[kind.key]), True)
         if kind.key == "uri":  # a template is no URI yet: its reads are checked one by one
             try:
                 uri = normalise_uri(uri)
             except UriRefused:
                 return None
         return Subject.resource(server, uri)
-    server, name = parsers.parse_aggregate_name(str(entry[kind.key]))
+    server, name = naming.split(str(entry[kind.key]), False)
     if kind.method == "tools/list":
         return Subject.tool(server, f"{server}:{name}", entry.get("annotations"))
     return Subject.prompt(server, name)
@@ -129,10 +138,13 @@ def target_subject(
     return Subject.resource(context.server, context.name)
 
 
-def gateway_error(exc: UpstreamError, context: RoutingContext) -> GatewayError:
+def gateway_error(
+    exc: UpstreamError, context: RoutingContext, naming: Naming = NAMESPACED
+) -> GatewayError:
     """An upstream failure as the client sees it."""
     code = exc.code
-    path = f"{context.server}__{context.name}" if context.method == "tools/call" else context.name
+    tool = context.method == "tools/call"
+    path = naming.shown(context.server, context.name) if tool else context.name
     return GatewayError(code, str(exc), path, {"server": context.server, "kind": exc.kind})
 
 
@@ -150,6 +162,7 @@ class AggregateRuntime(UpstreamLifecycle):
         self.state = state if state is not None else open_state(config.options.state)
         self.refresh_interval = config.options.refresh_interval
         self.servers: dict[str, str] = {}  # server key -> config key
+        self.naming = NAMESPACED  # which names are whose (AM-AGGREGATE-UNPREFIXED)
         self.plugins = Chain()
         self.policy = AccessPolicy.open()
         self._configure(config)
@@ -174,6 +187,8 @@ class AggregateRuntime(UpstreamLifecycle):
         keys = server_keys(list(config.servers))  # CatalogError when two keys normalise alike
         self.config = config
         self.servers = {key: config_key for config_key, key in keys.items()}
+        unprefixed = config.options.unprefixed
+        self.naming = Naming(frozenset(self.servers), keys.get(unprefixed) if unprefixed else None)
         self.plugins = build_chain(config.options.plugins, keys)
         access = config.options.access
         self.policy = access.policy if access is not None else AccessPolicy.open()
@@ -283,7 +298,7 @@ class AggregateRuntime(UpstreamLifecycle):
         ):
             return
         try:
-            namespaced = parsers.format_resource_uri(server, uri)
+            namespaced = self.naming.expose(True, server, uri)
         except GatewayError:
             return
         sessions = frozenset(self._subscribers.get(namespaced, ()))
@@ -298,7 +313,7 @@ class AggregateRuntime(UpstreamLifecycle):
 
     def _config_key_of(self, namespaced_uri: str) -> str | None:
         try:
-            server, _ = parsers.parse_resource_uri(namespaced_uri)
+            server, _ = self.naming.split(namespaced_uri, True)
         except GatewayError:
             return None
         return self.servers.get(server)
@@ -357,7 +372,7 @@ class AggregateRuntime(UpstreamLifecycle):
             raw = fetched[server]
             if kind.method == "tools/list":
                 raw = self.plugins.tools(server, raw)
-            done = offer(kind, server, raw)
+            done = offer(kind, server, raw, self.naming)
             entries += done.entries
             unoffered += done.unoffered
         order = {server: i for i, (server, _) in enumerate(offering)}
@@ -382,7 +397,11 @@ class AggregateRuntime(UpstreamLifecycle):
         if not self.policy.restricted(identity):
             return entries
         check = self.policy.check(identity)
-        return [e for e in entries if (s := entry_subject(kind, e)) is not None and check(s)]
+        return [
+            e
+            for e in entries
+            if (s := entry_subject(kind, e, self.naming)) is not None and check(s)
+        ]
 
     def visible_names(self, identity: Identity) -> frozenset[str] | None:
         """What `identity` saw of the latest broadcasts, for list_changed (AM-ACCESS-NO-LEAK);
@@ -467,7 +486,7 @@ class AggregateRuntime(UpstreamLifecycle):
         self, method: str, params: Mapping[str, Any], session: str
     ) -> tuple[RoutingContext, dict[str, Any]]:
         """The single parse point (routing.route) over this registry's servers."""
-        return route(method, params, session, self.servers)
+        return route(method, params, session, self.servers, self.naming)
 
     async def call_tool(
         self,
@@ -498,8 +517,8 @@ class AggregateRuntime(UpstreamLifecycle):
                         relay=relay,
                     )
             except UpstreamError as exc:
-                raise gateway_error(exc, context) from None
-            return namespace_answer("tools/call", context.server, seen.ended(result))
+                raise gateway_error(exc, context, self.naming) from None
+            return namespace_answer("tools/call", context.server, seen.ended(result), self.naming)
 
     async def _known_tool(self, context: RoutingContext, name: str) -> None:
         """TOOL_NOT_FOUND unless the server lists `name` (seed 001 "Handle unknown tool"),
@@ -511,12 +530,12 @@ class AggregateRuntime(UpstreamLifecycle):
                 context.config_key, "tools/list", "tools", self.call_timeout_for(context.config_key)
             )
         except UpstreamError as exc:
-            raise gateway_error(exc, context) from None
+            raise gateway_error(exc, context, self.naming) from None
         if name not in self._listed(context.config_key):
             raise GatewayError(
                 ErrorCode.TOOL_NOT_FOUND,
                 f"Tool not found: server {context.server} lists no tool {name!r}",
-                f"{context.server}__{name}",
+                self.naming.shown(context.server, name),
                 {"server": context.server},
             )
 
@@ -540,7 +559,7 @@ class AggregateRuntime(UpstreamLifecycle):
             result = await pool.request(
                 context.config_key, method, clean, self.call_timeout_for(context.config_key), relay
             )
-        return namespace_answer(method, context.server, result)
+        return namespace_answer(method, context.server, result, self.naming)
 
     async def subscribe(
         self,
@@ -553,7 +572,7 @@ class AggregateRuntime(UpstreamLifecycle):
         is subscribed while at least one session is."""
         method = "resources/subscribe" if on else "resources/unsubscribe"
         context, clean = self._route(method, params, session, identity)
-        namespaced = parsers.format_resource_uri(context.server, context.name)
+        namespaced = self.naming.expose(True, context.server, context.name)
         async with self._subscribing:
             sessions = self._subscribers.setdefault(namespaced, set())
             first, last = not sessions and on, sessions == {session} and not on
@@ -631,7 +650,7 @@ class AggregateRuntime(UpstreamLifecycle):
         merged = await self.broadcast(LISTS["tools/list"])
         out = []
         for entry in merged.entries:
-            server, _ = parsers.parse_aggregate_name(entry["name"])
+            server, _ = self.naming.split(entry["name"], False)
             description = entry.get("description")
             out.append({"name": entry["name"], "description": description or "", "server": server})
         return out
