@@ -57,10 +57,11 @@ sys.path.insert(0, str(ROOT / "src"))
 from gatespec.rank_cli import METRICS, query_metrics, rank  # noqa: E402
 from gatespec.rank_cli import metrics as rank_metrics  # noqa: E402
 from gatespec.ranking import DEFAULT_PARAMS, Document, FusionParams, Ranker, embedding_text  # noqa: E402
-from gatespec.ranking.encoder import QUERY_MAX_TOKENS, MiniLmEncoder, load_encoder  # noqa: E402
+from gatespec.ranking.encoder import QUERY_MAX_TOKENS, MiniLmEncoder  # noqa: E402
 from gatespec.ranking.learned import LearnedQueries  # noqa: E402
 from gatespec.ranking.learned import artifact as learned_artifact  # noqa: E402
 from gatespec.ranking.learned import switched_off as learned_switched_off  # noqa: E402
+from gatespec.ranking.loading import load_encoder  # noqa: E402
 from gatespec.ranking.ranker import rank_scores  # noqa: E402
 from gatespec.ranking.train.data import (  # noqa: E402  (the training's own splits and loaders)
     DEFAULT_DATA,

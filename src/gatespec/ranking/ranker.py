@@ -26,9 +26,10 @@ from typing import TYPE_CHECKING
 
 from gatespec.ranking.bm25 import Bm25Index, best
 from gatespec.ranking.documents import Document, embedding_text
-from gatespec.ranking.encoder import EncoderStatus, availability, load_encoder
+from gatespec.ranking.encoder import EncoderStatus
 from gatespec.ranking.fusion import DEFAULT_PARAMS, FusionParams, feedback, fuse
 from gatespec.ranking.learned import fusion_for
+from gatespec.ranking.loading import availability, load_encoder
 from gatespec.ranking.semantic import SemanticIndex, build_index
 from gatespec.ranking.vector_cache import VectorCache
 from gatespec_surface.budgets import QUERY_MAX_CHARS

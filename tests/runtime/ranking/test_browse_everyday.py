@@ -20,7 +20,7 @@ from gatespec.browse import Browser
 from gatespec.cards import admit_cards
 from gatespec.catalog import Catalog
 from gatespec.ranking import semantic as semantic_module
-from gatespec.ranking.encoder import reset_encoder
+from gatespec.ranking.loading import reset_encoder
 from gatespec_surface.render import render_preamble
 
 TEN = {

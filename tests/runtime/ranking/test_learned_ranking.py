@@ -19,7 +19,8 @@ import numpy as np
 import pytest
 
 from gatespec.ranking import DEFAULT_PARAMS, Bm25Index, Document, learned
-from gatespec.ranking.encoder import MiniLmEncoder, _model_file, reset_encoder
+from gatespec.ranking.encoder import MiniLmEncoder, _model_file
+from gatespec.ranking.loading import reset_encoder
 from gatespec.ranking.train.data import (
     HELD_OUT,
     by_tool_folds,

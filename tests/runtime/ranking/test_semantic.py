@@ -23,7 +23,8 @@ from gatespec.ranking import Document, Ranker, embedding_text
 from gatespec.ranking import encoder as encoder_module
 from gatespec.ranking import ranker as ranker_module
 from gatespec.ranking import semantic as semantic_module
-from gatespec.ranking.encoder import OFF_ENV, load_encoder, reset_encoder
+from gatespec.ranking.encoder import OFF_ENV
+from gatespec.ranking.loading import load_encoder, reset_encoder
 from gatespec.ranking.vector_cache import VectorCache
 
 CATALOG = [

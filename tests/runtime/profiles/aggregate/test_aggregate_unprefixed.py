@@ -18,7 +18,14 @@ from gatespec.profiles.aggregate.naming import Naming
 from gatespec_conformance.fixtures.catalog import fixture_tools
 from gatespec_conformance.fixtures.rich import BAD_PROMPT, PROMPTS, RELAY_TOOLS, RESOURCES, TEXTS
 from gatespec_surface.errors import ErrorCode, GatewayError
-from tests.runtime.profiles.aggregate.test_aggregate import ERAS, calls, every, fixture_entry, offered_tools, serving
+from tests.runtime.profiles.aggregate.test_aggregate import (
+    ERAS,
+    calls,
+    every,
+    fixture_entry,
+    offered_tools,
+    serving,
+)
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(90)]
 
