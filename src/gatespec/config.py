@@ -424,7 +424,12 @@ class _GatewayReader(Reader):
         if "unprefixed" not in raw:
             return None
         key = self.string(raw["unprefixed"], "gateway.unprefixed")
-        if ("profile" in raw or "mode" in raw) and profile != "aggregate":
+        # the spec's profile table (imported here: its module imports the MCP SDK, which the
+        # CLI does not load before it serves)
+        from gatespec_surface.descriptors import PROFILES as SPEC_PROFILES
+
+        namespaced = SPEC_PROFILES[profile].lists_upstream_tools == "namespaced"
+        if ("profile" in raw or "mode" in raw) and not namespaced:
             raise self.error(
                 "gateway.unprefixed",
                 f"applies to the aggregate profile only (profile is {profile})",

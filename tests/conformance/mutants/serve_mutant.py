@@ -258,8 +258,8 @@ def route_first_server() -> None:
 
     real = routing.route
 
-    def route(method: str, params: Any, session: str, servers: Any) -> Any:
-        context, clean = real(method, params, session, servers)
+    def route(method: str, params: Any, session: str, servers: Any, *naming: Any) -> Any:
+        context, clean = real(method, params, session, servers, *naming)
         first = next(iter(servers.values()))
         return dataclasses.replace(context, config_key=first), clean
 
