@@ -244,12 +244,12 @@ def single_underscore() -> None:
     """Seed 001's separator: names are offered as server_name."""
     from gatespec.profiles.aggregate import naming
 
-    real = naming.namespaced
+    real = naming.Naming.expose
 
-    def namespaced(kind: Any, server: str, value: str) -> str:
-        return real(kind, server, value) if kind.uri else f"{server}_{value}"
+    def expose(self: Any, uri: bool, server: str, value: str) -> str:
+        return real(self, uri, server, value) if uri else f"{server}_{value}"
 
-    naming.namespaced = namespaced
+    naming.Naming.expose = expose  # type: ignore[method-assign]
 
 
 def route_first_server() -> None:
