@@ -78,7 +78,12 @@ while true do
   if purge(top) == 0 then evict_oldest(top) end
 end
 redis.call('HINCRBY', shares, share, size)
-redis.call('ZADD', zkey(share), now, handle .. ' ' .. digest .. ' ' .. size)
+-- oldest first means stored first: two stores in one millisecond must not tie (a tie would
+-- order by the random handle), so a score is always above the share's newest
+local score = now
+local newest = redis.call('ZRANGE', zkey(share), -1, -1, 'WITHSCORES')[2]
+if newest and tonumber(newest) >= score then score = tonumber(newest) + 0.001 end
+redis.call('ZADD', zkey(share), score, handle .. ' ' .. digest .. ' ' .. size)
 redis.call('HINCRBY', refs, digest, 1)
 for _, k in ipairs({shares, refs, zkey(share)}) do redis.call('PEXPIRE', k, ttl) end
 return 1
