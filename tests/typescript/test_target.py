@@ -144,3 +144,18 @@ def test_a_mutation_fails_the_same_cases_in_both_languages(
     [mutation] = [m for m in MUTATIONS if m.id == mutation_id]
     judged = judge(mutation, ROOT / "spec", ROOT, seed_cases)
     assert judged.python == judged.typescript == failed
+
+
+def test_python_whitespace_is_spelled_once_for_both_typescript_uses() -> None:
+    """The generator (respelling grammars' \\s) and the copied support module (splitting text)
+    each need Python's whitespace set; they must spell the same class, or a grammar and the
+    text rules of the TypeScript package would disagree about what a space is."""
+    import re as _re
+
+    from generator import typescript
+
+    support = (ROOT / "generator/templates/typescript/_support/text.ts").read_text()
+    found = _re.search(r'const PY_SPACE_CLASS = "([^"]*)";', support)
+    assert found is not None
+    # the TypeScript string literal escapes each backslash once more than the Python one holds
+    assert found.group(1).replace("\\\\", "\\") == typescript._PY_SPACE
