@@ -52,9 +52,9 @@ export const CACHE_MARKER_DESCRIPTION = "Cards above were shown before in this s
 // ---- banned card content (§2.2); the patterns are the spec's, with Python's \s spelled out
 export const BANNED_FIELDS: ReadonlySet<string> = new Set(["_meta", "annotations", "args_schema", "command", "examples", "input_schema", "inputSchema", "metadata", "output_schema", "outputSchema", "server_url", "transport", "url"]);
 export const BANNED_STRINGIFIED: readonly RegExp[] = [
-  new RegExp("(?:args_?schema|input_?schema|output_?schema|_meta|annotations)[\"']?[\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]*[:=]", "iu"),
-  new RegExp("\"(?:properties|required)\"[\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]*:", "iu"),
-  new RegExp("(?:examples|metadata|server_url|url|transport|command)[\"']?[\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]*[:=][\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]*[\\[{\"']", "iu"),
+  new RegExp("(?:args_?schema|input_?schema|output_?schema|_meta|annotations)[\"']?[\\x09-\\x0d\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]*[:=]", "iu"),
+  new RegExp("\"(?:properties|required)\"[\\x09-\\x0d\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]*:", "iu"),
+  new RegExp("(?:examples|metadata|server_url|url|transport|command)[\"']?[\\x09-\\x0d\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]*[:=][\\x09-\\x0d\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]*[\\[{\"']", "iu"),
 ];
 
 // ---- result firewall (seed 002 mcp_result_to_envelope)
