@@ -394,7 +394,7 @@ class ProxyRuntime(UpstreamLifecycle):
         chain (what the upstream sends meanwhile reaches `relay`'s client): its raw result."""
         server = item.metadata["server"]
         upstream_name = item.metadata["upstream_name"]
-        context = RoutingContext("tools/call", server, server, upstream_name, session)
+        context = RoutingContext("tools/call", server, server, upstream_name, session, item.id)
         async with self.plugins.observed(context, ToolCall(upstream_name, dict(args))) as seen:
             # §4.4: arguments are checked against the hydrated schema before any upstream
             # call (the item's own schema: what hydrate copies out; the validator only reads).
