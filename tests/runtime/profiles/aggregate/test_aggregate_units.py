@@ -193,7 +193,10 @@ async def test_a_refusal_quotes_the_name_the_client_sent(anyio_backend: str) -> 
     own name under gateway.unprefixed (AM-AGGREGATE-UNPREFIXED), the prefixed one otherwise."""
     plugin = ToolFilter({"fs": ((), ("write_*",))})
     unprefixed = Naming(frozenset({"fs"}), unprefixed="fs")
-    for naming_, sent in ((unprefixed, "write_file"), (Naming(frozenset({"fs"})), "fs__write_file")):
+    for naming_, sent in (
+        (unprefixed, "write_file"),
+        (Naming(frozenset({"fs"})), "fs__write_file"),
+    ):
         context, _ = route("tools/call", {"name": sent}, "s1", {"fs": "fs"}, naming_)
         with pytest.raises(GatewayError) as exc:
             await plugin.before_call(context, ToolCall(context.name))
