@@ -8,7 +8,7 @@ and the session key its transport carries, gatespec.core.Caller.scope):
   `flush`es what it wrote, so a shared backend stores every artifact of a call in one round
   trip before the handles reach the client.
 - SessionBackend: cache-stable seen-sets and frozen cards (seed 000 §5). `load` gives a
-  CacheStableSession (for the ids one browse shows) to arrange that browse with; `save` stores what that browse changed and
+  SeenCards (for the ids one browse shows) to arrange that browse with; `save` stores what that browse changed and
   says whether another replica froze one of the same cards first (then the browse is arranged
   again over the stored state, so every replica emits the content first stored).
 
@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from gatespec.artifacts import Artifact
-    from gatespec.session import CacheStableSession
+    from gatespec.seen_cards import SeenCards
 
 __all__ = [
     "ArtifactBackend",
@@ -73,13 +73,13 @@ class ArtifactBackend(Protocol):
 
 
 class SessionBackend(Protocol):
-    async def load(self, scope: str, ids: Sequence[str]) -> CacheStableSession:
+    async def load(self, scope: str, ids: Sequence[str]) -> SeenCards:
         """The scope's session as far as `ids` (the cards one browse shows) are concerned: a
         shared store reads those entries only, so a browse costs the same however much the
         session has seen."""
         ...
 
-    async def save(self, scope: str, session: CacheStableSession) -> bool:
+    async def save(self, scope: str, session: SeenCards) -> bool:
         """Store what changed in `session`; False when another writer froze one of its new
         cards first (load again and re-arrange)."""
         ...

@@ -17,7 +17,7 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any, Final, TypeVar
 
-from gatespec.session import CacheStableSession
+from gatespec.seen_cards import SeenCards
 from gatespec.state.base import SessionBackend, StateUnavailable
 
 __all__ = ["record_seen", "stable_browse", "without_artifacts"]
@@ -34,7 +34,7 @@ async def stable_browse(
     sessions: SessionBackend,
     scope: str,
     ids: Sequence[str],
-    arrange: Callable[[CacheStableSession], T],
+    arrange: Callable[[SeenCards], T],
 ) -> T:
     """`arrange(session)` over the scope's stored session (the entries of `ids`, the cards
     the browse shows), and what that changed stored."""
@@ -44,7 +44,7 @@ async def stable_browse(
             session = await sessions.load(scope, ids)
         except StateUnavailable as exc:
             log.warning("cache-stable state unavailable, browsing as a new session: %s", exc)
-            return arrange(CacheStableSession())
+            return arrange(SeenCards())
         result = arrange(session)
         try:
             if await sessions.save(scope, session):

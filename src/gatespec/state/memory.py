@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 
 from gatespec.artifacts import Artifact, ArtifactStore
-from gatespec.session import CacheStableSession, SessionStore
+from gatespec.seen_cards import SeenCards, SeenCardStore
 from gatespec.state.base import ArtifactWriter
 
 __all__ = ["MemoryArtifacts", "MemorySessions", "MemoryState"]
@@ -28,13 +28,13 @@ class MemoryArtifacts:
 
 
 class MemorySessions:
-    def __init__(self, store: SessionStore | None = None) -> None:
-        self.store = store or SessionStore()
+    def __init__(self, store: SeenCardStore | None = None) -> None:
+        self.store = store or SeenCardStore()
 
-    async def load(self, scope: str, ids: Sequence[str]) -> CacheStableSession:
+    async def load(self, scope: str, ids: Sequence[str]) -> SeenCards:
         return self.store.get(scope)  # the live session: arranging it is saving it
 
-    async def save(self, scope: str, session: CacheStableSession) -> bool:
+    async def save(self, scope: str, session: SeenCards) -> bool:
         return True
 
     async def record_seen(self, scope: str, tool_id: str) -> None:

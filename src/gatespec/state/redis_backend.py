@@ -45,7 +45,7 @@ from redis.backoff import ExponentialBackoff
 from redis.exceptions import RedisError
 
 from gatespec.artifacts import Artifact, check_handle, new_artifact, view_error
-from gatespec.session import CacheStableSession
+from gatespec.seen_cards import SeenCards
 from gatespec.state.base import ArtifactWriter, StateUnavailable
 from gatespec.state.config import StateConfig
 from gatespec.state.redis_shares import RedisShares
@@ -230,9 +230,9 @@ class RedisSessions:
         # Scopes are caller-controlled text (a session id header): hashed to a bounded key.
         return f"{self.prefix}seen:{hashlib.sha256(scope.encode()).hexdigest()}"
 
-    async def load(self, scope: str, ids: Sequence[str]) -> CacheStableSession:
+    async def load(self, scope: str, ids: Sequence[str]) -> SeenCards:
         if not ids:
-            return CacheStableSession()
+            return SeenCards()
         key = self._key(scope)
         pipe = self.client.pipeline(transaction=False)
         pipe.hmget(key, list(ids))
@@ -248,9 +248,9 @@ class RedisSessions:
                 frozen[tool_id] = json.loads(value)
             elif value is not None:
                 seen.append(tool_id)  # "": seen through hydration, never shown
-        return CacheStableSession(seen, frozen)
+        return SeenCards(seen, frozen)
 
-    async def save(self, scope: str, session: CacheStableSession) -> bool:
+    async def save(self, scope: str, session: SeenCards) -> bool:
         changes = session.changes()
         if not changes:
             return True

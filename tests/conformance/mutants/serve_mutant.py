@@ -66,17 +66,17 @@ def banned_field() -> None:
 
 def marker_first_browse() -> None:
     """The cache-stable marker is emitted on every browse that lacks one."""
-    from gatespec import session
+    from gatespec import seen_cards
 
-    real = session.CacheStableSession.arrange
+    real = seen_cards.SeenCards.arrange
 
     def arrange(self: Any, found: Any) -> list[dict[str, Any]]:
         out = real(self, found)
-        if not any(c["id"] == session.CACHE_MARKER_ID for c in out):
-            out.insert(0, session.marker_card())
+        if not any(c["id"] == seen_cards.CACHE_MARKER_ID for c in out):
+            out.insert(0, seen_cards.marker_card())
         return out
 
-    session.CacheStableSession.arrange = arrange
+    seen_cards.SeenCards.arrange = arrange
 
 
 def path_code() -> None:

@@ -12,7 +12,7 @@ from typing import Any
 import anyio
 import pytest
 
-from gatespec.session import marker_card
+from gatespec.seen_cards import marker_card
 from gatespec.state import StateConfig, StateUnavailable
 from gatespec.state.effects import stable_browse
 from gatespec.state.redis_backend import RedisState
