@@ -67,8 +67,8 @@ from gatespec.spec_tool import add_subcommand as add_spec_subcommand
 # upstreams have been started (gatespec.spawn), so their start-up overlaps the SDK's import.
 if TYPE_CHECKING:
     from gatespec.access.config import AccessConfig
-    from gatespec.core import CatalogListing
     from gatespec.profiles.lifecycle import ServedRuntime
+    from gatespec.runtime_contract import CatalogListing
     from gatespec.upstream import UpstreamPool, UpstreamStatus
 
     RuntimeFactory = Callable[[GatewayConfig, str], ServedRuntime]

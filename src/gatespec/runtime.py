@@ -39,7 +39,6 @@ from gatespec.access import LOCAL, AccessPolicy, Identity, Rules, Subject, forbi
 from gatespec.artifacts import ArtifactStore, render_view, view_cut_note
 from gatespec.catalog import Catalog, Excluded, Item
 from gatespec.config import DEFAULT_INLINE_MEDIA_MAX_BYTES, GatewayConfig
-from gatespec.core import Caller, CatalogListing, GatewayRuntime, Relay, Reply
 from gatespec.firewall import text_repeats_structured, to_envelope
 from gatespec.inline_media import artifact_media, result_media
 from gatespec.metrics import Metrics
@@ -47,6 +46,7 @@ from gatespec.profiles.aggregate.plugins import Chain, ToolCall, build_chain
 from gatespec.profiles.aggregate.routing import RoutingContext
 from gatespec.profiles.lifecycle import UpstreamLifecycle
 from gatespec.profiles.search import SearchProfile
+from gatespec.runtime_contract import Caller, CatalogListing, GatewayRuntime, Relay, Reply
 from gatespec.snapshot import Snapshot, build_snapshot, restricted_snapshot
 from gatespec.state import StateBackend, StateUnavailable, open_state
 from gatespec.state.effects import record_seen, stable_browse, without_artifacts
@@ -351,7 +351,7 @@ class ProxyRuntime(UpstreamLifecycle):
 
     # ------------------------------------------------------------ operations
 
-    # The core operations take the caller's scope as `session` (cache-stable state and
+    # The contract's operations take the caller's scope as `session` (cache-stable state and
     # artifacts are keyed by it) and its identity (what it may see).
 
     async def browse(

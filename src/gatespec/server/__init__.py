@@ -11,7 +11,7 @@ which uses this package's seam and helpers, and importing them here would make t
 each other.
 """
 
-from gatespec.core import CatalogListing, GatewayRuntime, Reply
+from gatespec.runtime_contract import CatalogListing, GatewayRuntime, Reply
 from gatespec.server.notify import ListChangedNotifier
 from gatespec.server.sessions import SESSIONLESS_KEY, session_key
 from gatespec.server.surface import (

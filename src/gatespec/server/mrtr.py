@@ -40,7 +40,7 @@ from mcp_types.methods import INPUT_REQUIRED_METHODS
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from gatespec.access import LOCAL
-from gatespec.core import RelayError
+from gatespec.runtime_contract import RelayError
 from gatespec.server.sessions import identity_of, session_key
 from gatespec_surface.errors import ErrorCode, GatewayError
 

@@ -59,8 +59,8 @@ from mcp_types import (
 from pydantic import ValidationError
 
 from gatespec.access import LOCAL, Identity
-from gatespec.core import Caller, GatewayRuntime, Reply
 from gatespec.metrics import Metrics, metrics_of
+from gatespec.runtime_contract import Caller, GatewayRuntime, Reply
 from gatespec.server.arguments import ArgumentChecker
 from gatespec.server.mrtr import InputRequiredRelay
 from gatespec.server.notify import ListChangedNotifier

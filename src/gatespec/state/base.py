@@ -1,7 +1,7 @@
 """What a state backend shares between gateway replicas, and the protocol both backends meet.
 
 Per-caller state lives behind two narrow interfaces, keyed by the caller's scope (its identity
-and the session key its transport carries, gatespec.core.Caller.scope):
+and the session key its transport carries, gatespec.runtime_contract.Caller.scope):
 
 - ArtifactBackend: artifacts behind tool_view handles. tool_execute's result firewall writes
   through a synchronous `writer()` (it runs inside the envelope builder); the runtime then

@@ -24,7 +24,7 @@ from typing import Any, Final
 import mcp_types as types
 from pydantic import BaseModel, ValidationError
 
-from gatespec.core import Relay, RelayError
+from gatespec.runtime_contract import Relay, RelayError
 
 logger = logging.getLogger(__name__)
 

@@ -417,8 +417,8 @@ def call_drops_structure() -> None:
 
 def _as_local(method: str) -> None:
     """SearchProfile.`method` runs as the local (unrestricted) identity, whoever calls."""
-    from gatespec.core import Caller
     from gatespec.profiles import search
+    from gatespec.runtime_contract import Caller
 
     real = getattr(search.SearchProfile, method)
 

@@ -39,7 +39,6 @@ from gatespec.access import LOCAL, AccessPolicy, Identity, Subject, forbidden
 from gatespec.access.uris import UriRefused, normalise_uri
 from gatespec.catalog import server_keys
 from gatespec.config import GatewayConfig
-from gatespec.core import CatalogListing, Relay
 from gatespec.profiles.aggregate.client_sessions import ClientUpstreams
 from gatespec.profiles.aggregate.naming import (
     LISTS,
@@ -54,6 +53,7 @@ from gatespec.profiles.aggregate.pages import Pages
 from gatespec.profiles.aggregate.plugins import Chain, ToolCall, build_chain
 from gatespec.profiles.aggregate.routing import RoutingContext, names_uri, rename, route
 from gatespec.profiles.lifecycle import UpstreamLifecycle
+from gatespec.runtime_contract import CatalogListing, Relay
 from gatespec.state import StateBackend, open_state
 from gatespec.upstream import (
     ProgressCallback,
@@ -259,7 +259,7 @@ class AggregateRuntime(UpstreamLifecycle):
         self._change_listeners.append(callback)
 
     def add_catalog_listener(self, callback: Callable[[], Awaitable[None]]) -> None:
-        """The core contract's listener: called when the tools change."""
+        """The runtime contract's listener: called when the tools change."""
 
         async def tools_only(lists: frozenset[str]) -> None:
             if "tools" in lists:

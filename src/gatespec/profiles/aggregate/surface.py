@@ -32,11 +32,11 @@ from mcp_types.methods import CacheableMethod
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from gatespec.access import LOCAL, Identity
-from gatespec.core import CLIENT_CAPABILITIES
 from gatespec.metrics import metrics_of
 from gatespec.profiles.aggregate.naming import LISTS
 from gatespec.profiles.aggregate.pages import CursorInvalid
 from gatespec.profiles.aggregate.runtime import AggregateRuntime
+from gatespec.runtime_contract import CLIENT_CAPABILITIES
 from gatespec.server.notify import ListChangedNotifier
 from gatespec.server.relay import LogLevels, RequestRelay
 from gatespec.server.sessions import SESSIONLESS_KEY, session_key
