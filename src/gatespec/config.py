@@ -200,7 +200,7 @@ class SessionBounds:
     per_client: int = 100
     idle_timeout: float = 600.0
     # aggregate profile: upstream connections opened for clients with client-scoped state
-    # (gatespec.profiles.aggregate.client_sessions), all clients together
+    # (gatespec.profiles.aggregate.client_upstreams), all clients together
     max_client_connections: int = 64
 
 

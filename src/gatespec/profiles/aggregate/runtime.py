@@ -39,7 +39,7 @@ from gatespec.access import LOCAL, AccessPolicy, Identity, Subject, forbidden
 from gatespec.access.uris import UriRefused, normalise_uri
 from gatespec.catalog import server_keys
 from gatespec.config import GatewayConfig
-from gatespec.profiles.aggregate.client_sessions import ClientUpstreams
+from gatespec.profiles.aggregate.client_upstreams import ClientUpstreams
 from gatespec.profiles.aggregate.naming import (
     LISTS,
     NAMESPACED,
@@ -166,7 +166,7 @@ class AggregateRuntime(UpstreamLifecycle):
         self.plugins = Chain()
         self.policy = AccessPolicy.open()
         self._configure(config)
-        # The upstream connections of clients with client-scoped state (client_sessions).
+        # The upstream connections of clients with client-scoped state (client_upstreams).
         self.clients = ClientUpstreams(lambda: self.config)
         self.pages = Pages(config.options.page_size)
         self._change_listeners: list[ChangeListener] = []
@@ -593,7 +593,7 @@ class AggregateRuntime(UpstreamLifecycle):
         self, session: str, config_key: str, relay: Relay | None
     ) -> AsyncIterator[UpstreamPool]:
         """The pool `session`'s request to `config_key` goes through: its own connection when
-        it has client-scoped state (client_sessions), else the shared one."""
+        it has client-scoped state (client_upstreams), else the shared one."""
         serving = self.clients.serving(session, config_key, relay)
         try:
             own = await serving.__aenter__()
@@ -623,7 +623,7 @@ class AggregateRuntime(UpstreamLifecycle):
                 logger.info("unsubscribing %s for a closed session failed: %s", uri, exc)
 
     async def set_log_level(self, level: str, session: str | None = None) -> None:
-        """A client's logging/setLevel: on `session`'s own connections (client_sessions;
+        """A client's logging/setLevel: on `session`'s own connections (client_upstreams;
         the surface passes the session of a client that is one of many), else (stdio's one
         client) on the shared connections."""
         if session is not None:

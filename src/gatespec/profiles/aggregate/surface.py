@@ -67,7 +67,7 @@ _INVALID: Final = frozenset(
     }
 )
 _CAPABILITIES: Final = ("prompts", "resources", "completions", "logging")
-# What a client declares that the upstream may keep about it (aggregate.client_sessions).
+# What a client declares that the upstream may keep about it (aggregate.client_upstreams).
 _CLIENT_SCOPED: Final = frozenset(CLIENT_CAPABILITIES.values())
 # The requests that reach upstreams, which may talk back while answering them.
 _RELAYING: Final = frozenset(
@@ -163,7 +163,7 @@ def build_aggregate_server(
 
     def one_of_many(ctx: Any, session: str) -> bool:
         """A handshake-era client of a transport that serves many (HTTP, SSE): its
-        client-scoped state is its own (aggregate.client_sessions)."""
+        client-scoped state is its own (aggregate.client_upstreams)."""
         return (
             session not in (fallback_session, SESSIONLESS_KEY)
             and ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS
