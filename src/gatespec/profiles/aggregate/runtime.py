@@ -2,8 +2,8 @@
 
 One namespaced MCP server in front of many. The runtime owns the upstream pool (connect,
 isolate, refresh, reconfigure), the map from server keys to config keys, the plugin chain, the
-paged snapshots of merged lists and the resource subscriptions; the MCP surface
-(aggregate.surface) turns its operations into handlers.
+paged snapshots of merged lists and the resource subscriptions; the MCP server
+(aggregate.server) turns its operations into handlers.
 
 - Lists broadcast to every connected upstream that offers them, in parallel, each bounded by
   that server's own call timeout; an upstream that fails is left out of the answer and

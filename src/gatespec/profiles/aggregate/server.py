@@ -1,4 +1,4 @@
-"""The aggregate profile's MCP surface: every list and routed request of an AggregateRuntime.
+"""The aggregate profile's MCP server: every list and routed request of an AggregateRuntime.
 
 - tools/list, prompts/list, resources/list, resources/templates/list: a page of the merged
   list (AM-AGGREGATE-LISTING); an unknown or expired cursor is a JSON-RPC invalid-params error.
@@ -37,16 +37,16 @@ from gatespec.profiles.aggregate.naming import LISTS
 from gatespec.profiles.aggregate.pages import CursorInvalid
 from gatespec.profiles.aggregate.runtime import AggregateRuntime
 from gatespec.runtime_contract import CLIENT_CAPABILITIES
-from gatespec.server.notify import ListChangedNotifier
-from gatespec.server.relay import LogLevels, RequestRelay
-from gatespec.server.sessions import SESSIONLESS_KEY, session_key
-from gatespec.server.surface import (
+from gatespec.server.catalog_server import (
     UNAUTHENTICATED,
     GatewayServer,
     caller_identity,
     error_result,
     server_version,
 )
+from gatespec.server.notify import ListChangedNotifier
+from gatespec.server.relay import LogLevels, RequestRelay
+from gatespec.server.sessions import SESSIONLESS_KEY, session_key
 from gatespec.upstream import UpstreamError
 from gatespec_surface.errors import ErrorCode, GatewayError
 
