@@ -10,7 +10,7 @@ from gatespec.artifacts import Artifact, ArtifactStore
 from gatespec.seen_cards import SeenCards, SeenCardStore
 from gatespec.state.base import ArtifactWriter
 
-__all__ = ["MemoryArtifacts", "MemorySessions", "MemoryState"]
+__all__ = ["MemoryArtifacts", "MemorySeenCards", "MemoryState"]
 
 
 class MemoryArtifacts:
@@ -27,7 +27,7 @@ class MemoryArtifacts:
         return self.store.get(handle, owner)
 
 
-class MemorySessions:
+class MemorySeenCards:
     def __init__(self, store: SeenCardStore | None = None) -> None:
         self.store = store or SeenCardStore()
 
@@ -46,14 +46,14 @@ class MemoryState:
 
     def __init__(self, artifacts: ArtifactStore | None = None) -> None:
         self.artifacts = MemoryArtifacts(artifacts)
-        self.sessions = MemorySessions()
+        self.seen_cards = MemorySeenCards()
 
     async def ping(self) -> None:
         return None
 
     async def commit_execute(self, scope: str, seen: str | None, writer: ArtifactWriter) -> None:
         if seen is not None:
-            await self.sessions.record_seen(scope, seen)
+            await self.seen_cards.record_seen(scope, seen)
         # the writer wrote through: the artifacts are stored already
 
     async def publish(self, event: str) -> None:

@@ -1,6 +1,6 @@
 """The shared state backend: Redis or Valkey through redis-py's asyncio client.
 
-Every replica pointed at the same server sees the same artifacts and cache-stable sessions, so
+Every replica pointed at the same server sees the same artifacts and seen cards (cache-stable browsing), so
 any replica can answer any request (docs/scaling.md has the model). Keys (all under `prefix`):
 
   art:<handle>       hash: owner, media_type, label, uri, is_text, size, digest, and
@@ -219,7 +219,7 @@ class RedisArtifacts:
         )
 
 
-class RedisSessions:
+class RedisSeenCards:
     def __init__(self, client: aioredis.Redis, config: StateConfig) -> None:
         self.client = client
         self.prefix = config.prefix
@@ -303,7 +303,7 @@ class RedisState:
             **_credentials(config),
         )
         self.artifacts = RedisArtifacts(self.client, config)
-        self.sessions = RedisSessions(self.client, config)
+        self.seen_cards = RedisSeenCards(self.client, config)
         self.channel = f"{config.prefix}events"
         self.origin = secrets.token_hex(8)  # this replica, to ignore its own events
 
@@ -317,7 +317,7 @@ class RedisState:
         pipe = self.client.pipeline(transaction=False)
         stored = await self.artifacts.queue(pipe, writer)
         if seen is not None:
-            self.sessions.queue_seen(pipe, scope, seen)
+            self.seen_cards.queue_seen(pipe, scope, seen)
         if stored or seen is not None:
             await _execute(pipe, "storing the call's artifacts and seen tool")
 
