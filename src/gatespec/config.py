@@ -240,7 +240,7 @@ class GatewayOptions:
     # Identities and the access policy; None: no access control (every caller unrestricted).
     access: AccessConfig | None = None
     sessions: SessionBounds = field(default_factory=SessionBounds)
-    # Artifacts and cache-stable sessions: None is this process's memory (gatespec.state).
+    # Artifacts and seen cards: None is this process's memory (gatespec.state).
     state: StateConfig | None = None
     # Serving stdio: also serve GET /metrics on this port of `host` (None: no metrics port;
     # the HTTP transport serves /metrics on its own port).

@@ -49,7 +49,7 @@ class Caller:
 
     @property
     def scope(self) -> str:
-        """What per-caller state (artifacts, cache-stable sessions) is keyed by: the session
+        """What per-caller state (artifacts, seen cards) is keyed by: the session
         of this identity, never shared with another identity's session of the same key."""
         return f"{self.identity.key}|{self.session}"
 

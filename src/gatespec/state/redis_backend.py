@@ -240,7 +240,7 @@ class RedisSeenCards:
         try:
             values, _ = await pipe.execute()
         except RedisError as exc:
-            raise StateUnavailable(f"reading the cache-stable session failed: {exc}") from exc
+            raise StateUnavailable(f"reading a session's seen cards failed: {exc}") from exc
         seen: list[str] = []
         frozen: dict[str, Any] = {}
         for tool_id, value in zip(ids, values, strict=True):
@@ -265,7 +265,7 @@ class RedisSeenCards:
         try:
             await pipe.execute()
         except RedisError as exc:
-            raise StateUnavailable(f"saving the cache-stable session failed: {exc}") from exc
+            raise StateUnavailable(f"saving a session's seen cards failed: {exc}") from exc
 
     def queue_seen(self, pipe: Any, scope: str, tool_id: str) -> None:
         # "" marks a tool seen and never overwrites a frozen card: HSETNX does exactly that,
@@ -279,7 +279,7 @@ class RedisSeenCards:
         try:
             return int(await self._save(keys=[self._key(scope)], args=[*args, self.ttl_ms]))
         except RedisError as exc:
-            raise StateUnavailable(f"saving the cache-stable session failed: {exc}") from exc
+            raise StateUnavailable(f"saving a session's seen cards failed: {exc}") from exc
 
 
 async def _execute(pipe: Any, what: str) -> None:
