@@ -10,7 +10,7 @@
     gatespec conformance …, gatespec vectors export DIR, gatespec fixture-upstream …
                                           forwarded to the conformance kit (gatespec-conformance)
     gatespec spec diff OLD [NEW] …        forwarded to the generator (gatespec.spec_tool)
-                                          (both run as child processes: gatespec.forwarding)
+                                          (both run as child processes: gatespec.delegate)
 
 Progress and diagnostics go to stderr (stdout is the MCP channel under stdio). A user error
 (bad config, unknown profile, missing optional module) prints one line, never a traceback.
@@ -54,7 +54,7 @@ from gatespec.config import (
     SessionBounds,
     load_config,
 )
-from gatespec.forwarding import run_module
+from gatespec.delegate import run_module
 from gatespec.install import add_subcommand as add_install_subcommand
 from gatespec.logs import OneLineFormatter
 from gatespec.profiles import registry
@@ -67,8 +67,8 @@ from gatespec.spec_tool import add_subcommand as add_spec_subcommand
 # upstreams have been started (gatespec.spawn), so their start-up overlaps the SDK's import.
 if TYPE_CHECKING:
     from gatespec.access.config import AccessConfig
-    from gatespec.core import CatalogListing
     from gatespec.profiles.lifecycle import ServedRuntime
+    from gatespec.runtime_contract import CatalogListing
     from gatespec.upstream import UpstreamPool, UpstreamStatus
 
     RuntimeFactory = Callable[[GatewayConfig, str], ServedRuntime]
