@@ -9,7 +9,8 @@ output channel, activations quantised per run; VNNI / AMX on recent x86) encodes
 queries; through `gatespec rank` on every dev set of bench/retrieval.py, hit@5 moved by at
 most half a point, up on some sets and down on others),
 so it encodes queries only: tools keep the shipped model's cached vectors, as with the
-learned query tower (gatespec.ranking.learned).
+learned query tower (gatespec.ranking.learned), and the shipped model itself is loaded only
+when a tool's vector is not in the cache (`LazyToolEncoder`).
 
 The quantised file is built once from the shipped one (a few seconds of CPU, on the worker
 thread that loads the model, while queries are ranked lexically) and kept in the user's
@@ -22,12 +23,18 @@ from __future__ import annotations
 
 import os
 import tempfile
+import threading
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gatespec.ranking.encoder import MiniLmEncoder
 from gatespec.ranking.vector_cache import cache_dir
 
-__all__ = ["ON_ENV", "int8_query_encoder", "quantized_file", "switched_on"]
+if TYPE_CHECKING:
+    import numpy as np
+
+__all__ = ["ON_ENV", "LazyToolEncoder", "int8_query_encoder", "quantized_file", "switched_on"]
 
 ON_ENV = "GATESPEC_QUERY_INT8"
 _MODELS = "models"
@@ -69,6 +76,29 @@ def quantized_file(model: Path, model_sha256: str, directory: Path | None = None
         )
         os.replace(built, target)
     return target
+
+
+class LazyToolEncoder(MiniLmEncoder):
+    """The shipped model for tool texts, loaded on the first tool that has no cached vector:
+    with queries in int8 arithmetic, a gateway whose catalog is cached never loads it (~110
+    MB of float32 session)."""
+
+    def __init__(self, model: Path, model_sha256: str) -> None:
+        # No session until needed: the loaded encoder is made on the first encode.
+        self._args = (model, model_sha256)
+        self._loaded: MiniLmEncoder | None = None
+        self._lock = threading.Lock()
+        self.model_id = self.query_model_id = MiniLmEncoder.id_for(model_sha256)
+
+    @property
+    def loaded(self) -> bool:
+        return self._loaded is not None
+
+    def encode(self, texts: Sequence[str], *, query: bool = False) -> np.ndarray:
+        with self._lock:
+            if self._loaded is None:
+                self._loaded = MiniLmEncoder(*self._args)
+        return self._loaded.encode(texts, query=query)
 
 
 def int8_query_encoder(

@@ -20,7 +20,12 @@ from gatespec.ranking.encoder import (
     MiniLmEncoder,
     _model_file,
 )
-from gatespec.ranking.int8_queries import ON_ENV, int8_query_encoder, switched_on
+from gatespec.ranking.int8_queries import (
+    ON_ENV,
+    LazyToolEncoder,
+    int8_query_encoder,
+    switched_on,
+)
 from gatespec.ranking.learned import LearnedQueries, with_learned
 
 __all__ = ["availability", "load_encoder", "reset_encoder"]
@@ -79,7 +84,8 @@ def _load() -> tuple[MiniLmEncoder | None, EncoderStatus]:
         return None, off
     try:
         path, sha = _model_file()
-        encoder = MiniLmEncoder(path, sha)
+        # With int8 queries the shipped model encodes tools only: loaded when one is uncached.
+        encoder = LazyToolEncoder(path, sha) if switched_on() else MiniLmEncoder(path, sha)
         encoder, queries = with_learned(encoder)
         if switched_on() and not isinstance(encoder, LearnedQueries):
             encoder, queries = _with_int8_queries(encoder, path, sha)

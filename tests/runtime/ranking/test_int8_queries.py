@@ -42,7 +42,8 @@ def test_without_onnx_queries_stay_with_the_shipped_model(
         encoder, status = load_encoder()
     finally:
         reset_encoder()
-    assert type(encoder) is MiniLmEncoder
+    assert encoder is not None and not isinstance(encoder, learned.LearnedQueries)
+    assert encoder.query_model_id == MiniLmEncoder.id_for(_model_file()[1])  # the shipped model
     assert status.on and f"{int8_queries.ON_ENV}: onnx is not installed" in status.detail
 
 
@@ -80,3 +81,24 @@ def test_int8_queries_land_near_the_shipped_vectors(
     assert isinstance(encoder, learned.LearnedQueries)
     assert encoder.model_id == shipped.model_id and encoder.query_model_id == int8.model_id
     assert "int8 arithmetic" in status.detail
+
+
+def test_the_tool_model_loads_only_for_an_uncached_tool(tmp_path: Path) -> None:
+    from gatespec.ranking import semantic
+    from gatespec.ranking.vector_cache import VectorCache
+
+    path, sha = _model_file()
+    cache = VectorCache(tmp_path)
+    texts = ["git: git status: Shows the working tree status", "time: get current time"]
+    shipped = semantic.build_index(texts, MiniLmEncoder(path, sha), cache)
+    assert shipped is not None
+    semantic.forget_recent()  # as after a restart: only the disk cache is left
+    lazy = int8_queries.LazyToolEncoder(path, sha)
+    assert lazy.model_id == MiniLmEncoder(path, sha).model_id  # the same cached vectors
+    cached = semantic.build_index(texts, lazy, cache)
+    assert cached is not None and not lazy.loaded
+    assert np.array_equal(cached.vectors, shipped.vectors)
+    semantic.forget_recent()
+    grown = semantic.build_index([*texts, "mail: send an email"], lazy, cache)
+    assert grown is not None and lazy.loaded
+    assert np.array_equal(grown.vectors[:2], shipped.vectors)
