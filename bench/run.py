@@ -479,6 +479,15 @@ def startup_section(st: dict[str, Any]) -> list[str]:
             f"calls; goal p50 ≤ 10) / server CPU per query (ms) | {semantic['p50']} / "
             f"{semantic['p99']} / {_spread(semantic['server_cpu_ms_per_query'], 'median')} |"
         )
+    int8 = big.get("browse_query_semantic_int8_ms")
+    if int8:
+        lines.append(
+            "| the same with queries in int8 arithmetic (GATESPEC_QUERY_INT8=on), p50 / p99 (ms) "
+            f"/ server CPU per query (ms) / RSS after browsing (MiB, the other mode: "
+            f"{_spread(semantic['rss_after_browsing_mib'], 'median') if semantic and 'rss_after_browsing_mib' in semantic else 'n/a'}) | "
+            f"{int8['p50']} / {int8['p99']} / {_spread(int8['server_cpu_ms_per_query'], 'median')} "
+            f"/ {_spread(int8['rss_after_browsing_mib'], 'median')} |"
+        )
     lines += [
         "",
         "| build phase, in-process | wall s | CPU s |",

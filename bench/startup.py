@@ -334,39 +334,59 @@ async def scale(rounds: int, tmp: Path, log: Any) -> dict[str, Any]:
 
 
 async def semantic_browse(rounds: int, tmp: Path, log: Any) -> dict[str, Any]:
-    """tool_browse(query) over MCP at SCALE_TOOLS tools with the semantic model warm: the first
-    query loads the model and the index (from the user's vector cache: the first run ever
-    encodes the catalog, minutes of CPU), then, once the gateway's CPU has gone quiet, every
-    query is timed, with the server's CPU per query (steadier than wall time under load)."""
+    """tool_browse(query) over MCP at SCALE_TOOLS tools with the semantic model warm, queries
+    encoded by the shipped model ("shipped") and in int8 arithmetic ("int8",
+    GATESPEC_QUERY_INT8=on), in interleaved rounds: the first query loads the model and the
+    index (from the user's vector cache: the first run ever encodes the catalog, minutes of
+    CPU; the first int8 run also builds the int8 model), then, once the gateway's CPU has
+    gone quiet, every query is timed, with the server's CPU per query (steadier than wall
+    time under load) and its RSS after browsing."""
     upstream = [PYTHON, str(BENCH / "many_tools_server.py"), "--tools", str(SCALE_TOOLS)]
     config = write_config(tmp / "semantic.json", {"many": upstream})
     argv = [GATESPEC, "serve", "--config", str(config), "--profile", "gateway"]
-    env = {k: v for k, v in child_env().items() if k != "GATESPEC_SEMANTIC"}
+    env = {
+        k: v
+        for k, v in child_env().items()
+        if k not in ("GATESPEC_SEMANTIC", "GATESPEC_QUERY_INT8")
+    }
+    modes = {"shipped": env, "int8": {**env, "GATESPEC_QUERY_INT8": "on"}}
     queries = _queries()
-    times: list[float] = []
-    cpu: list[float] = []
-    params = StdioServerParameters(command=argv[0], args=argv[1:], env=env)
+    times: dict[str, list[float]] = {m: [] for m in modes}
+    cpu: dict[str, list[float]] = {m: [] for m in modes}
+    rss: dict[str, list[float]] = {m: [] for m in modes}
     for r in range(rounds):
-        with open(os.devnull, "w") as devnull:
-            async with Client(stdio_client(params, errlog=devnull), mode="legacy", cache=None) as c:
-                await c.list_tools()
-                pid = child_running(os.getpid(), argv)
-                await c.call_tool("tool_browse", {"query": queries[0]})  # starts the model
-                await _quiet(pid)
-                for query in queries:  # warm-up: the index is in place
-                    await c.call_tool("tool_browse", {"query": query})
-                before = cpu_seconds(pid)
-                for query in queries * 2:
-                    t0 = time.perf_counter()
-                    await c.call_tool("tool_browse", {"query": query})
-                    times.append((time.perf_counter() - t0) * 1000)
-                cpu.append((cpu_seconds(pid) - before) * 1000 / (2 * len(queries)))
-        print(f"round {r + 1}/{rounds} semantic browse: {median(times):.1f} ms", file=log)
+        for mode in list(modes) if r % 2 == 0 else list(modes)[::-1]:
+            params = StdioServerParameters(command=argv[0], args=argv[1:], env=modes[mode])
+            with open(os.devnull, "w") as devnull:
+                async with Client(
+                    stdio_client(params, errlog=devnull), mode="legacy", cache=None
+                ) as c:
+                    await c.list_tools()
+                    pid = child_running(os.getpid(), argv)
+                    await c.call_tool("tool_browse", {"query": queries[0]})  # starts the model
+                    await _quiet(pid)
+                    for query in queries:  # warm-up: the index is in place
+                        await c.call_tool("tool_browse", {"query": query})
+                    before = cpu_seconds(pid)
+                    for query in queries * 2:
+                        t0 = time.perf_counter()
+                        await c.call_tool("tool_browse", {"query": query})
+                        times[mode].append((time.perf_counter() - t0) * 1000)
+                    cpu[mode].append((cpu_seconds(pid) - before) * 1000 / (2 * len(queries)))
+                    rss[mode].append(rss_mib(pid))
+            print(
+                f"round {r + 1}/{rounds} semantic browse ({mode}): {median(times[mode]):.1f} ms",
+                file=log,
+            )
     return {
-        "n": len(times),
-        "p50": round(percentile(times, 0.5), 3),
-        "p99": round(percentile(times, 0.99), 3),
-        "server_cpu_ms_per_query": _spread(cpu, 2),
+        mode: {
+            "n": len(times[mode]),
+            "p50": round(percentile(times[mode], 0.5), 3),
+            "p99": round(percentile(times[mode], 0.99), 3),
+            "server_cpu_ms_per_query": _spread(cpu[mode], 2),
+            "rss_after_browsing_mib": _spread(rss[mode], 1),
+        }
+        for mode in modes
     }
 
 
@@ -424,7 +444,9 @@ async def run(rounds: int, log: Any) -> dict[str, Any]:
         load.append(load_average())
         big = await scale(rounds, Path(tmp), log)
         load.append(load_average())
-        big["browse_query_semantic_ms"] = await semantic_browse(rounds, Path(tmp), log)
+        semantic = await semantic_browse(rounds, Path(tmp), log)
+        big["browse_query_semantic_ms"] = semantic["shipped"]
+        big["browse_query_semantic_int8_ms"] = semantic["int8"]
         load.append(load_average())
     return {"rounds": rounds, "load_average": load, "three": three, "scale": big, "goals": GOALS}
 
@@ -450,7 +472,14 @@ def main() -> int:
             load = [load_average()]
             semantic = anyio.run(semantic_browse, args.rounds, Path(tmp), sys.stderr)
             load.append(load_average())
-        write_result(args.out, {"load_average": load, "browse_query_semantic_ms": semantic})
+        write_result(
+            args.out,
+            {
+                "load_average": load,
+                "browse_query_semantic_ms": semantic["shipped"],
+                "browse_query_semantic_int8_ms": semantic["int8"],
+            },
+        )
         return 0
     if not Path(EVERYTHING).exists() or shutil.which("git") is None:
         print("node_modules or git is missing: run `make install`", file=sys.stderr)
