@@ -420,6 +420,30 @@ def startup_section(st: dict[str, Any]) -> list[str]:
             f"{_goal(ratio, goals['three_vs_slowest']) if name == 'gatespec' else f'{ratio}×'} | "
             f"{_spread(row['idle_rss_mib'], 'median')}{rss_goal} |"
         )
+    if "whole_catalog" in three:
+        together = three["together_no_proxy_s"]
+        lines += [
+            "",
+            "Time to the whole catalog: spawn → a tools/list holding every upstream tool "
+            f"({next(iter(three['whole_catalog'].values()))['catalog_tools']}), polled; gatespec "
+            "in the aggregate profile (the gateway profile lists its meta-tools only). The floor "
+            "beside it: the three upstreams spawned at once with no proxy, "
+            f"{_spread(together, 'median')} s ({three['together_vs_slowest']['median']}× the "
+            "slowest alone: their start-ups share the same cores).",
+            "",
+            "| proxy | first tools/list holds | whole catalog s | ÷ slowest alone | "
+            "÷ three together, no proxy |",
+            "|---|---|---|---|---|",
+        ]
+        for name, row in three["whole_catalog"].items():
+            held = "/".join(str(n) for n in row["first_list_tools"])
+            ratio = row["vs_slowest"]["median"]
+            lines.append(
+                f"| {name} | {held} of {row['catalog_tools']} (per round) | "
+                f"{_spread(row['whole_catalog_s'], 'median')} | "
+                f"{_goal(ratio, goals['three_vs_slowest']) if 'gatespec' in name else f'{ratio}×'}"
+                f" | {_spread(row['vs_together'], 'median')}× |"
+            )
     if "gatespec_rss_with_model_mib" in three:
         lines += [
             "",
@@ -437,6 +461,14 @@ def startup_section(st: dict[str, Any]) -> list[str]:
         f"| ratio | {_goal(big['vs_upstream']['median'], goals['scale_vs_upstream'])} |",
         f"| gatespec idle RSS (MiB) | {_spread(big['idle_rss_mib'], 'median')} |",
         f"| first tool_browse(query) over MCP: builds cards, index, tree (ms) | {_spread(big['first_browse_ms'], 'median')} |",
+        *(
+            [
+                "| (start → first tools/list + first query browse) ÷ upstream's own start | "
+                f"{_goal(big['first_browse_vs_upstream']['median'], goals['first_browse_vs_upstream'])} |"
+            ]
+            if "first_browse_vs_upstream" in big
+            else []
+        ),
         f"| tool_browse(query) over MCP after that, p50 / p99 (ms, {big['browse_query_ms']['n']} calls) | {big['browse_query_ms']['p50']} / {big['browse_query_ms']['p99']} |",
         f"| gatespec RSS after browsing, lexical ranking (MiB) | {_spread(big['rss_after_browsing_mib'], 'median')} |",
     ]
@@ -446,6 +478,15 @@ def startup_section(st: dict[str, Any]) -> list[str]:
             f"| tool_browse(query) over MCP, semantic model warm, p50 / p99 (ms, {semantic['n']} "
             f"calls; goal p50 ≤ 10) / server CPU per query (ms) | {semantic['p50']} / "
             f"{semantic['p99']} / {_spread(semantic['server_cpu_ms_per_query'], 'median')} |"
+        )
+    int8 = big.get("browse_query_semantic_int8_ms")
+    if int8:
+        lines.append(
+            "| the same with queries in int8 arithmetic (GATESPEC_QUERY_INT8=on), p50 / p99 (ms) "
+            f"/ server CPU per query (ms) / RSS after browsing (MiB, the other mode: "
+            f"{_spread(semantic['rss_after_browsing_mib'], 'median') if semantic and 'rss_after_browsing_mib' in semantic else 'n/a'}) | "
+            f"{int8['p50']} / {int8['p99']} / {_spread(int8['server_cpu_ms_per_query'], 'median')} "
+            f"/ {_spread(int8['rss_after_browsing_mib'], 'median')} |"
         )
     lines += [
         "",

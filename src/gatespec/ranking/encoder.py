@@ -138,9 +138,14 @@ class MiniLmEncoder:
         )
         _trim_heap()
         self._inputs = {i.name for i in self._session.get_inputs()}
-        # Vectors from another model file must never meet cached ones: the id names the file.
-        self.model_id = f"all-MiniLM-L6-v2-int8-{model_sha256[:16]}"
+        self.model_id = self.id_for(model_sha256)
         self.query_model_id = self.model_id  # what encodes queries (gatespec.ranking.learned)
+
+    @staticmethod
+    def id_for(model_sha256: str) -> str:
+        """The id of the vectors of one model file: vectors from another file must never meet
+        cached ones."""
+        return f"all-MiniLM-L6-v2-int8-{model_sha256[:16]}"
 
     def _run(self, rows: Sequence[Sequence[int]]) -> np.ndarray:
         import numpy as np

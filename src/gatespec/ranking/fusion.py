@@ -69,10 +69,12 @@ def feedback(
     vectors: np.ndarray,
     params: FusionParams,
 ) -> np.ndarray:
-    """The cosine of every tool to the query moved towards its best tools:
-    ``(cosine + a * cos(tool, centroid of the best tools)) / (1 + a)``, `a` the feedback
-    weight; the best tools are the `feedback_tools` of `candidates` (positions) with the
-    highest `fused` score. On the scale of `cosine`, so the same fusion weight applies."""
+    """The cosine of each of `candidates` (positions) to the query moved towards its best
+    tools: ``(cosine + a * cos(tool, centroid of the best tools)) / (1 + a)``, `a` the feedback
+    weight; the best tools are the `feedback_tools` of `candidates` with the highest `fused`
+    score. The other tools keep their own cosine: only candidates are ranked, so only their
+    rows of `vectors` are read when they are few (each row's product is the same either way).
+    On the scale of `cosine`, so the same fusion weight applies."""
     import numpy as np
 
     n = min(params.feedback_tools, len(candidates))
@@ -80,6 +82,12 @@ def feedback(
     top = candidates[values.argpartition(len(values) - n)[len(values) - n :]]
     centroid = vectors[top].mean(axis=0)
     a = params.feedback_weight
-    # einsum, not @: see SemanticIndex.similarities (the BLAS threads cost more than they give)
-    moved: np.ndarray = (cosine + a * np.einsum("td,d->t", vectors, centroid)) / (1.0 + a)
+    # einsum, not @: see SemanticIndex.similarities (the BLAS threads cost more than they give).
+    # Gathering the candidates' rows copies them: worth it only below about half the catalog.
+    if 2 * len(candidates) < len(vectors):
+        towards = np.einsum("td,d->t", vectors[candidates], centroid)
+    else:
+        towards = np.einsum("td,d->t", vectors, centroid)[candidates]
+    moved = cosine.copy()
+    moved[candidates] = (cosine[candidates] + a * towards) / (1.0 + a)
     return moved

@@ -74,8 +74,10 @@ def query_encoder(path: Path, threads: int | None = None) -> MiniLmEncoder:
 
 
 class LearnedQueries(MiniLmEncoder):
-    """Tools by the shipped model, queries by the learned tower. Its model_id is the shipped
-    model's (the tool vectors it caches are that model's); query_model_id names the tower."""
+    """Tools by the shipped model, queries by another encoder into the same space: the
+    learned tower, or the shipped model in int8 arithmetic (gatespec.ranking.int8_queries).
+    Its model_id is the shipped model's (the tool vectors it caches are that model's);
+    query_model_id names the query encoder."""
 
     def __init__(
         self, tools: MiniLmEncoder, queries: MiniLmEncoder, lexical_weight: float | None = None

@@ -9,6 +9,7 @@ import importlib.util
 import logging
 import os
 import threading
+from pathlib import Path
 
 from gatespec.ranking.encoder import (
     _INSTALL_HINT,
@@ -19,7 +20,13 @@ from gatespec.ranking.encoder import (
     MiniLmEncoder,
     _model_file,
 )
-from gatespec.ranking.learned import with_learned
+from gatespec.ranking.int8_queries import (
+    ON_ENV,
+    LazyToolEncoder,
+    int8_query_encoder,
+    switched_on,
+)
+from gatespec.ranking.learned import LearnedQueries, with_learned
 
 __all__ = ["availability", "load_encoder", "reset_encoder"]
 
@@ -77,8 +84,11 @@ def _load() -> tuple[MiniLmEncoder | None, EncoderStatus]:
         return None, off
     try:
         path, sha = _model_file()
-        encoder = MiniLmEncoder(path, sha)
+        # With int8 queries the shipped model encodes tools only: loaded when one is uncached.
+        encoder = LazyToolEncoder(path, sha) if switched_on() else MiniLmEncoder(path, sha)
         encoder, queries = with_learned(encoder)
+        if switched_on() and not isinstance(encoder, LearnedQueries):
+            encoder, queries = _with_int8_queries(encoder, path, sha)
     except ImportError as exc:
         reason = f"lexical ranking only: {exc.name or exc} is not installed; {_INSTALL_HINT}"
         return None, EncoderStatus(False, reason)
@@ -87,6 +97,20 @@ def _load() -> tuple[MiniLmEncoder | None, EncoderStatus]:
         return None, EncoderStatus(False, f"lexical ranking only: the model failed to load ({exc})")
     detail = f"hybrid ranking: BM25 + {MODEL_NAME} (onnxruntime); {queries}"
     return encoder, EncoderStatus(True, detail)
+
+
+def _with_int8_queries(base: MiniLmEncoder, path: Path, sha: str) -> tuple[MiniLmEncoder, str]:
+    """`base` with queries encoded in int8 arithmetic (gatespec.ranking.int8_queries), or
+    `base` and why not: a failure costs the speed-up, never the model."""
+    try:
+        queries = int8_query_encoder(path, sha)
+    except ImportError as exc:
+        name = exc.name or exc
+        return base, f"queries by the shipped model ({ON_ENV}: {name} is not installed)"
+    except Exception as exc:
+        log.warning("the int8 query model is unavailable", exc_info=True)
+        return base, f"queries by the shipped model ({ON_ENV}: the int8 model failed: {exc})"
+    return LearnedQueries(base, queries), f"queries in int8 arithmetic ({ON_ENV}=on)"
 
 
 def reset_encoder() -> None:

@@ -17,6 +17,7 @@ exit -6; issue 22 #10). A worker stops between two chunks of encoding.
 from __future__ import annotations
 
 import atexit
+import functools
 import logging
 import threading
 import time
@@ -105,6 +106,11 @@ class Ranker:
     def __len__(self) -> int:
         return len(self.lexical)
 
+    @functools.cached_property
+    def _positions(self) -> dict[str, int]:
+        """Each document id's position (built on the first namespace-filtered query)."""
+        return {doc_id: i for i, doc_id in enumerate(self.lexical.ids)}
+
     def restricted(self, ids: Collection[str]) -> Ranker:
         """A ranker over the documents in `ids` only, ranking exactly as one built from them
         would (its own BM25 statistics, the same embeddings) and sharing this ranker's semantic
@@ -190,8 +196,9 @@ class Ranker:
         query = query[:QUERY_MAX_CHARS]
         cosine = semantic.similarities([query])[0] if semantic is not None else None
         allowed = None
-        if only is not None:
-            allowed = [i for i, doc_id in enumerate(self.lexical.ids) if doc_id in only]
+        if only is not None:  # positions looked up per id of `only`: no pass over every tool
+            positions = self._positions
+            allowed = sorted(positions[i] for i in only if i in positions)
         vectors = semantic.vectors if semantic is not None else None
         params = fusion_for(self.params, semantic.encoder) if semantic is not None else self.params
         return rank_scores(

@@ -52,9 +52,32 @@ def test_feedback_scale_and_centroid() -> None:
     fused, matched = fuse(LEXICAL, COSINE, params)
     candidates = matched.nonzero()[0]
     moved = feedback(COSINE, fused, candidates, VECTORS, params)
-    # Best two candidates: t0 and t2; centroid (0.5, 0.5).
+    # Best two candidates: t0 and t2; centroid (0.5, 0.5). t3 is no candidate: not moved.
     centroid_cos = VECTORS @ np.array([0.5, 0.5], dtype=np.float32)
-    assert moved == pytest.approx((COSINE + 0.5 * centroid_cos) / 1.5, abs=1e-6)
+    expected = (COSINE + 0.5 * centroid_cos) / 1.5
+    assert moved[:3] == pytest.approx(expected[:3], abs=1e-6)
+    assert moved[3] == COSINE[3]
+
+
+@pytest.mark.parametrize("share", [0.1, 0.4, 0.6, 1.0])
+def test_feedback_reads_few_rows_with_the_same_result(share: float) -> None:
+    # Few candidates: only their rows are read; many: the whole matrix. Either way each
+    # candidate's moved cosine is bit for bit what the whole-matrix product gives, so rankings
+    # (4-decimal scores, ties by id) cannot move.
+    rng = np.random.default_rng(7)
+    vectors = rng.standard_normal((2000, 384)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    cosine = rng.uniform(-0.2, 0.9, 2000).astype(np.float32)
+    candidates = np.sort(rng.choice(2000, int(share * 2000), replace=False))
+    params = FusionParams()
+    fused, _ = fuse(np.zeros(2000), cosine, params)
+    moved = feedback(cosine, fused, candidates, vectors, params)
+    values = fused[candidates]
+    n = params.feedback_tools
+    best = candidates[values.argpartition(len(values) - n)[len(values) - n :]]
+    whole = np.einsum("td,d->t", vectors, vectors[best].mean(axis=0))
+    a = params.feedback_weight
+    assert np.array_equal(moved[candidates], ((cosine + a * whole) / (1.0 + a))[candidates])
 
 
 def test_feedback_with_fewer_candidates_than_feedback_tools() -> None:

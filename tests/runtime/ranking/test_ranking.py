@@ -377,3 +377,14 @@ def test_overlong_query_is_cut_not_rejected() -> None:
     assert ids(ranker.search_counted(query, 1)[0]) == ["github:create_issue#3a91c7d2"]
     # Words past the cut are not read.
     assert ranker.search_counted("x" * QUERY_MAX_CHARS + " create issue", 1) == ([], 0)
+
+
+def test_only_ranks_among_those_ids(index: Bm25Index) -> None:
+    # A namespace filter: the hits and the count are those of the listed ids alone, in the
+    # unfiltered order; an id the ranker does not hold is ignored.
+    ranker = Ranker(CATALOG, semantic=False)
+    everything, _ = ranker.search_counted("issue", 10)
+    only = {"github:list_issues#12", "github:update_issue#13", "nowhere:gone#1"}
+    hits, total = ranker.search_counted("issue", 10, only)
+    assert [h for h, _ in hits] == [h for h, _ in everything if h in only]
+    assert total == len(hits) == 2
