@@ -14,7 +14,6 @@ NOT_OURS = ("tests/cleanroom/tollbooth", "tests/cleanroom/switchyard")
 EXCEPTIONS = frozenset(
     {
         "src/gatespec/profiles/aggregate/runtime.py",
-        "src/gatespec/upstream/connection.py",
     }
 )
 
