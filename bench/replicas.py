@@ -84,11 +84,11 @@ async def backend_ops(state: StateBackend, n: int) -> dict[str, Any]:
         await state.artifacts.get(handles[i], "o")
 
     async def seen(i: int) -> None:
-        await record_seen(state.sessions, f"s{i % 50}", f"ns:t{i}")
+        await record_seen(state.seen_cards, f"s{i % 50}", f"ns:t{i}")
 
     async def browse(i: int) -> None:
         card = {**CARD, "id": f"ns:tool#{i:08x}"}  # one new card per browse: load + save
-        await stable_browse(state.sessions, "b", [card["id"]], lambda s: s.arrange([card]))
+        await stable_browse(state.seen_cards, "b", [card["id"]], lambda s: s.arrange([card]))
 
     out = {}
     for name, op in (

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,10 +35,34 @@ ROOT_PACKAGE_JSON = Path(__file__).resolve().parent.parent / "package.json"
 LICENSE = Path(__file__).resolve().parent.parent / "LICENSE"
 # Build and pack outputs inside the package folder: never generated, never compared.
 NOT_GENERATED = ("dist", "node_modules")
-# Python `re` spellings with another meaning (or none) in ECMAScript's unicode mode. \s is
-# spelled out as the characters Python's str patterns match (str.isspace()), which differ
-# from ECMAScript's \s (U+001C-U+001F and U+0085 in, U+FEFF out).
-_PY_SPACE = "\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000"
+
+
+def _python_space_class() -> str:
+    """Python's white space (what `str.isspace()` and `\\s` in a str pattern match) as the
+    inside of a regex character class, derived from this interpreter rather than written out:
+    ECMAScript's \\s differs (U+001C-U+001F and U+0085 in, U+FEFF out). The generator respells
+    grammars with it, and the package's text rules import the same class (`PY_SPACE_MODULE`)."""
+    points = [c for c in range(sys.maxunicode + 1) if chr(c).isspace()]
+    runs: list[tuple[int, int]] = []
+    for c in points:
+        if runs and runs[-1][1] == c - 1:
+            runs[-1] = (runs[-1][0], c)
+        else:
+            runs.append((c, c))
+
+    def one(c: int) -> str:
+        return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
+
+    return "".join(
+        one(a) if a == b else f"{one(a)}{'-' if b > a + 1 else ''}{one(b)}" for a, b in runs
+    )
+
+
+# Python `re` spellings with another meaning (or none) in ECMAScript's unicode mode: \s is
+# spelled out as Python's own white space.
+_PY_SPACE = _python_space_class()
+# The generated support module holding that class for the text rules (text.ts imports it).
+PY_SPACE_MODULE = "pyspace.ts"
 _SYNTAX = frozenset("^$\\.*+?()[]{}|/")
 _KEPT_ESCAPES = frozenset("nrtfv0")
 
@@ -274,6 +299,12 @@ def render_to(env: jinja2.Environment, views: Views, out: Path, python_vectors: 
         (support / source.name).write_text(
             note + source.read_text(encoding="utf-8"), encoding="utf-8"
         )
+    (support / PY_SPACE_MODULE).write_text(
+        "// Written by generator/typescript.py from Python's str.isspace(); do not edit.\n"
+        "/** Python's white space as the inside of a regex character class. */\n"
+        f"export const PY_SPACE_CLASS = {json.dumps(_PY_SPACE)};\n",
+        encoding="utf-8",
+    )
     vectors = out / "vectors"
     vectors.mkdir(parents=True, exist_ok=True)
     for source in sorted(python_vectors.glob("*.json")):

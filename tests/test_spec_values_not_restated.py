@@ -30,7 +30,7 @@ DISTINCTIVE = 100  # smaller numbers (1, 5, 10, 64 ...) are too common to judge 
 ALLOWED: dict[tuple[str, object], str] = {
     ("src/gatespec/artifacts.py", 4096): "store policy: artifacts kept, evicted handles remembered",
     ("src/gatespec/artifacts.py", 200): "how much of a JSON parser's complaint is quoted",
-    ("src/gatespec/session.py", 256): "sessions a store remembers (a process limit)",
+    ("src/gatespec/seen_cards.py", 256): "sessions a store remembers (a process limit)",
     ("src/gatespec/state/config.py", 256): "MiB of artifacts a shared store keeps by default",
     ("src/gatespec/firewall.py", 120): "characters of upstream provenance text kept",
     ("src/gatespec/server/stdio.py", 256): "KiB read from stdin at a time",

@@ -134,7 +134,7 @@ class Artifact:
 
 def share_of(owner: str | None) -> str | None:
     """The share an owner's artifacts count against: its identity. An owner is a caller's
-    scope, "<identity key>|<session>" (core.Caller.scope); the session part is the last, as an
+    scope, "<identity key>|<session>" (runtime_contract.Caller.scope); the session part is the last, as an
     identity key may hold "|" itself (a JWT subject such as "auth0|1234")."""
     return None if owner is None else owner.rpartition("|")[0] or owner
 

@@ -35,7 +35,7 @@ from gatespec.cards import (
 from gatespec.catalog import Catalog, Item
 from gatespec.ranking import Document, Ranker
 from gatespec.ranking.text import stem
-from gatespec.session import CacheStableSession
+from gatespec.seen_cards import SeenCards
 from gatespec_surface.budgets import (
     BROWSE_DEFAULT_TOP_K,
     BROWSE_MAX_TOP_K,
@@ -284,12 +284,12 @@ class Browser:
         query: object = None,
         path: object = None,
         *,
-        session: CacheStableSession | None = None,
+        seen: SeenCards | None = None,
         top_k: int = BROWSE_DEFAULT_TOP_K,
     ) -> BrowseResponse:
-        """Cards for a query (ranked) or a path (a tree node). With a session, the cards are
-        arranged cache-stably (§5) before the text is rendered."""
-        return self.render(self.select(query, path, top_k=top_k), session)
+        """Cards for a query (ranked) or a path (a tree node). With a session's seen cards, the
+        cards are arranged cache-stably (§5) before the text is rendered."""
+        return self.render(self.select(query, path, top_k=top_k), seen)
 
     def select(
         self, query: object = None, path: object = None, *, top_k: int = BROWSE_DEFAULT_TOP_K
@@ -315,13 +315,11 @@ class Browser:
             return Selection(root, render_preamble(len(root), path=ROOT_PATH), {"path": ROOT_PATH})
         return Selection(cards, render_preamble(len(cards), total=total), {})
 
-    def render(
-        self, selection: Selection, session: CacheStableSession | None = None
-    ) -> BrowseResponse:
-        """The response for `selection`, arranged by `session` when there is one."""
+    def render(self, selection: Selection, seen: SeenCards | None = None) -> BrowseResponse:
+        """The response for `selection`, arranged by `seen` when there is one."""
         cards = selection.cards
-        if session is not None:
-            cards = session.arrange(cards)
+        if seen is not None:
+            cards = seen.arrange(cards)
         structured = {"cards": cards, **selection.structured}
         return BrowseResponse(cards, browse_text(selection.preamble, cards), structured)
 

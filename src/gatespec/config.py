@@ -200,7 +200,7 @@ class SessionBounds:
     per_client: int = 100
     idle_timeout: float = 600.0
     # aggregate profile: upstream connections opened for clients with client-scoped state
-    # (gatespec.profiles.aggregate.client_sessions), all clients together
+    # (gatespec.profiles.aggregate.client_upstreams), all clients together
     max_client_connections: int = 64
 
 
@@ -240,7 +240,7 @@ class GatewayOptions:
     # Identities and the access policy; None: no access control (every caller unrestricted).
     access: AccessConfig | None = None
     sessions: SessionBounds = field(default_factory=SessionBounds)
-    # Artifacts and cache-stable sessions: None is this process's memory (gatespec.state).
+    # Artifacts and seen cards: None is this process's memory (gatespec.state).
     state: StateConfig | None = None
     # Serving stdio: also serve GET /metrics on this port of `host` (None: no metrics port;
     # the HTTP transport serves /metrics on its own port).

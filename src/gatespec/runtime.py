@@ -10,7 +10,7 @@ visible catalog. For an identity the policy restricts, that is a snapshot of its
 from the visible tools only (their catalog, cards, tree, and a ranker with its own statistics
 over the same embeddings), so its answers are those of a gateway fronting only those tools;
 snapshots are cached by the set of visible ids. A name it may not see is FORBIDDEN, whether or
-not such a tool exists. Artifacts and cache-stable sessions are keyed by the caller's scope
+not such a tool exists. Artifacts and seen cards (cache-stable browsing) are keyed by the caller's scope
 (identity and session).
 
 Start-up cost: a rebuild checks every listed tool into a Catalog at once (cheap), but the cards,
@@ -39,7 +39,6 @@ from gatespec.access import LOCAL, AccessPolicy, Identity, Rules, Subject, forbi
 from gatespec.artifacts import ArtifactStore, render_view, view_cut_note
 from gatespec.catalog import Catalog, Excluded, Item
 from gatespec.config import DEFAULT_INLINE_MEDIA_MAX_BYTES, GatewayConfig
-from gatespec.core import Caller, CatalogListing, GatewayRuntime, Relay, Reply
 from gatespec.firewall import text_repeats_structured, to_envelope
 from gatespec.inline_media import artifact_media, result_media
 from gatespec.metrics import Metrics
@@ -47,6 +46,7 @@ from gatespec.profiles.aggregate.plugins import Chain, ToolCall, build_chain
 from gatespec.profiles.aggregate.routing import RoutingContext
 from gatespec.profiles.lifecycle import UpstreamLifecycle
 from gatespec.profiles.search import SearchProfile
+from gatespec.runtime_contract import Caller, CatalogListing, GatewayRuntime, Relay, Reply
 from gatespec.snapshot import Snapshot, build_snapshot, restricted_snapshot
 from gatespec.state import StateBackend, StateUnavailable, open_state
 from gatespec.state.effects import record_seen, stable_browse, without_artifacts
@@ -141,8 +141,8 @@ class ProxyRuntime(UpstreamLifecycle):
         self.call_timeout = call_timeout
         # Decoded image/audio bytes per result also shown inline (AM-INLINE-MEDIA).
         self.inline_media_max_bytes = inline_media_max_bytes
-        # Artifacts and cache-stable sessions (gatespec.state): this process's memory unless
-        # a shared backend is given.
+        # Artifacts and seen cards (gatespec.state): this process's memory unless a shared
+        # backend is given.
         self.state = state if state is not None else MemoryState(artifacts)
         # The configuration the runtime serves, when built from one: its per-server `timeout`
         # wins over the gateway-wide call_timeout (config.call_timeout_for).
@@ -351,7 +351,7 @@ class ProxyRuntime(UpstreamLifecycle):
 
     # ------------------------------------------------------------ operations
 
-    # The core operations take the caller's scope as `session` (cache-stable state and
+    # The contract's operations take the caller's scope as `session` (cache-stable state and
     # artifacts are keyed by it) and its identity (what it may see).
 
     async def browse(
@@ -364,7 +364,7 @@ class ProxyRuntime(UpstreamLifecycle):
             if query is not None:
                 self.timed_ranking(started)
             response = await stable_browse(
-                self.state.sessions,
+                self.state.seen_cards,
                 session,
                 [card["id"] for card in selection.cards],
                 lambda stable: browser.render(selection, stable),
@@ -384,7 +384,7 @@ class ProxyRuntime(UpstreamLifecycle):
         result = hydrate(tool_id)
         if self.cache_stable:
             # §5.5: only a successful hydration enters the seen-set, by its canonical id.
-            await record_seen(self.state.sessions, session, result["tool_id"])
+            await record_seen(self.state.seen_cards, session, result["tool_id"])
         return Reply(json.dumps(result, ensure_ascii=False, indent=1), result)
 
     async def invoke(
@@ -394,7 +394,7 @@ class ProxyRuntime(UpstreamLifecycle):
         chain (what the upstream sends meanwhile reaches `relay`'s client): its raw result."""
         server = item.metadata["server"]
         upstream_name = item.metadata["upstream_name"]
-        context = RoutingContext("tools/call", server, server, upstream_name, session)
+        context = RoutingContext("tools/call", server, server, upstream_name, session, item.id)
         async with self.plugins.observed(context, ToolCall(upstream_name, dict(args))) as seen:
             # §4.4: arguments are checked against the hydrated schema before any upstream
             # call (the item's own schema: what hydrate copies out; the validator only reads).
@@ -435,7 +435,7 @@ class ProxyRuntime(UpstreamLifecycle):
             result = await self.invoke(item, args, relay, session)
         except GatewayError:
             if seen is not None:
-                await record_seen(self.state.sessions, session, seen)
+                await record_seen(self.state.seen_cards, session, seen)
             raise
         writer = self.state.artifacts.writer()
         envelope = to_envelope(

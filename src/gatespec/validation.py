@@ -240,7 +240,7 @@ def check_args(tool_id: str, compiled: CompiledSchema, args: object) -> None:
             {"tool_id": tool_id, "errors": [{"path": "$", "message": f"{kind} is not an object"}]},
         )
     odd = _non_finite(args, "$")
-    if odd is not None:  # Python's JSON reader takes NaN/Infinity; forwarded, they become null
+    if odd is not None:  # Python's JSON reader takes NaN/Infinity; passed on, they become null
         path, value = odd
         raise _error(
             ErrorCode.ARGS_INVALID,

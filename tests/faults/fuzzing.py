@@ -4,7 +4,7 @@ Each input comes from the generated strategies (gatespec_surface.strategies.inva
 arguments the meta-tool's input schema rejects, one defect at a time), with extra properties
 the schema does not know added (names and values built from the generated HOSTILE characters
 and arbitrary JSON): that keeps the input invalid (it fixes no defect) and makes the space of
-inputs large enough for 100,000 distinct ones per meta-tool. Each goes through the server layer's dispatch (MetaToolSurface.call) of a runtime over the
+inputs large enough for 100,000 distinct ones per meta-tool. Each goes through the server layer's dispatch (MetaToolHandlers.call) of a runtime over the
 embedded demo catalog. An answer is counted as:
 - typed: an isError result whose error code is one the spec lets that meta-tool return
   (descriptors.META_TOOL_ERRORS);
@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 from gatespec.cli.demo import default_config
 from gatespec.runtime import ProxyRuntime
-from gatespec.server import MetaToolSurface
+from gatespec.server import MetaToolHandlers
 from gatespec_surface.descriptors import META_TOOL_ERRORS, PROFILES
 from gatespec_surface.schemas import META_TOOL_INPUT_SCHEMAS
 from gatespec_surface.strategies import HOSTILE, invalid_args
@@ -79,12 +79,12 @@ def run(profile: str, tool: str, count: int) -> Tally:
     loop = asyncio.new_event_loop()
     runtime = ProxyRuntime.from_config(default_config(), profile=profile)
     loop.run_until_complete(runtime.start())
-    surface = MetaToolSurface(runtime)
+    handlers = MetaToolHandlers(runtime)
     allowed = {code.value for code in META_TOOL_ERRORS[tool]}
     tally = Tally()
 
     async def answer(args: dict[str, Any]) -> Any:
-        return await asyncio.wait_for(surface.call("fuzz", tool, args), UNANSWERED_AFTER)
+        return await asyncio.wait_for(handlers.call("fuzz", tool, args), UNANSWERED_AFTER)
 
     @settings(
         max_examples=count,

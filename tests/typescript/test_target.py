@@ -146,16 +146,17 @@ def test_a_mutation_fails_the_same_cases_in_both_languages(
     assert judged.python == judged.typescript == failed
 
 
-def test_python_whitespace_is_spelled_once_for_both_typescript_uses() -> None:
-    """The generator (respelling grammars' \\s) and the copied support module (splitting text)
-    each need Python's whitespace set; they must spell the same class, or a grammar and the
-    text rules of the TypeScript package would disagree about what a space is."""
-    import re as _re
-
+def test_python_whitespace_class_is_derived_and_written_once() -> None:
+    """The generator respells grammars' \\s with Python's white space and writes the same
+    class into the package for its text rules: the class matches exactly the characters
+    str.isspace() accepts, and no support module spells a class of its own."""
     from generator import typescript
 
-    support = (ROOT / "generator/templates/typescript/_support/text.ts").read_text()
-    found = _re.search(r'const PY_SPACE_CLASS = "([^"]*)";', support)
-    assert found is not None
-    # the TypeScript string literal escapes each backslash once more than the Python one holds
-    assert found.group(1).replace("\\\\", "\\") == typescript._PY_SPACE
+    one_space = re.compile(f"[{typescript._PY_SPACE}]")
+    spaces = {c for c in range(sys.maxunicode + 1) if one_space.fullmatch(chr(c))}
+    assert spaces == {c for c in range(sys.maxunicode + 1) if chr(c).isspace()}
+    written = (ROOT / "generated-ts/src/_support" / typescript.PY_SPACE_MODULE).read_text()
+    assert json.dumps(typescript._PY_SPACE) in written
+    for support in (ROOT / "generator/templates/typescript/_support").glob("*.ts"):
+        # U+200A ends the run of typographic spaces: only a spelled-out space class holds it
+        assert "u200a" not in support.read_text(), f"{support.name} spells white space itself"

@@ -2,7 +2,7 @@
 
 * `Identity`: who is calling (a bearer token's identity over HTTP, the config's over stdio).
 * `AccessPolicy.visible(identity, Subject.tool/prompt/resource(...))`: the policy API every
-  surface calls, including the aggregate profile's prompts and resources.
+  profile's server calls, including the aggregate profile's prompts and resources.
 * `AccessConfig` (`gateway.access` of the config) and the SDK token verifier over static
   tokens and JWTs.
 """

@@ -17,7 +17,7 @@ IdentitySource = Literal["local", "config", "token", "jwt"]
 @dataclass(frozen=True)
 class Identity:
     """One caller's identity. Equal identities share the visible catalog; state (artifacts,
-    cache-stable sessions) is scoped by `key` and the session."""
+    seen cards) is scoped by `key` and the session."""
 
     name: str
     source: IdentitySource = "config"

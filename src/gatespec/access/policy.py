@@ -12,7 +12,7 @@ an aggregate prompt or resource):
 An identity no rules apply to is unrestricted (it sees everything, and gets TOOL_NOT_FOUND for
 unknown tools; a restricted one gets FORBIDDEN for anything it cannot see, AM-ACCESS-NO-LEAK).
 
-This module is the policy API every surface calls (`AccessPolicy.visible(identity, subject)`
+This module is the policy API every profile's server calls (`AccessPolicy.visible(identity, subject)`
 with `Subject.tool/prompt/resource`), the aggregate profile's prompts and resources included.
 """
 

@@ -8,9 +8,9 @@
     gatespec rank --catalog FILE --queries FILE [--k 10] [--out FILE]   (gatespec.rank_cli)
     gatespec install --client NAME --config FILE [--write]              (cli.install)
     gatespec conformance …, gatespec vectors export DIR, gatespec fixture-upstream …
-                                          forwarded to the conformance kit (cli.kit)
-    gatespec spec diff OLD [NEW] …        forwarded to the generator (cli.spec)
-                                          (both run as child processes: cli.forwarding)
+                                          run by the conformance kit (cli.kit)
+    gatespec spec diff OLD [NEW] …        run by the generator (cli.spec)
+                                          (both run as child processes: cli.delegate)
 
 Every command and option is in cli.parser. Progress and diagnostics go to stderr (stdout is
 the MCP channel under stdio; cli.output, cli.progress). A user error (bad config, unknown
@@ -74,9 +74,9 @@ def main(
 
 
 def _main(argv: Sequence[str] | None, runtime_factory: RuntimeFactory | None) -> int:
-    forwarded = kit.kit_argv(sys.argv[1:] if argv is None else argv)
-    if forwarded is not None:
-        return kit.forward(forwarded)
+    kit_args = kit.kit_argv(sys.argv[1:] if argv is None else argv)
+    if kit_args is not None:
+        return kit.run_kit(kit_args)
     record_parent()
     args = build_parser().parse_args(argv)
     configure_logging(args.verbose)

@@ -20,8 +20,8 @@ from gatespec.rank_cli import ranking_status
 
 if TYPE_CHECKING:
     from gatespec.cli.running import RuntimeFactory
-    from gatespec.core import CatalogListing
     from gatespec.profiles.lifecycle import ServedRuntime
+    from gatespec.runtime_contract import CatalogListing
     from gatespec.upstream import UpstreamStatus
 
 

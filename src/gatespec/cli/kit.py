@@ -1,6 +1,6 @@
 """Commands that belong to the conformance kit, a package of its own (gatespec_conformance):
 gatespec is an implementation it checks, so the runtime never imports it; these run it as
-`python -m gatespec_conformance` (gatespec.cli.forwarding)."""
+`python -m gatespec_conformance` (gatespec.cli.delegate)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from importlib import util
 from typing import Any
 
-from gatespec.cli.forwarding import run_module
+from gatespec.cli.delegate import run_module
 from gatespec.cli.output import say
 
 KIT_COMMANDS = {
@@ -30,7 +30,7 @@ def kit_argv(argv: Sequence[str]) -> list[str] | None:
     return args[1:] if args[0] == "conformance" else args
 
 
-def forward(argv: list[str] | None) -> int:
+def run_kit(argv: list[str] | None) -> int:
     """The kit's command, run as `python -m gatespec_conformance` (its exit status is ours)."""
     if util.find_spec("gatespec_conformance") is None:
         say(
@@ -42,8 +42,8 @@ def forward(argv: list[str] | None) -> int:
 
 
 def add_subcommands(commands: Any) -> None:
-    """The kit's commands in `gatespec --help`; main() forwards them before parsing."""
+    """The kit's commands in `gatespec --help`; main() runs them before parsing."""
     for name, text in KIT_COMMANDS.items():
         cmd = commands.add_parser(name, help=text, description=text, add_help=False)
         cmd.add_argument("rest", nargs=argparse.REMAINDER)
-        cmd.set_defaults(run=lambda args, _f, name=name: forward(kit_argv([name, *args.rest])))
+        cmd.set_defaults(run=lambda args, _f, name=name: run_kit(kit_argv([name, *args.rest])))

@@ -1,4 +1,4 @@
-"""`gatespec spec …`: the spec tooling of a gatespec repository, forwarded.
+"""`gatespec spec …`: the spec tooling of a gatespec repository, run as its own program.
 
     gatespec spec diff OLD [NEW] [--format text|json]   (python -m generator diff ...)
     gatespec spec changelog OLD [NEW] | lock | version-check
@@ -19,7 +19,7 @@ from importlib import metadata, util
 from pathlib import Path
 from typing import Any
 
-from gatespec.cli.forwarding import run_module, with_path
+from gatespec.cli.delegate import run_module, with_path
 
 __all__ = ["add_subcommand", "run"]
 
@@ -77,8 +77,8 @@ def add_subcommand(commands: Any) -> None:
     cmd = commands.add_parser(
         "spec",
         help="spec diff/changelog/version-check (in a repository checkout)",
-        description="What a spec change breaks, the changelog and version discipline: forwarded "
-        "to `python -m generator` (diff, changelog, lock, version-check) in a repository checkout.",
+        description="What a spec change breaks, the changelog and version discipline: run by "
+        "`python -m generator` (diff, changelog, lock, version-check) in a repository checkout.",
         add_help=False,
     )
     cmd.add_argument("-h", "--help", action=_Help, nargs=0)

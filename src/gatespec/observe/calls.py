@@ -1,7 +1,7 @@
 """The recent calls of a served gateway, kept per identity for the status page.
 
 `CallLog` is a server middleware (mcp's `Server.middleware`: it wraps every inbound request of
-every transport), so the profiles' surfaces need no hook of their own. It records the requests
+every transport), so the profiles' servers need no hook of their own. It records the requests
 that reach tools and upstreams (tools/call, and the aggregate profile's routed requests): when,
 who, what was called, how long it took and how it ended. Arguments and error messages are
 redacted (gatespec.secrets: every remembered ${VAR} value) before they are cut, and kept short.

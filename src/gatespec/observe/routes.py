@@ -54,7 +54,7 @@ def attach(server: Any) -> CallLog:
     log = getattr(server, _ATTACHED, None)
     if isinstance(log, CallLog):
         return log
-    from gatespec.server.surface import caller_identity
+    from gatespec.server.catalog_server import caller_identity
 
     log = CallLog(lambda ctx: caller_identity(server, ctx, fallback_identity(server)))
     server.middleware.append(log)
@@ -79,7 +79,7 @@ def status_routes(
     viewer must prove an identity (default: whether the server requires one of its callers,
     read at request time)."""
     from gatespec.profiles.registry import profile_named
-    from gatespec.server.surface import server_version
+    from gatespec.server.catalog_server import server_version
 
     calls = attach(server)
     source = profile_named(server.served.profile).status(server.served)

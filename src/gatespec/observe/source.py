@@ -2,7 +2,7 @@
 
 `StatusSource` is all the page needs: the upstreams' states, and per identity how many tools of
 each upstream it may see and which tools were left out of the catalog. `CatalogSource` and
-`AggregateSource` adapt the runtime of any profile (its registry row says which) by its public surface only (its pool, its access policy,
+`AggregateSource` adapt the runtime of any profile (its registry row says which) by its public methods only (its pool, its access policy,
 its catalog or listing), so the runtimes carry no code for the page.
 
 - Catalog profiles (gateway, transparent, search): the catalog snapshot, `visible_ids` for a

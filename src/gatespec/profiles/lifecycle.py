@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from gatespec.config import GatewayConfig
-from gatespec.core import CatalogListing
+from gatespec.runtime_contract import CatalogListing
 from gatespec.state import StateBackend
 from gatespec.upstream import (
     ProgressCallback,

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from gatespec.profiles.aggregate.runtime import AggregateRuntime
     from gatespec.profiles.lifecycle import ServedRuntime
     from gatespec.runtime import ProxyRuntime
-    from gatespec.server.surface import GatewayServer
+    from gatespec.server.catalog_server import GatewayServer
 
 __all__ = ["PROFILES", "SERVED", "Profile", "UnknownProfile", "build_server", "profile_named"]
 
@@ -71,7 +71,7 @@ def _catalog_runtime(config: GatewayConfig, profile: str) -> ProxyRuntime:
 
 
 def _catalog_server(runtime: ProxyRuntime, options: ServerOptions) -> GatewayServer:
-    from gatespec.server.surface import build_server
+    from gatespec.server.catalog_server import build_server
 
     return build_server(runtime, **options.keywords())
 
@@ -92,7 +92,7 @@ def _aggregate_runtime(config: GatewayConfig, profile: str) -> AggregateRuntime:
 
 
 def _aggregate_server(runtime: AggregateRuntime, options: ServerOptions) -> GatewayServer:
-    from gatespec.profiles.aggregate.surface import build_aggregate_server
+    from gatespec.profiles.aggregate.server import build_aggregate_server
 
     return build_aggregate_server(runtime, **options.keywords())
 

@@ -25,7 +25,7 @@ import anyio
 
 from gatespec.access import Identity
 from gatespec.catalog import Item, operation_of
-from gatespec.core import Caller, Relay, Reply
+from gatespec.runtime_contract import Caller, Relay, Reply
 from gatespec.snapshot import Snapshot
 from gatespec_surface.errors import ErrorCode, GatewayError
 from gatespec_surface.operations import (

@@ -1,6 +1,6 @@
-"""The gateway's MCP server side: a profile's surface over a runtime, and its transports.
+"""The gateway's MCP server side: a profile's MCP server over a runtime, and its transports.
 
-server = build_server(runtime)          # a catalog profile's surface (gateway, transparent,
+server = build_server(runtime)          # a catalog profile's server (gateway, transparent,
                                         # search); gatespec.profiles.registry.build_server
                                         # picks any profile's by its registry row
 await serve_stdio(server)               # or, both from gatespec.server.transports,
@@ -11,15 +11,15 @@ which uses this package's seam and helpers, and importing them here would make t
 each other.
 """
 
-from gatespec.core import CatalogListing, GatewayRuntime, Reply
-from gatespec.server.notify import ListChangedNotifier
-from gatespec.server.sessions import SESSIONLESS_KEY, session_key
-from gatespec.server.surface import (
+from gatespec.runtime_contract import CatalogListing, GatewayRuntime, Reply
+from gatespec.server.catalog_server import (
     GatewayServer,
-    MetaToolSurface,
+    MetaToolHandlers,
     build_server,
     error_result,
 )
+from gatespec.server.notify import ListChangedNotifier
+from gatespec.server.sessions import SESSIONLESS_KEY, session_key
 
 __all__ = [
     "SESSIONLESS_KEY",
@@ -27,7 +27,7 @@ __all__ = [
     "GatewayRuntime",
     "GatewayServer",
     "ListChangedNotifier",
-    "MetaToolSurface",
+    "MetaToolHandlers",
     "Reply",
     "build_server",
     "error_result",

@@ -31,7 +31,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp_types import InitializeRequestParams
 from starlette.requests import Request
 
-from gatespec.core import CLIENT_CAPABILITIES
+from gatespec.runtime_contract import CLIENT_CAPABILITIES
 from gatespec.server._sdk import PostHookTransport, on_admit, recast
 
 __all__ = ["MayRelay", "answer_per_request"]

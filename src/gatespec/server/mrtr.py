@@ -40,7 +40,7 @@ from mcp_types.methods import INPUT_REQUIRED_METHODS
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from gatespec.access import LOCAL
-from gatespec.core import RelayError
+from gatespec.runtime_contract import RelayError
 from gatespec.server.sessions import identity_of, session_key
 from gatespec_surface.errors import ErrorCode, GatewayError
 
@@ -86,7 +86,7 @@ def current_exchange() -> Exchange | None:
 
 
 class _Host(Protocol):
-    """What the middleware needs of the server it serves (server.surface.GatewayServer)."""
+    """What the middleware needs of the server it serves (server.catalog_server.GatewayServer)."""
 
     fallback_session: str
     requires_identity: bool
@@ -211,7 +211,7 @@ class InputRequiredRelay:
     def _owner(self, ctx: ServerRequestContext[Any, Any]) -> str | None:
         who = identity_of(ctx, LOCAL)
         if who is None and not self.host.requires_identity:
-            who = LOCAL  # HTTP without access control: the local caller (server.surface)
+            who = LOCAL  # HTTP without access control: the local caller (server.catalog_server)
         if who is None:
             return None
         return f"{who.key}|{session_key(ctx, self.host.fallback_session)}"

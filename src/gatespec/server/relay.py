@@ -32,7 +32,7 @@ from mcp_types.methods import validate_client_result
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, ConfigDict
 
-from gatespec.core import CLIENT_CAPABILITIES, RelayError
+from gatespec.runtime_contract import CLIENT_CAPABILITIES, RelayError
 from gatespec.server._sdk import send_request_as
 from gatespec.server.mrtr import WORKING_MODE, current_exchange
 
@@ -109,7 +109,7 @@ def progress_token(ctx: ServerRequestContext[Any, Any]) -> types.ProgressToken |
 
 
 class RequestRelay:
-    """A core Relay over one incoming request (see the module docstring)."""
+    """A Relay (runtime_contract) over one incoming request (see the module docstring)."""
 
     def __init__(
         self, ctx: ServerRequestContext[Any, Any], session: str, levels: LogLevels | None = None

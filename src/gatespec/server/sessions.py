@@ -15,7 +15,7 @@ prefix), so every sessionless request shares one key. Consequence: behind one ga
 sessionless clients share cache-stable ordering and can read each other's artifacts by handle
 (handles are random, so only by being given one). Clients that need isolation use a session-
 bearing transport (handshake-era Streamable HTTP, SSE or stdio). With access control, state is
-keyed by the identity as well (gatespec.core.Caller.scope): sessionless callers share it only
+keyed by the identity as well (gatespec.runtime_contract.Caller.scope): sessionless callers share it only
 with callers of the same identity.
 """
 

@@ -54,7 +54,7 @@ ReadStream = MemoryObjectReceiveStream[SessionMessage | Exception]
 WriteStream = MemoryObjectSendStream[SessionMessage]
 
 
-class Oversized(Exception):
+class OverlongLine(Exception):
     """A line longer than LINE_LIMIT (skipped up to its end)."""
 
 
@@ -66,8 +66,8 @@ def _is_pipe_or_socket(fd: int) -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
-async def read_lines(reader: asyncio.StreamReader) -> AsyncIterator[bytes | Oversized]:
-    """Each line (without its newline), or Oversized for one over LINE_LIMIT; ends at EOF."""
+async def read_lines(reader: asyncio.StreamReader) -> AsyncIterator[bytes | OverlongLine]:
+    """Each line (without its newline), or OverlongLine for one over LINE_LIMIT; ends at EOF."""
     buffer = bytearray()
     skipping = False  # inside an oversized line: drop bytes up to its newline
     while True:
@@ -83,7 +83,7 @@ async def read_lines(reader: asyncio.StreamReader) -> AsyncIterator[bytes | Over
             else:
                 buffer += chunk[start:end]
                 if len(buffer) > LINE_LIMIT:
-                    yield Oversized()
+                    yield OverlongLine()
                 else:
                     yield bytes(buffer)
             buffer.clear()
@@ -93,7 +93,7 @@ async def read_lines(reader: asyncio.StreamReader) -> AsyncIterator[bytes | Over
             if len(buffer) > LINE_LIMIT:
                 buffer.clear()
                 skipping = True
-                yield Oversized()
+                yield OverlongLine()
 
 
 def _request_id(text: str) -> tuple[bool, Any]:
@@ -221,7 +221,7 @@ async def _session_streams(
     async def read_loop() -> None:
         async with read_in:
             async for line in read_lines(reader):
-                if isinstance(line, Oversized):
+                if isinstance(line, OverlongLine):
                     await send_line(
                         _error_line(
                             None, INVALID_REQUEST, f"Invalid Request: over {LINE_LIMIT} bytes"

@@ -63,11 +63,11 @@ from gatespec.replicas.sse_forward import SseForward, endpoint_session
 from gatespec.server._sdk import on_discard, sse_streams
 from gatespec.server._sdk import open_sessions as sdk_sessions
 from gatespec.server.answers import answer_per_request
+from gatespec.server.catalog_server import GatewayServer
 from gatespec.server.health import Health, health_routes
 from gatespec.server.request_shape import RequestShape
 from gatespec.server.session_limits import SessionLimits
 from gatespec.server.stdio import pipe_stdio
-from gatespec.server.surface import GatewayServer
 from gatespec.serving import ServeError
 
 if TYPE_CHECKING:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from gatespec.state.base import (
     ArtifactBackend,
     ArtifactWriter,
-    SessionBackend,
+    SeenCardBackend,
     StateBackend,
     StateUnavailable,
 )
@@ -17,7 +17,7 @@ __all__ = [
     "ArtifactBackend",
     "ArtifactWriter",
     "MemoryState",
-    "SessionBackend",
+    "SeenCardBackend",
     "StateBackend",
     "StateConfig",
     "StateUnavailable",

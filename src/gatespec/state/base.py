@@ -1,16 +1,17 @@
 """What a state backend shares between gateway replicas, and the protocol both backends meet.
 
 Per-caller state lives behind two narrow interfaces, keyed by the caller's scope (its identity
-and the session key its transport carries, gatespec.core.Caller.scope):
+and the session key its transport carries, gatespec.runtime_contract.Caller.scope):
 
 - ArtifactBackend: artifacts behind tool_view handles. tool_execute's result firewall writes
   through a synchronous `writer()` (it runs inside the envelope builder); the runtime then
   `flush`es what it wrote, so a shared backend stores every artifact of a call in one round
   trip before the handles reach the client.
-- SessionBackend: cache-stable seen-sets and frozen cards (seed 000 §5). `load` gives a
-  CacheStableSession (for the ids one browse shows) to arrange that browse with; `save` stores what that browse changed and
-  says whether another replica froze one of the same cards first (then the browse is arranged
-  again over the stored state, so every replica emits the content first stored).
+- SeenCardBackend: cache-stable seen-sets and frozen cards (seed 000 §5). `load` gives a
+  SeenCards (for the ids one browse shows) to arrange that browse with; `save` stores what
+  that browse changed and says whether another replica froze one of the same cards first (then
+  the browse is arranged again over the stored state, so every replica emits the content first
+  stored).
 
 Events: a replica whose upstream announced a tools change publishes "tools_changed"; the others
 re-list their upstreams, and tell their own listening clients if their catalog changed.
@@ -26,12 +27,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from gatespec.artifacts import Artifact
-    from gatespec.session import CacheStableSession
+    from gatespec.seen_cards import SeenCards
 
 __all__ = [
     "ArtifactBackend",
     "ArtifactWriter",
-    "SessionBackend",
+    "SeenCardBackend",
     "StateBackend",
     "StateUnavailable",
 ]
@@ -72,14 +73,14 @@ class ArtifactBackend(Protocol):
         ...
 
 
-class SessionBackend(Protocol):
-    async def load(self, scope: str, ids: Sequence[str]) -> CacheStableSession:
+class SeenCardBackend(Protocol):
+    async def load(self, scope: str, ids: Sequence[str]) -> SeenCards:
         """The scope's session as far as `ids` (the cards one browse shows) are concerned: a
         shared store reads those entries only, so a browse costs the same however much the
         session has seen."""
         ...
 
-    async def save(self, scope: str, session: CacheStableSession) -> bool:
+    async def save(self, scope: str, session: SeenCards) -> bool:
         """Store what changed in `session`; False when another writer froze one of its new
         cards first (load again and re-arrange)."""
         ...
@@ -96,7 +97,7 @@ class StateBackend(Protocol):
     def artifacts(self) -> ArtifactBackend: ...
 
     @property
-    def sessions(self) -> SessionBackend: ...
+    def seen_cards(self) -> SeenCardBackend: ...
 
     async def ping(self) -> None:
         """StateUnavailable unless the store answers (readiness)."""

@@ -8,8 +8,8 @@ backend             memory (the default: this process only) or redis (Redis or V
 url                 redis://[user:password@]host[:port][/db], rediss:// (TLS) or unix://path;
                     required for redis, refused for memory. ${VAR} expands, so a password can
                     stay out of the file.
-ttl                 seconds an artifact is kept from its creation, and a cache-stable session
-                    from its last use (default 3600)
+ttl                 seconds an artifact is kept from its creation, and a session's seen cards
+                    from their last use (default 3600)
 prefix              key prefix, to share one server between gateways (default "gatespec:")
 max_artifact_bytes  the largest artifact stored (default 16 MiB); a bigger one is not kept and
                     the envelope says so

@@ -17,8 +17,8 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any, Final, TypeVar
 
-from gatespec.session import CacheStableSession
-from gatespec.state.base import SessionBackend, StateUnavailable
+from gatespec.seen_cards import SeenCards
+from gatespec.state.base import SeenCardBackend, StateUnavailable
 
 __all__ = ["record_seen", "stable_browse", "without_artifacts"]
 
@@ -31,23 +31,23 @@ _ATTEMPTS: Final = 3
 
 
 async def stable_browse(
-    sessions: SessionBackend,
+    seen_cards: SeenCardBackend,
     scope: str,
     ids: Sequence[str],
-    arrange: Callable[[CacheStableSession], T],
+    arrange: Callable[[SeenCards], T],
 ) -> T:
     """`arrange(session)` over the scope's stored session (the entries of `ids`, the cards
     the browse shows), and what that changed stored."""
     result: T | None = None
     for _ in range(_ATTEMPTS):
         try:
-            session = await sessions.load(scope, ids)
+            session = await seen_cards.load(scope, ids)
         except StateUnavailable as exc:
             log.warning("cache-stable state unavailable, browsing as a new session: %s", exc)
-            return arrange(CacheStableSession())
+            return arrange(SeenCards())
         result = arrange(session)
         try:
-            if await sessions.save(scope, session):
+            if await seen_cards.save(scope, session):
                 return result
         except StateUnavailable as exc:
             log.warning("cache-stable state unavailable, browse not recorded: %s", exc)
@@ -56,9 +56,9 @@ async def stable_browse(
     return result
 
 
-async def record_seen(sessions: SessionBackend, scope: str, tool_id: str) -> None:
+async def record_seen(seen_cards: SeenCardBackend, scope: str, tool_id: str) -> None:
     try:
-        await sessions.record_seen(scope, tool_id)
+        await seen_cards.record_seen(scope, tool_id)
     except StateUnavailable as exc:
         log.warning("cache-stable state unavailable, %s not recorded as seen: %s", tool_id, exc)
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 
 from gatespec.artifacts import Artifact, ArtifactStore
-from gatespec.session import CacheStableSession, SessionStore
+from gatespec.seen_cards import SeenCards, SeenCardStore
 from gatespec.state.base import ArtifactWriter
 
-__all__ = ["MemoryArtifacts", "MemorySessions", "MemoryState"]
+__all__ = ["MemoryArtifacts", "MemorySeenCards", "MemoryState"]
 
 
 class MemoryArtifacts:
@@ -27,14 +27,14 @@ class MemoryArtifacts:
         return self.store.get(handle, owner)
 
 
-class MemorySessions:
-    def __init__(self, store: SessionStore | None = None) -> None:
-        self.store = store or SessionStore()
+class MemorySeenCards:
+    def __init__(self, store: SeenCardStore | None = None) -> None:
+        self.store = store or SeenCardStore()
 
-    async def load(self, scope: str, ids: Sequence[str]) -> CacheStableSession:
+    async def load(self, scope: str, ids: Sequence[str]) -> SeenCards:
         return self.store.get(scope)  # the live session: arranging it is saving it
 
-    async def save(self, scope: str, session: CacheStableSession) -> bool:
+    async def save(self, scope: str, session: SeenCards) -> bool:
         return True
 
     async def record_seen(self, scope: str, tool_id: str) -> None:
@@ -46,14 +46,14 @@ class MemoryState:
 
     def __init__(self, artifacts: ArtifactStore | None = None) -> None:
         self.artifacts = MemoryArtifacts(artifacts)
-        self.sessions = MemorySessions()
+        self.seen_cards = MemorySeenCards()
 
     async def ping(self) -> None:
         return None
 
     async def commit_execute(self, scope: str, seen: str | None, writer: ArtifactWriter) -> None:
         if seen is not None:
-            await self.sessions.record_seen(scope, seen)
+            await self.seen_cards.record_seen(scope, seen)
         # the writer wrote through: the artifacts are stored already
 
     async def publish(self, event: str) -> None:

@@ -1,6 +1,6 @@
 """The shared state backend: Redis or Valkey through redis-py's asyncio client.
 
-Every replica pointed at the same server sees the same artifacts and cache-stable sessions, so
+Every replica pointed at the same server sees the same artifacts and seen cards (cache-stable browsing), so
 any replica can answer any request (docs/scaling.md has the model). Keys (all under `prefix`):
 
   art:<handle>       hash: owner, media_type, label, uri, is_text, size, digest, and
@@ -45,7 +45,7 @@ from redis.backoff import ExponentialBackoff
 from redis.exceptions import RedisError
 
 from gatespec.artifacts import Artifact, check_handle, new_artifact, view_error
-from gatespec.session import CacheStableSession
+from gatespec.seen_cards import SeenCards
 from gatespec.state.base import ArtifactWriter, StateUnavailable
 from gatespec.state.config import StateConfig
 from gatespec.state.redis_shares import RedisShares
@@ -219,7 +219,7 @@ class RedisArtifacts:
         )
 
 
-class RedisSessions:
+class RedisSeenCards:
     def __init__(self, client: aioredis.Redis, config: StateConfig) -> None:
         self.client = client
         self.prefix = config.prefix
@@ -230,9 +230,9 @@ class RedisSessions:
         # Scopes are caller-controlled text (a session id header): hashed to a bounded key.
         return f"{self.prefix}seen:{hashlib.sha256(scope.encode()).hexdigest()}"
 
-    async def load(self, scope: str, ids: Sequence[str]) -> CacheStableSession:
+    async def load(self, scope: str, ids: Sequence[str]) -> SeenCards:
         if not ids:
-            return CacheStableSession()
+            return SeenCards()
         key = self._key(scope)
         pipe = self.client.pipeline(transaction=False)
         pipe.hmget(key, list(ids))
@@ -240,7 +240,7 @@ class RedisSessions:
         try:
             values, _ = await pipe.execute()
         except RedisError as exc:
-            raise StateUnavailable(f"reading the cache-stable session failed: {exc}") from exc
+            raise StateUnavailable(f"reading a session's seen cards failed: {exc}") from exc
         seen: list[str] = []
         frozen: dict[str, Any] = {}
         for tool_id, value in zip(ids, values, strict=True):
@@ -248,9 +248,9 @@ class RedisSessions:
                 frozen[tool_id] = json.loads(value)
             elif value is not None:
                 seen.append(tool_id)  # "": seen through hydration, never shown
-        return CacheStableSession(seen, frozen)
+        return SeenCards(seen, frozen)
 
-    async def save(self, scope: str, session: CacheStableSession) -> bool:
+    async def save(self, scope: str, session: SeenCards) -> bool:
         changes = session.changes()
         if not changes:
             return True
@@ -265,7 +265,7 @@ class RedisSessions:
         try:
             await pipe.execute()
         except RedisError as exc:
-            raise StateUnavailable(f"saving the cache-stable session failed: {exc}") from exc
+            raise StateUnavailable(f"saving a session's seen cards failed: {exc}") from exc
 
     def queue_seen(self, pipe: Any, scope: str, tool_id: str) -> None:
         # "" marks a tool seen and never overwrites a frozen card: HSETNX does exactly that,
@@ -279,7 +279,7 @@ class RedisSessions:
         try:
             return int(await self._save(keys=[self._key(scope)], args=[*args, self.ttl_ms]))
         except RedisError as exc:
-            raise StateUnavailable(f"saving the cache-stable session failed: {exc}") from exc
+            raise StateUnavailable(f"saving a session's seen cards failed: {exc}") from exc
 
 
 async def _execute(pipe: Any, what: str) -> None:
@@ -303,7 +303,7 @@ class RedisState:
             **_credentials(config),
         )
         self.artifacts = RedisArtifacts(self.client, config)
-        self.sessions = RedisSessions(self.client, config)
+        self.seen_cards = RedisSeenCards(self.client, config)
         self.channel = f"{config.prefix}events"
         self.origin = secrets.token_hex(8)  # this replica, to ignore its own events
 
@@ -317,7 +317,7 @@ class RedisState:
         pipe = self.client.pipeline(transaction=False)
         stored = await self.artifacts.queue(pipe, writer)
         if seen is not None:
-            self.sessions.queue_seen(pipe, scope, seen)
+            self.seen_cards.queue_seen(pipe, scope, seen)
         if stored or seen is not None:
             await _execute(pipe, "storing the call's artifacts and seen tool")
 

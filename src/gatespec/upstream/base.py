@@ -15,7 +15,7 @@ from gatespec.config import DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, Serve
 from gatespec.upstream.errors import UpstreamError
 
 if TYPE_CHECKING:
-    from gatespec.core import Relay
+    from gatespec.runtime_contract import Relay
 
 logger = logging.getLogger(__name__)
 

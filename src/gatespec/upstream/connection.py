@@ -69,7 +69,7 @@ from gatespec.upstream.transports import StderrTail, open_transport
 from gatespec.upstream.wire import call_result, plain_result
 
 if TYPE_CHECKING:
-    from gatespec.core import Relay
+    from gatespec.runtime_contract import Relay
 
 logger = logging.getLogger(__name__)
 

@@ -43,8 +43,8 @@ from gatespec.upstream.errors import UpstreamError
 from gatespec.upstream.factory import create_upstream
 
 if TYPE_CHECKING:
-    from gatespec.core import Relay
     from gatespec.metrics import Metrics
+    from gatespec.runtime_contract import Relay
 
 logger = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@ tracks those requests per upstream, and relates a message only when every reques
 belongs to one client session. Anything else is refused (a request) or kept in the gateway's
 log (a log message): guessing would hand one client's data to another.
 
-A connection that belongs to one client session (profiles.aggregate.client_sessions) also has an
+A connection that belongs to one client session (profiles.aggregate.client_upstreams) also has an
 `owner`: the relay of that client's request being served when nothing is tracked (the upstream
 asks while the connection opens, before the call is sent), so nothing is guessed there either.
 """
@@ -24,7 +24,7 @@ from typing import Any, Final
 import mcp_types as types
 from pydantic import BaseModel, ValidationError
 
-from gatespec.core import Relay, RelayError
+from gatespec.runtime_contract import Relay, RelayError
 
 logger = logging.getLogger(__name__)
 
@@ -43,7 +43,7 @@ class InFlight:
         self.key = key
         self._relays: list[Relay] = []
         # The request of the one client this connection belongs to, while it is served
-        # (profiles.aggregate.client_sessions); None on a shared connection.
+        # (profiles.aggregate.client_upstreams); None on a shared connection.
         self.owner: Relay | None = None
 
     @contextmanager

@@ -23,7 +23,7 @@ from gatespec.upstream.base import ToolsChangedCallback, Upstream, UpstreamState
 from gatespec.upstream.errors import UpstreamError
 
 if TYPE_CHECKING:
-    from gatespec.core import Relay
+    from gatespec.runtime_contract import Relay
 
 logger = logging.getLogger(__name__)
 

@@ -48,10 +48,10 @@ def banned_field() -> None:
     """Cards carry the tool's input schema, and results are not checked against the
     output models (an implementation that simply adds the field)."""
     from gatespec import cards
-    from gatespec.server import surface
+    from gatespec.server import catalog_server
 
     real_build = cards.build_card
-    real_init = surface.MetaToolSurface.__init__
+    real_init = catalog_server.MetaToolHandlers.__init__
 
     def build_card(item: Any) -> dict[str, Any]:
         return {**real_build(item), "inputSchema": item.input_schema}
@@ -61,22 +61,22 @@ def banned_field() -> None:
         self._outputs = {}
 
     cards.build_card = build_card
-    surface.MetaToolSurface.__init__ = init
+    catalog_server.MetaToolHandlers.__init__ = init
 
 
 def marker_first_browse() -> None:
     """The cache-stable marker is emitted on every browse that lacks one."""
-    from gatespec import session
+    from gatespec import seen_cards
 
-    real = session.CacheStableSession.arrange
+    real = seen_cards.SeenCards.arrange
 
     def arrange(self: Any, found: Any) -> list[dict[str, Any]]:
         out = real(self, found)
-        if not any(c["id"] == session.CACHE_MARKER_ID for c in out):
-            out.insert(0, session.marker_card())
+        if not any(c["id"] == seen_cards.CACHE_MARKER_ID for c in out):
+            out.insert(0, seen_cards.marker_card())
         return out
 
-    session.CacheStableSession.arrange = arrange
+    seen_cards.SeenCards.arrange = arrange
 
 
 def path_code() -> None:
@@ -138,9 +138,9 @@ def view_off_by_one() -> None:
 
 def stripped_callable() -> None:
     """A direct tools/call of a stripped entry is forwarded upstream."""
-    from gatespec.server import surface
+    from gatespec.server import catalog_server
 
-    real = surface.MetaToolSurface.call
+    real = catalog_server.MetaToolHandlers.call
 
     async def call(self: Any, session_key: str, name: str, arguments: Any, **kw: Any) -> Any:
         if self.lists_stripped and name not in self.names:
@@ -148,7 +148,7 @@ def stripped_callable() -> None:
             return await real(self, session_key, "tool_execute", args, **kw)
         return await real(self, session_key, name, arguments, **kw)
 
-    surface.MetaToolSurface.call = call
+    catalog_server.MetaToolHandlers.call = call
 
 
 def wire_text_over_cap() -> None:
@@ -372,13 +372,13 @@ def read_uri_upstream() -> None:
 
 def capabilities_tools_only() -> None:
     """Only tools are advertised, whatever the upstreams offer."""
-    from gatespec.profiles.aggregate import surface
+    from gatespec.profiles.aggregate import server
 
     def get_capabilities(self: Any, *args: Any, **kwargs: Any) -> Any:
-        caps = surface.GatewayServer.get_capabilities(self, *args, **kwargs)
+        caps = server.GatewayServer.get_capabilities(self, *args, **kwargs)
         return caps.model_copy(update={"prompts": None, "resources": None})
 
-    surface.AggregateServer.get_capabilities = get_capabilities
+    server.AggregateServer.get_capabilities = get_capabilities
 
 
 def batch_reversed() -> None:
@@ -417,8 +417,8 @@ def call_drops_structure() -> None:
 
 def _as_local(method: str) -> None:
     """SearchProfile.`method` runs as the local (unrestricted) identity, whoever calls."""
-    from gatespec.core import Caller
     from gatespec.profiles import search
+    from gatespec.runtime_contract import Caller
 
     real = getattr(search.SearchProfile, method)
 
@@ -539,16 +539,16 @@ def exit_on_view() -> None:
     """Not a spec defect: the process dies on tool_view (the kit must restart it)."""
     import os
 
-    from gatespec.server import surface
+    from gatespec.server import catalog_server
 
-    real = surface.MetaToolSurface.call
+    real = catalog_server.MetaToolHandlers.call
 
     async def call(self: Any, session_key: str, name: str, arguments: Any, **kw: Any) -> Any:
         if name == "tool_view":
             os._exit(3)
         return await real(self, session_key, name, arguments, **kw)
 
-    surface.MetaToolSurface.call = call
+    catalog_server.MetaToolHandlers.call = call
 
 
 # Faults that break the process rather than the spec, for the runner's own robustness.

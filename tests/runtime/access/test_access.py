@@ -29,8 +29,8 @@ from gatespec.access import FORBIDDEN_MESSAGE, AccessPolicy, Identity, Rules, Se
 from gatespec.access.config import parse_access
 from gatespec.access.tokens import IdentityToken
 from gatespec.config import ConfigError, parse_config
-from gatespec.core import Caller
 from gatespec.runtime import ProxyRuntime
+from gatespec.runtime_contract import Caller
 from gatespec.server.notify import ListChangedNotifier
 from gatespec_surface.errors import ErrorCode, GatewayError
 from gatespec_surface.operations import CallArgs, SchemaArgs, SearchArgs

@@ -15,7 +15,7 @@ import pytest
 from gatespec.config import load_config
 from gatespec.profiles import registry
 from gatespec.profiles.aggregate.runtime import AggregateRuntime
-from gatespec.profiles.aggregate.surface import AggregateServer
+from gatespec.profiles.aggregate.server import AggregateServer
 from gatespec.runtime import ProxyRuntime
 from gatespec_surface import PROFILE_NAMES
 from gatespec_surface.descriptors import PROFILES as SPEC_PROFILES
@@ -62,7 +62,7 @@ def test_each_row_builds_its_runtime_and_server(tmp_path: Path) -> None:
         assert server.fallback_session == "t"
         if SPEC_PROFILES[name].meta_tools:
             assert isinstance(runtime, ProxyRuntime)
-            assert server.surface.names == SPEC_PROFILES[name].meta_tools
+            assert server.handlers.names == SPEC_PROFILES[name].meta_tools
         else:
             assert isinstance(runtime, AggregateRuntime)
             assert isinstance(server, AggregateServer)

@@ -19,8 +19,8 @@ import pytest
 from jsonschema import Draft202012Validator
 from mcp import Client
 
-from gatespec.core import Caller
 from gatespec.runtime import ProxyRuntime
+from gatespec.runtime_contract import Caller
 from gatespec.server import build_server
 from gatespec_surface.errors import ErrorCode, GatewayError
 from gatespec_surface.operations import BatchArgs, BatchCallsItem, CallArgs, SearchArgs

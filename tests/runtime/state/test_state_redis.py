@@ -12,7 +12,7 @@ from typing import Any
 import anyio
 import pytest
 
-from gatespec.session import marker_card
+from gatespec.seen_cards import marker_card
 from gatespec.state import StateConfig, StateUnavailable
 from gatespec.state.effects import stable_browse
 from gatespec.state.redis_backend import RedisState
@@ -100,7 +100,7 @@ async def test_a_gone_handle_says_whether_it_expired_or_was_evicted(valkey: Valk
 async def browse(state: RedisState, scope: str, cards: list[dict[str, Any]]) -> list[Any]:
     """One cache-stable browse that shows `cards`, as the runtime does it."""
     ids = [c["id"] for c in cards]
-    return await stable_browse(state.sessions, scope, ids, lambda s: s.arrange(cards))
+    return await stable_browse(state.seen_cards, scope, ids, lambda s: s.arrange(cards))
 
 
 def card(tool_id: str, score: float) -> dict[str, Any]:
@@ -118,11 +118,11 @@ async def test_cache_stable_order_continues_on_another_replica(replicas: Any) ->
     second = await browse(b, "s", [card("ns:a", 0.5), card("ns:b", 0.1)])
     assert second == [card("ns:b", 0.9), marker_card(), card("ns:a", 0.5)]
     # a hydration recorded on one replica makes the tool seen on the other (§5.1)
-    await b.sessions.record_seen("s", "ns:c")
+    await b.seen_cards.record_seen("s", "ns:c")
     third = await browse(a, "s", [card("ns:c", 0.2)])
     assert third == [card("ns:c", 0.2)]  # all seen: no marker (§5.3), frozen now
     # a browse reads the entries of the cards it shows, not the whole seen-set
-    assert (await a.sessions.load("s", ["ns:a", "ns:z"])).seen == {"ns:a"}
+    assert (await a.seen_cards.load("s", ["ns:a", "ns:z"])).seen == {"ns:a"}
     # another scope has its own seen-set
     other = await browse(a, "t", [card("ns:b", 0.3)])
     assert other == [card("ns:b", 0.3)]
@@ -130,12 +130,12 @@ async def test_cache_stable_order_continues_on_another_replica(replicas: Any) ->
 
 async def test_the_first_freeze_wins_when_two_replicas_race(replicas: Any) -> None:
     a, b = replicas
-    session_a = await a.sessions.load("s", ["ns:x"])
-    session_b = await b.sessions.load("s", ["ns:x"])
+    session_a = await a.seen_cards.load("s", ["ns:x"])
+    session_b = await b.seen_cards.load("s", ["ns:x"])
     session_a.arrange([card("ns:x", 0.7)])
     session_b.arrange([card("ns:x", 0.2)])
-    assert await a.sessions.save("s", session_a) is True
-    assert await b.sessions.save("s", session_b) is False  # arrange again over the stored state
+    assert await a.seen_cards.save("s", session_a) is True
+    assert await b.seen_cards.save("s", session_b) is False  # arrange again over the stored state
     again = await browse(b, "s", [card("ns:x", 0.2)])
     assert again == [card("ns:x", 0.7)]
 
@@ -150,7 +150,7 @@ async def test_an_outage_is_typed_and_the_backend_recovers_after_a_restart(
         await a.artifacts.get(handle, None)
     assert "unreachable" in view_failed(exc)
     with pytest.raises(StateUnavailable):
-        await a.sessions.load("s", ["ns:x"])
+        await a.seen_cards.load("s", ["ns:x"])
     with pytest.raises(StateUnavailable):
         await a.ping()
     valkey.start()  # same port, empty (no persistence)
@@ -213,8 +213,8 @@ async def test_a_session_in_use_outlives_its_ttl(valkey: Valkey) -> None:
         await browse(state, "s", [card("ns:a", 0.9)])
         for _ in range(3):  # used every 0.35 s, 1.05 s in all
             await anyio.sleep(0.35)
-            assert (await state.sessions.load("s", ["ns:a"])).seen == {"ns:a"}
+            assert (await state.seen_cards.load("s", ["ns:a"])).seen == {"ns:a"}
         await anyio.sleep(0.8)  # then left alone for longer than the ttl
-        assert (await state.sessions.load("s", ["ns:a"])).seen == frozenset()
+        assert (await state.seen_cards.load("s", ["ns:a"])).seen == frozenset()
     finally:
         await state.aclose()

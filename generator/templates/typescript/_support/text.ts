@@ -2,6 +2,8 @@
  * name a JSON value's type, and Python's string rules where the surface's answers depend on
  * them (code-point lengths and order, `str.lower`, JSON with ensure_ascii). */
 
+import { PY_SPACE_CLASS } from "./pyspace.js";
+
 /** Lone UTF-16 surrogates cannot be encoded as UTF-8; text quoted back is scrubbed first. */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
@@ -10,9 +12,8 @@ export function scrub(text: string): string {
   return text.replace(LONE_SURROGATE, "\uFFFD");
 }
 
-/** Python's white space (str.isspace()): ECMAScript's \s differs (U+001C-U+001F and U+0085
- * are Python's, U+FEFF is not). */
-const PY_SPACE_CLASS = "\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000";
+/** Python's white space (str.isspace()), written by the generator from Python itself:
+ * ECMAScript's \s differs (U+001C-U+001F and U+0085 are Python's, U+FEFF is not). */
 export const PY_WHITESPACE = new RegExp(`[${PY_SPACE_CLASS}]+`, "u");
 const ONE_PY_SPACE = new RegExp(`^[${PY_SPACE_CLASS}]$`, "u");
 

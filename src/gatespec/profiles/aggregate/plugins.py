@@ -162,7 +162,7 @@ class ToolFilter(Plugin):
             raise GatewayError(
                 ErrorCode.TOOL_NOT_FOUND,
                 f"Tool not found: server {context.server} offers no tool {call.name!r}",
-                f"{context.server}__{call.name}",
+                context.asked or f"{context.server}__{call.name}",
                 {"server": context.server},
             )
         return call

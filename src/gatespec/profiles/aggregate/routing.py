@@ -33,6 +33,7 @@ class RoutingContext:
     config_key: str  # the upstream's key in the configuration (the pool's)
     name: str  # the clean name or URI parsed at ingress (what the upstream knows it by)
     session: str
+    asked: str = ""  # the identifier as the client sent it (what an error quotes back)
 
 
 def _name(params: Mapping[str, Any]) -> tuple[object, str]:
@@ -113,5 +114,5 @@ def route(
             value,
             {"server": server, "servers": sorted(servers)},
         )
-    context = RoutingContext(method, server, config_key, clean, session)
+    context = RoutingContext(method, server, config_key, clean, session, value)
     return context, _replace(params, where, clean)

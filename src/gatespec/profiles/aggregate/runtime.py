@@ -2,8 +2,8 @@
 
 One namespaced MCP server in front of many. The runtime owns the upstream pool (connect,
 isolate, refresh, reconfigure), the map from server keys to config keys, the plugin chain, the
-paged snapshots of merged lists and the resource subscriptions (aggregate.subscriptions); the MCP surface
-(aggregate.surface) turns its operations into handlers.
+paged snapshots of merged lists and the resource subscriptions (aggregate.subscriptions); the MCP
+server (aggregate.server) turns its operations into handlers.
 
 - Lists broadcast to every connected upstream that offers them, in parallel, each bounded by
   that server's own call timeout; an upstream that fails is left out of the answer and
@@ -36,9 +36,8 @@ from gatespec.access import LOCAL, AccessPolicy, Identity, forbidden
 from gatespec.access.uris import UriRefused, normalise_uri
 from gatespec.catalog import server_keys
 from gatespec.config import GatewayConfig
-from gatespec.core import CatalogListing, Relay
 from gatespec.profiles.aggregate.broadcast import Merged, broadcast
-from gatespec.profiles.aggregate.client_sessions import ClientUpstreams
+from gatespec.profiles.aggregate.client_upstreams import ClientUpstreams
 from gatespec.profiles.aggregate.naming import LISTS, NAMESPACED, Kind, Naming, namespace_answer
 from gatespec.profiles.aggregate.pages import Pages
 from gatespec.profiles.aggregate.plugins import Chain, ToolCall, build_chain
@@ -46,6 +45,7 @@ from gatespec.profiles.aggregate.policy import entry_subject, hidden, shown, tar
 from gatespec.profiles.aggregate.routing import RoutingContext, names_uri, rename, route
 from gatespec.profiles.aggregate.subscriptions import Subscribers
 from gatespec.profiles.lifecycle import UpstreamLifecycle
+from gatespec.runtime_contract import CatalogListing, Relay
 from gatespec.state import StateBackend, open_state
 from gatespec.upstream import (
     ProgressCallback,
@@ -102,7 +102,7 @@ class AggregateRuntime(UpstreamLifecycle):
         self.plugins = Chain()
         self.policy = AccessPolicy.open()
         self._configure(config)
-        # The upstream connections of clients with client-scoped state (client_sessions).
+        # The upstream connections of clients with client-scoped state (client_upstreams).
         self.clients = ClientUpstreams(lambda: self.config)
         self.pages = Pages(config.options.page_size)
         self._change_listeners: list[ChangeListener] = []
@@ -192,7 +192,7 @@ class AggregateRuntime(UpstreamLifecycle):
         self._change_listeners.append(callback)
 
     def add_catalog_listener(self, callback: Callable[[], Awaitable[None]]) -> None:
-        """The core contract's listener: called when the tools change."""
+        """The runtime contract's listener: called when the tools change."""
 
         async def tools_only(lists: frozenset[str]) -> None:
             if "tools" in lists:
@@ -484,7 +484,7 @@ class AggregateRuntime(UpstreamLifecycle):
         self, session: str, config_key: str, relay: Relay | None
     ) -> AsyncIterator[UpstreamPool]:
         """The pool `session`'s request to `config_key` goes through: its own connection when
-        it has client-scoped state (client_sessions), else the shared one."""
+        it has client-scoped state (client_upstreams), else the shared one."""
         serving = self.clients.serving(session, config_key, relay)
         try:
             own = await serving.__aenter__()
@@ -514,7 +514,7 @@ class AggregateRuntime(UpstreamLifecycle):
                 logger.info("unsubscribing %s for a closed session failed: %s", uri, exc)
 
     async def set_log_level(self, level: str, session: str | None = None) -> None:
-        """A client's logging/setLevel: on `session`'s own connections (client_sessions;
+        """A client's logging/setLevel: on `session`'s own connections (client_upstreams;
         the surface passes the session of a client that is one of many), else (stdio's one
         client) on the shared connections."""
         if session is not None:

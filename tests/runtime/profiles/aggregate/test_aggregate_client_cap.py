@@ -1,5 +1,5 @@
 """The bound on the upstream connections the aggregate profile opens for clients with
-client-scoped state (gateway.max_client_connections, gatespec.profiles.aggregate.client_sessions):
+client-scoped state (gateway.max_client_connections, gatespec.profiles.aggregate.client_upstreams):
 past it, the least recently used idle connection is closed (its process ends; its client gets
 a new one on its next request, its roots asked again); when every connection is busy, the
 request is refused SERVER_UNAVAILABLE naming the bound. A real `gatespec serve --profile

@@ -13,7 +13,7 @@ import pytest
 
 from gatespec.config import ConfigError, parse_config
 from gatespec.profiles.aggregate import naming, routing
-from gatespec.profiles.aggregate.naming import LISTS, namespace_answer, offer
+from gatespec.profiles.aggregate.naming import LISTS, Naming, namespace_answer, offer
 from gatespec.profiles.aggregate.pages import CursorInvalid, Pages
 from gatespec.profiles.aggregate.plugins import AuditLog, CallOutcome, Chain, ToolCall, ToolFilter
 from gatespec.profiles.aggregate.routing import RoutingContext, route
@@ -31,7 +31,9 @@ SERVERS = {"filesystem": "filesystem", "database": "database", "my-server": "my_
 def test_seed_004_scenario_1_parses_once_into_a_routing_context() -> None:
     params = {"name": "filesystem__read_file", "arguments": {"path": "/tmp/data"}}
     context, clean = route("tools/call", params, "s1", SERVERS)
-    assert context == RoutingContext("tools/call", "filesystem", "filesystem", "read_file", "s1")
+    assert context == RoutingContext(
+        "tools/call", "filesystem", "filesystem", "read_file", "s1", "filesystem__read_file"
+    )
     assert clean == {"name": "read_file", "arguments": {"path": "/tmp/data"}}
     assert params["name"] == "filesystem__read_file"  # the client's params are not touched
 
@@ -184,6 +186,22 @@ async def test_the_filter_hides_and_refuses(anyio_backend: str) -> None:
     with pytest.raises(GatewayError) as exc:
         await plugin.before_call(CONTEXT, ToolCall("write_file"))
     assert exc.value.code == ErrorCode.TOOL_NOT_FOUND  # as absent: existence is not revealed
+
+
+async def test_a_refusal_quotes_the_name_the_client_sent(anyio_backend: str) -> None:
+    """A hidden tool is answered as absent, naming it as the client spelled it: the server's
+    own name under gateway.unprefixed (AM-AGGREGATE-UNPREFIXED), the prefixed one otherwise."""
+    plugin = ToolFilter({"fs": ((), ("write_*",))})
+    unprefixed = Naming(frozenset({"fs"}), unprefixed="fs")
+    for naming_, sent in (
+        (unprefixed, "write_file"),
+        (Naming(frozenset({"fs"})), "fs__write_file"),
+    ):
+        context, _ = route("tools/call", {"name": sent}, "s1", {"fs": "fs"}, naming_)
+        with pytest.raises(GatewayError) as exc:
+            await plugin.before_call(context, ToolCall(context.name))
+        assert exc.value.code == ErrorCode.TOOL_NOT_FOUND
+        assert exc.value.path == sent
 
 
 async def test_the_audit_log_writes_one_line_per_call(anyio_backend: str, tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""The MCP surface of one exposure profile over a GatewayRuntime: tools/list and tools/call.
+"""The MCP server of a catalog profile over a GatewayRuntime: tools/list and tools/call.
 
 `build_server(runtime)` returns an mcp low-level Server for a catalog profile (gateway,
 transparent, search; gatespec.profiles.registry names each profile's builder):
@@ -59,8 +59,8 @@ from mcp_types import (
 from pydantic import ValidationError
 
 from gatespec.access import LOCAL, Identity
-from gatespec.core import Caller, GatewayRuntime, Reply
 from gatespec.metrics import Metrics, metrics_of
+from gatespec.runtime_contract import Caller, GatewayRuntime, Reply
 from gatespec.server.arguments import ArgumentChecker
 from gatespec.server.mrtr import InputRequiredRelay
 from gatespec.server.notify import ListChangedNotifier
@@ -125,7 +125,7 @@ def _gateway_error(exc: BaseException) -> GatewayError | None:
     return exc if isinstance(exc, GatewayError) else None
 
 
-class MetaToolSurface:
+class MetaToolHandlers:
     """tools/list and tools/call of one profile, independent of MCP plumbing."""
 
     def __init__(self, runtime: GatewayRuntime, structured_errors: bool | None = None) -> None:
@@ -135,7 +135,7 @@ class MetaToolSurface:
             raise ValueError(
                 f"no profile {profile!r} in the spec (profiles: {', '.join(PROFILES)})"
             )
-        if not spec.meta_tools:  # the aggregate profile: profiles.aggregate.surface
+        if not spec.meta_tools:  # the aggregate profile: profiles.aggregate.server
             raise ValueError(f"profile {profile!r} has no meta-tools to serve")
         self.runtime = runtime
         self.profile = profile
@@ -278,9 +278,9 @@ class MetaToolSurface:
 
 
 class GatewayServer(Server[Any]):
-    """An mcp low-level Server that knows its surface and its list_changed notifier."""
+    """An mcp low-level Server that knows its meta-tool handlers and its list_changed notifier."""
 
-    surface: MetaToolSurface
+    handlers: MetaToolHandlers
     notifier: ListChangedNotifier | None = None
     metrics: Metrics | None = None  # what GET /metrics (or the stdio metrics port) serves
     # Whether an HTTP request must carry a verified identity (the HTTP app sets it when it
@@ -304,14 +304,14 @@ class GatewayServer(Server[Any]):
         JSON-RPC error carrying the payload otherwise."""
         if method != "tools/call":
             raise MCPError(code=INVALID_PARAMS, message=error.message, data=error.to_payload())
-        structured = getattr(self, "surface", None)
+        structured = getattr(self, "handlers", None)
         result = error_result(error, structured.structured_errors if structured else True)
         return result.model_dump(by_alias=True, mode="json", exclude_none=True)
 
     @property
     def served(self) -> Any:
         """The runtime this server serves (health and readiness read its state backend)."""
-        return self.surface.runtime
+        return self.handlers.runtime
 
     def may_relay(self, method: str, params: Mapping[str, Any]) -> bool:
         """Whether handling this request may send its client something before the answer
@@ -366,7 +366,7 @@ def build_server(
     structured_errors: bool | None = None,
 ) -> GatewayServer:
     """An MCP server for `runtime.profile`, a profile with meta-tools (the aggregate one has
-    a surface of its own: gatespec.profiles.registry.build_server picks by profile).
+    a server of its own: gatespec.profiles.registry.build_server picks by profile).
 
     fallback_session and fallback_identity: who calls when the transport says nothing (stdio:
     one client per process, with the config's stdio identity). An HTTP request's identity is
@@ -376,9 +376,9 @@ def build_server(
     structured_errors: put error payloads in structuredContent too; by default only when
     tools/list advertises no output schema (see the module docstring).
     """
-    surface = MetaToolSurface(runtime, structured_errors)
-    surface.metrics = metrics_of(runtime)
-    announce = surface.lists_stripped if notify_list_changed is None else notify_list_changed
+    handlers = MetaToolHandlers(runtime, structured_errors)
+    handlers.metrics = metrics_of(runtime)
+    announce = handlers.lists_stripped if notify_list_changed is None else notify_list_changed
 
     def identity(ctx: Any) -> Identity | None:
         return caller_identity(server, ctx, fallback_identity)
@@ -392,13 +392,13 @@ def build_server(
 
     async def on_list_tools(ctx: Any, params: Any) -> ListToolsResult:
         caller = caller_of(ctx)
-        return ListToolsResult(tools=surface.list_tools(caller.identity if caller else None))
+        return ListToolsResult(tools=handlers.list_tools(caller.identity if caller else None))
 
     async def on_call_tool(ctx: Any, params: Any) -> CallToolResult:
         caller = caller_of(ctx)
         if caller is not None:
             caller = replace(caller, relay=RequestRelay(ctx, caller.session, levels))
-        return await surface.call(caller, params.name, params.arguments)
+        return await handlers.call(caller, params.name, params.arguments)
 
     async def on_set_level(ctx: Any, params: SetLevelRequestParams) -> EmptyResult:
         levels.set(session_key(ctx, fallback_session), params.level)
@@ -413,10 +413,10 @@ def build_server(
         on_list_tools=on_list_tools,
         on_call_tool=on_call_tool,
         on_subscriptions_listen=notifier.listen_handler if notifier is not None else None,
-        get_tool_input_schema=surface.input_schema,
+        get_tool_input_schema=handlers.input_schema,
     )
-    server.surface = surface
-    server.metrics = surface.metrics
+    server.handlers = handlers
+    server.metrics = handlers.metrics
     server.fallback_session = fallback_session
     server.fallback_identity = fallback_identity
     # Registered after construction: the constructor warns that logging is deprecated in

@@ -1,4 +1,4 @@
-"""The aggregate profile's MCP surface: every list and routed request of an AggregateRuntime.
+"""The aggregate profile's MCP server: every list and routed request of an AggregateRuntime.
 
 - tools/list, prompts/list, resources/list, resources/templates/list: a page of the merged
   list (AM-AGGREGATE-LISTING); an unknown or expired cursor is a JSON-RPC invalid-params error.
@@ -32,21 +32,21 @@ from mcp_types.methods import CacheableMethod
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from gatespec.access import LOCAL, Identity
-from gatespec.core import CLIENT_CAPABILITIES
 from gatespec.metrics import metrics_of
 from gatespec.profiles.aggregate.naming import LISTS
 from gatespec.profiles.aggregate.pages import CursorInvalid
 from gatespec.profiles.aggregate.runtime import AggregateRuntime
-from gatespec.server.notify import ListChangedNotifier
-from gatespec.server.relay import LogLevels, RequestRelay
-from gatespec.server.sessions import SESSIONLESS_KEY, session_key
-from gatespec.server.surface import (
+from gatespec.runtime_contract import CLIENT_CAPABILITIES
+from gatespec.server.catalog_server import (
     UNAUTHENTICATED,
     GatewayServer,
     caller_identity,
     error_result,
     server_version,
 )
+from gatespec.server.notify import ListChangedNotifier
+from gatespec.server.relay import LogLevels, RequestRelay
+from gatespec.server.sessions import SESSIONLESS_KEY, session_key
 from gatespec.upstream import UpstreamError
 from gatespec_surface.errors import ErrorCode, GatewayError
 
@@ -67,7 +67,7 @@ _INVALID: Final = frozenset(
     }
 )
 _CAPABILITIES: Final = ("prompts", "resources", "completions", "logging")
-# What a client declares that the upstream may keep about it (aggregate.client_sessions).
+# What a client declares that the upstream may keep about it (aggregate.client_upstreams).
 _CLIENT_SCOPED: Final = frozenset(CLIENT_CAPABILITIES.values())
 # The requests that reach upstreams, which may talk back while answering them.
 _RELAYING: Final = frozenset(
@@ -163,7 +163,7 @@ def build_aggregate_server(
 
     def one_of_many(ctx: Any, session: str) -> bool:
         """A handshake-era client of a transport that serves many (HTTP, SSE): its
-        client-scoped state is its own (aggregate.client_sessions)."""
+        client-scoped state is its own (aggregate.client_upstreams)."""
         return (
             session not in (fallback_session, SESSIONLESS_KEY)
             and ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS

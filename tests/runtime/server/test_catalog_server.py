@@ -21,7 +21,7 @@ from jsonschema import Draft202012Validator
 from mcp import Client
 from mcp.server.subscriptions import ToolsListChanged
 
-from gatespec.server import MetaToolSurface, Reply, build_server, error_result
+from gatespec.server import MetaToolHandlers, Reply, build_server, error_result
 from gatespec_surface.descriptors import PROFILES, meta_tool, tools_for_profile
 from gatespec_surface.errors import ErrorCode, GatewayError
 from gatespec_surface.schemas import MODEL_SCHEMAS
@@ -103,7 +103,7 @@ async def test_a_failing_catalog_still_lists_the_meta_tools(caplog: Any) -> None
 
 def test_a_profile_without_meta_tools_is_refused() -> None:
     with pytest.raises(ValueError, match="aggregate"):
-        MetaToolSurface(runtime("aggregate"))
+        MetaToolHandlers(runtime("aggregate"))
 
 
 # -- tools/call: success ------------------------------------------------------------------
@@ -218,7 +218,7 @@ async def test_a_runtime_gateway_error_becomes_its_payload(client_mode: str) -> 
 
 
 async def test_an_unexpected_exception_is_an_upstream_error_and_is_logged(caplog: Any) -> None:
-    with caplog.at_level(logging.ERROR, logger="gatespec.server.surface"):
+    with caplog.at_level(logging.ERROR, logger="gatespec.server.catalog_server"):
         async with Client(build_server(runtime()), cache=None) as client:
             payload = payload_of(await client.call_tool("tool_browse", {"query": "boom"}))
     assert payload["error"] == "UPSTREAM_ERROR"
@@ -290,16 +290,16 @@ async def test_error_structure_follows_whether_output_schemas_are_advertised(
 ) -> None:
     # AM-OUTPUT-SCHEMA-OFF-WIRE: no output schemas in tools/list, so errors are structured.
     assert all(t.output_schema is None for t in tools_for_profile("gateway"))
-    assert MetaToolSurface(runtime()).structured_errors is True
-    assert MetaToolSurface(runtime(), structured_errors=False).structured_errors is False
+    assert MetaToolHandlers(runtime()).structured_errors is True
+    assert MetaToolHandlers(runtime(), structured_errors=False).structured_errors is False
     # Were they advertised, TS SDK 1.x clients would validate error payloads against them.
-    import gatespec.server.surface as surface_module
+    import gatespec.server.catalog_server as catalog_server
 
     def with_outputs(profile: str) -> list[types.Tool]:
         return [meta_tool(n, with_output_schema=True) for n in PROFILES[profile].meta_tools]
 
-    monkeypatch.setattr(surface_module, "tools_for_profile", with_outputs)
-    assert MetaToolSurface(runtime()).structured_errors is False
+    monkeypatch.setattr(catalog_server, "tools_for_profile", with_outputs)
+    assert MetaToolHandlers(runtime()).structured_errors is False
     server = build_server(runtime())
     async with Client(server, cache=None) as client:
         result = await client.call_tool("tool_browse", {})
@@ -452,23 +452,23 @@ def test_a_needed_argument_the_schema_does_not_declare_is_refused_at_start(
 # ---------------------------------------------------------------- profiles.yaml lists_upstream_tools
 
 
-def test_lists_upstream_tools_decides_what_a_meta_tool_surface_lists(monkeypatch: Any) -> None:
-    """profiles.yaml lists_upstream_tools is read: "stripped" gets a meta-tool surface that
+def test_lists_upstream_tools_decides_what_a_meta_tool_server_lists(monkeypatch: Any) -> None:
+    """profiles.yaml lists_upstream_tools is read: "stripped" gets a meta-tool server that
     lists stripped entries, "none" one that lists only meta-tools; a profile without meta-tools
-    (the aggregate one, served by its own surface: tests/runtime/profiles) is refused."""
+    (the aggregate one, served by its own server: tests/runtime/profiles) is refused."""
     import dataclasses
 
-    from gatespec.server import surface as surface_module
+    from gatespec.server import catalog_server
 
     rt = runtime("transparent")
-    assert MetaToolSurface(rt).lists_stripped is True
-    profiles = dict(surface_module.PROFILES)
-    monkeypatch.setattr(surface_module, "PROFILES", profiles)
+    assert MetaToolHandlers(rt).lists_stripped is True
+    profiles = dict(catalog_server.PROFILES)
+    monkeypatch.setattr(catalog_server, "PROFILES", profiles)
     profiles["transparent"] = dataclasses.replace(
         profiles["transparent"], lists_upstream_tools="none"
     )
-    assert MetaToolSurface(rt).lists_stripped is False
-    assert [t.name for t in MetaToolSurface(rt).list_tools()] == list(
+    assert MetaToolHandlers(rt).lists_stripped is False
+    assert [t.name for t in MetaToolHandlers(rt).list_tools()] == list(
         PROFILES["transparent"].meta_tools
     )
 

@@ -24,7 +24,7 @@ from gatespec_surface.budgets import (
     CACHE_SEEN_ORDER,
 )
 
-__all__ = ["DEFAULT_MAX_SESSIONS", "CacheStableSession", "SessionStore", "marker_card"]
+__all__ = ["DEFAULT_MAX_SESSIONS", "SeenCards", "SeenCardStore", "marker_card"]
 
 T = TypeVar("T")
 Card = dict[str, Any]
@@ -54,7 +54,7 @@ def _copy(card: Mapping[str, Any]) -> Card:
     return {**card, "tags": list(card.get("tags", []))}
 
 
-class CacheStableSession:
+class SeenCards:
     """The seen-set and first-sighting cards of one client session."""
 
     __slots__ = ("_seen", "_frozen", "_lock", "_dirty")
@@ -128,22 +128,22 @@ class CacheStableSession:
         return result
 
 
-class SessionStore:
-    """Sessions by opaque key, keeping at most `max_sessions` (least recently used go first)."""
+class SeenCardStore:
+    """Each client session's SeenCards by opaque key, keeping at most `max_sessions` (least recently used go first)."""
 
     def __init__(self, max_sessions: int = DEFAULT_MAX_SESSIONS) -> None:
         if max_sessions < 1:
             raise ValueError("max_sessions must be at least 1")
         self._max = max_sessions
-        self._sessions: OrderedDict[str, CacheStableSession] = OrderedDict()
+        self._sessions: OrderedDict[str, SeenCards] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, key: str) -> CacheStableSession:
-        """The session for `key`, created on first use."""
+    def get(self, key: str) -> SeenCards:
+        """The seen cards of session `key`, created on first use."""
         with self._lock:
             session = self._sessions.get(key)
             if session is None:
-                session = self._sessions[key] = CacheStableSession()
+                session = self._sessions[key] = SeenCards()
                 while len(self._sessions) > self._max:
                     self._sessions.popitem(last=False)
             else:

@@ -49,7 +49,7 @@ from contextlib import asynccontextmanager
 import anyio
 
 from gatespec.config import GatewayConfig
-from gatespec.core import Relay
+from gatespec.runtime_contract import Relay
 from gatespec.upstream import UpstreamError, UpstreamPool
 from gatespec.upstream.relay import InFlight
 

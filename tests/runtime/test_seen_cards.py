@@ -10,7 +10,7 @@ import pytest
 from gatespec.browse import Browser
 from gatespec.cards import card_tokens
 from gatespec.catalog import Catalog
-from gatespec.session import CacheStableSession, SessionStore, marker_card
+from gatespec.seen_cards import SeenCards, SeenCardStore, marker_card
 from gatespec_surface import budgets
 from gatespec_surface.errors import ErrorCode, GatewayError
 from gatespec_surface.validators import validate_choice_card
@@ -56,25 +56,25 @@ def test_marker_card_is_a_valid_internal_card() -> None:
 
 
 def test_first_browse_has_no_marker_and_is_sorted_by_id() -> None:
-    s = CacheStableSession()
+    s = SeenCards()
     out = s.arrange([card("a:z"), card("a:b", 9.0), card("a:m", 5.0)])
     assert ids(out) == ["a:b", "a:m", "a:z"]  # §5.3 case 1: all new
 
 
 def test_all_seen_has_no_marker() -> None:
-    s = CacheStableSession()
+    s = SeenCards()
     s.arrange([card("a:b"), card("a:c")])
     assert ids(s.arrange([card("a:c"), card("a:b")])) == ["a:b", "a:c"]  # §5.3 case 2
 
 
 def test_all_new_after_earlier_browses_has_no_marker() -> None:
-    s = CacheStableSession()
+    s = SeenCards()
     s.arrange([card("a:b")])
     assert ids(s.arrange([card("a:y"), card("a:x")])) == ["a:x", "a:y"]  # §5.3 case 3
 
 
 def test_mixed_browse_has_seen_then_marker_then_new() -> None:
-    s = CacheStableSession()
+    s = SeenCards()
     s.arrange([card("a:q"), card("a:c")])
     out = s.arrange([card("a:z"), card("a:q"), card("a:a"), card("a:c")])
     assert ids(out) == ["a:c", "a:q", MARKER, "a:a", "a:z"]
@@ -83,7 +83,7 @@ def test_mixed_browse_has_seen_then_marker_then_new() -> None:
 
 
 def test_seen_content_is_frozen_at_first_sighting() -> None:
-    s = CacheStableSession()
+    s = SeenCards()
     first = s.arrange([card("a:b", 0.9, "First words.")])
     later = s.arrange([card("a:b", 0.1, "Changed words."), card("a:n", 0.5)])
     assert json.dumps(later[0]) == json.dumps(first[0])
@@ -91,7 +91,7 @@ def test_seen_content_is_frozen_at_first_sighting() -> None:
 
 
 def test_emitted_cards_cannot_change_frozen_content() -> None:
-    s = CacheStableSession()
+    s = SeenCards()
     out = s.arrange([card("a:b")])
     out[0]["tags"].append("x")
     out[0]["description"] = "tampered"
@@ -99,7 +99,7 @@ def test_emitted_cards_cannot_change_frozen_content() -> None:
 
 
 def test_hydrated_tools_count_as_seen() -> None:
-    s = CacheStableSession()
+    s = SeenCards()
     s.record_hydrated("a:h")
     out = s.arrange([card("a:n"), card("a:h", 0.3)])
     assert ids(out) == ["a:h", MARKER, "a:n"]
@@ -108,7 +108,7 @@ def test_hydrated_tools_count_as_seen() -> None:
 
 
 def test_failed_hydration_is_not_recorded() -> None:
-    s = CacheStableSession()
+    s = SeenCards()
 
     def fails(tool_id: str) -> dict[str, Any]:
         raise GatewayError(ErrorCode.HYDRATE_FAILED, f"cannot hydrate {tool_id}")
@@ -136,9 +136,9 @@ def test_frozen_content_survives_a_different_query() -> None:
             {"fs": [{"name": n, "description": d, "inputSchema": schema} for n, d in tools]}
         )
     )
-    s = CacheStableSession()
-    first = browser.browse(query="read file", session=s, top_k=2)
-    second = browser.browse(query="list files in a directory", session=s)
+    s = SeenCards()
+    first = browser.browse(query="read file", seen=s, top_k=2)
+    second = browser.browse(query="list files in a directory", seen=s)
     fresh = {c["id"]: c["score"] for c in browser.browse(query="list files in a directory").cards}
     before = {c["id"]: c for c in first.cards}
     prefix = second.cards[: second.cards.index(marker_card())]
@@ -153,7 +153,7 @@ def test_frozen_content_survives_a_different_query() -> None:
 
 
 def test_store_is_a_bounded_lru() -> None:
-    store = SessionStore(max_sessions=2)
+    store = SeenCardStore(max_sessions=2)
     a = store.get("a")
     store.get("b")
     assert store.get("a") is a  # a is now the most recent
@@ -162,4 +162,4 @@ def test_store_is_a_bounded_lru() -> None:
     store.drop("a")
     assert "a" not in store
     with pytest.raises(ValueError):
-        SessionStore(max_sessions=0)
+        SeenCardStore(max_sessions=0)

@@ -1,10 +1,10 @@
-"""The core's value types and the contract the server layer drives: who is calling (Caller),
-what a meta-tool returns (Reply), what `gatespec catalog` lists (CatalogListing), the client
-request an upstream request is made for (Relay), and the runtime's operations
+"""The runtime contract: the value types and operations the server layer drives. Who is calling
+(Caller), what a meta-tool returns (Reply), what `gatespec catalog` lists (CatalogListing), the
+client request an upstream request is made for (Relay), and a catalog runtime's operations
 (GatewayRuntime). The per-meta-tool operations are generated from profiles.yaml
 (gatespec_surface.operations.MetaToolOperations): the runtime implements them, the server layer
-dispatches to them (and builds Relays), and the core never depends on a transport or on the
-MCP server plumbing."""
+dispatches to them (and builds Relays), and nothing here depends on a transport or on the MCP
+server plumbing."""
 
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ class Caller:
 
     @property
     def scope(self) -> str:
-        """What per-caller state (artifacts, cache-stable sessions) is keyed by: the session
+        """What per-caller state (artifacts, seen cards) is keyed by: the session
         of this identity, never shared with another identity's session of the same key."""
         return f"{self.identity.key}|{self.session}"
 
