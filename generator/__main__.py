@@ -11,7 +11,7 @@ mutations apply the catalogue of seed-breaking spec edits (generator/mutations.p
           code in Python and in TypeScript (generator/language_mutations.py)
 diff, changelog, lock, version-check
           spec evolution (generator/evolution/commands.py): `diff OLD [NEW] [--format text|json]`;
-          version-check also fails when a pin of the spec version (generator/pins.py) is stale
+          version-check also fails when a pin of the spec version (generator/evolution/pins.py) is stale
 bump VERSION
           set spec_version and every pin of it (pyproject's gatespec-surface pins, the
           runtime's SUPPORTED_SPEC), then generate
@@ -29,10 +29,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import pins, typescript
+from . import typescript
 from .emit import Generator, replace_tree
 from .errors import SpecError, SpecErrors
 from .evolution import commands as evolution
+from .evolution import pins
 from .ir import load_spec
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -56,7 +56,12 @@ MUST = {
         "gatespec_conformance/docs/conformance.md",
         "gatespec_conformance/docs/examples/adapter_minimal.py",
     ],
-    "gatespec-*.tar.gz": ["/LICENSE", "/NOTICE", "/docs/conformance.md", "/src/gatespec/cli.py"],
+    "gatespec-*.tar.gz": [
+        "/LICENSE",
+        "/NOTICE",
+        "/docs/conformance.md",
+        "/src/gatespec/cli/__init__.py",
+    ],
     "gatespec_ranker-*.whl": [
         "licenses/LICENSE",
         "licenses/NOTICE",

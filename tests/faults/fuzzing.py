@@ -24,7 +24,7 @@ from typing import Any, Final
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from gatespec.demo import default_config
+from gatespec.cli.demo import default_config
 from gatespec.runtime import ProxyRuntime
 from gatespec.server import MetaToolHandlers
 from gatespec_surface.descriptors import META_TOOL_ERRORS, PROFILES

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from generator import pins
+from generator.evolution import pins
 
 ROOT = Path(__file__).resolve().parents[2]
 FILES = ("spec/surface.yaml", "pyproject.toml", "src/gatespec/__init__.py")

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from gatespec import cli
+from gatespec.cli.parser import build_parser
 from gatespec_conformance.cli import build_parser as kit_parser
 
 pytestmark = pytest.mark.timeout(120)
@@ -139,7 +140,7 @@ def _parsers(
 
 
 def _commands() -> list[tuple[str, argparse.ArgumentParser]]:
-    return [*_parsers(cli._parser(), "gatespec"), *_parsers(kit_parser(), "gatespec-conformance")]
+    return [*_parsers(build_parser(), "gatespec"), *_parsers(kit_parser(), "gatespec-conformance")]
 
 
 @pytest.mark.parametrize(("path", "parser"), _commands(), ids=[p for p, _ in _commands()])

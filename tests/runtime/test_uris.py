@@ -8,7 +8,7 @@ import pytest
 from gatespec.access import AccessPolicy, Identity, Rules, Selector
 from gatespec.access.uris import UriRefused, normalise_uri, remove_dot_segments
 from gatespec.profiles.aggregate.naming import LISTS
-from gatespec.profiles.aggregate.runtime import entry_subject
+from gatespec.profiles.aggregate.policy import entry_subject
 
 
 @pytest.mark.parametrize(

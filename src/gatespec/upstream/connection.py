@@ -26,7 +26,6 @@ client (sampling, elicitation, roots), which the gateway therefore declares it c
 from __future__ import annotations
 
 import asyncio
-import errno
 import logging
 import subprocess
 from collections.abc import Mapping
@@ -39,12 +38,10 @@ import mcp_types as types
 from anyio.abc import TaskGroup
 from mcp import Client
 from mcp.client.session import IncomingMessage
-from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-from pydantic import ValidationError
 
-from gatespec import chain, spawn
+from gatespec import spawn
 from gatespec.config import DEFAULT_CONNECT_TIMEOUT, ServerConfig
 from gatespec.upstream import _sdk
 from gatespec.upstream._host import TaskHost
@@ -57,6 +54,15 @@ from gatespec.upstream.base import (
     UpstreamState,
 )
 from gatespec.upstream.errors import ErrorKind, UpstreamError
+from gatespec.upstream.failures import (
+    LOOP_REASON,
+    HandshakeClosed,
+    classify,
+    describe,
+    refused_as_loop,
+    root_cause,
+)
+from gatespec.upstream.listening import SUBSCRIBING, ResourceWatch, announces_more, listen
 from gatespec.upstream.oversized import MALFORMED_CODE, OVERSIZED_CODE
 from gatespec.upstream.relay import InFlight
 from gatespec.upstream.transports import StderrTail, open_transport
@@ -69,7 +75,6 @@ logger = logging.getLogger(__name__)
 
 MAX_TOOL_PAGES: Final = MAX_PAGES
 CLIENT_INFO: Final = types.Implementation(name="gatespec", version="0.1.0")
-_LISTEN_BACKOFF_MAX: Final = 30.0
 
 
 @dataclass(eq=False)
@@ -124,10 +129,7 @@ class McpUpstream(Upstream):
         self.server_info: dict[str, Any] | None = None
         self._capabilities: dict[str, Any] = {}
         self._inflight = InFlight(self.key)
-        # Resource URIs the gateway subscribed to; on a 2026-07-28 connection they ride the
-        # subscriptions/listen filter, which is re-listened whenever the set changes.
-        self._watched: set[str] = set()
-        self._watch_changed = anyio.Event()
+        self._watch = ResourceWatch()  # resources subscribed to (2026-07-28: the listen filter)
 
     # -- state ---------------------------------------------------------------------------
 
@@ -220,17 +222,17 @@ class McpUpstream(Upstream):
             with conn.scope:
                 try:
                     await self._serve(conn, conn.mode)
-                except _HandshakeClosed:
-                    if _refused_as_loop(conn):
+                except HandshakeClosed:
+                    if refused_as_loop(conn.process):
                         raise
                     # Auto mode's probe may have killed a handshake-era server: retry plainly.
                     logger.info("upstream %r closed during the probe; retrying legacy", self.key)
                     await self._serve(conn, "legacy")
         except Exception as exc:  # every failure is recorded; nothing escapes into the group
             if conn.error is None and not conn.closing:
-                kind, reason = self._classify(exc, handshake=not conn.ready.is_set())
-                if _refused_as_loop(conn):
-                    kind, reason = "loop", _LOOP_REASON
+                kind, reason = classify(exc, self.config, handshake=not conn.ready.is_set())
+                if refused_as_loop(conn.process):
+                    kind, reason = "loop", LOOP_REASON
                 conn.error = self._error(kind, reason, conn)
         finally:
             conn.client = None
@@ -291,13 +293,13 @@ class McpUpstream(Upstream):
         try:
             await client.__aenter__()
         except Exception as exc:
-            leaf = _root_cause(exc)
+            leaf = root_cause(exc)
             if (
                 mode == "auto"
                 and isinstance(leaf, MCPError)
                 and leaf.code == types.CONNECTION_CLOSED
             ):
-                raise _HandshakeClosed from exc
+                raise HandshakeClosed from exc
             raise
         try:
             conn.client = client
@@ -310,7 +312,7 @@ class McpUpstream(Upstream):
             self._capabilities = caps.model_dump(by_alias=True, mode="json", exclude_none=True)
             tools_cap = caps.tools
             advertises = bool(tools_cap is not None and tools_cap.list_changed)
-            streams = advertises or _announces_more(caps)
+            streams = advertises or announces_more(caps)
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self._watch_changes, conn)
                 if streams and client.protocol_version in MODERN_PROTOCOL_VERSIONS:
@@ -332,33 +334,15 @@ class McpUpstream(Upstream):
             await self._tools_changed()
 
     async def _listen(self, conn: _Connection, client: Client) -> None:
-        """Hold a 2026-07-28 subscriptions/listen stream open for list changes and the
-        subscribed resources' updates; re-listen when the subscribed set changes."""
-        delay = 1.0
-        while True:
-            try:
-                caps = client.server_capabilities
-                tools = bool(caps.tools and caps.tools.list_changed)
-                changed = self._watch_changed
-                async with client.listen(
-                    tools_list_changed=tools,
-                    prompts_list_changed=bool(caps.prompts and caps.prompts.list_changed),
-                    resources_list_changed=bool(caps.resources and caps.resources.list_changed),
-                    resource_subscriptions=sorted(self._watched),
-                ) as sub:
-                    if tools and sub.honored.tools_list_changed:
-                        conn.list_changed = "subscription"
-                    delay = 1.0
-                    if await _events_until(sub, changed, self.key):
-                        return  # graceful close by the server: it will not send more
-                    continue  # the subscribed set changed: listen again with the new filter
-            except ListenNotSupportedError:
-                return
-            except (SubscriptionLost, MCPError, TimeoutError) as exc:
-                logger.debug("upstream %r listen lost: %r", self.key, exc)
-            await anyio.sleep(delay)
-            delay = min(delay * 2, _LISTEN_BACKOFF_MAX)
-            conn.changed.set()  # no replay: refetch after re-listening
+        """The 2026-07-28 listen stream (upstream.listening) for this connection."""
+
+        def subscribed() -> None:
+            conn.list_changed = "subscription"
+
+        def refetch() -> None:
+            conn.changed.set()  # the event of the moment: _watch_changes replaces it
+
+        await listen(client, self._watch, self.key, subscribed=subscribed, refetch=refetch)
 
     # -- requests ------------------------------------------------------------------------
 
@@ -417,8 +401,8 @@ class McpUpstream(Upstream):
             ) from exc
         except (httpx2.HTTPError, OSError, anyio.BrokenResourceError) as exc:
             # The HTTP transports surface a dead server here: mark it so refresh reconnects.
-            conn.fail(self._error("unavailable", f"transport failed: {_describe(exc)}", conn))
-            raise UpstreamError(self.key, "unavailable", f"{what}: {_describe(exc)}") from exc
+            conn.fail(self._error("unavailable", f"transport failed: {describe(exc)}", conn))
+            raise UpstreamError(self.key, "unavailable", f"{what}: {describe(exc)}") from exc
 
     async def list_tools(self) -> list[dict[str, Any]]:
         """All tools, following nextCursor, each exactly as sent (malformed ones included).
@@ -447,25 +431,18 @@ class McpUpstream(Upstream):
         relay: Relay | None = None,
     ) -> dict[str, Any]:
         # The caller builds params afresh (never a client's _meta: the session adds its own).
-        if method in _SUBSCRIBING and self.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            return self._watch(method, params or {})
+        if method in SUBSCRIBING and self.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return self._subscribe(method, params or {})
         limit = timeout if timeout is not None else self.call_timeout
         raw = await self._request(method, dict(params or {}), limit, method, relay)
         return plain_result(raw)
 
-    def _watch(self, method: str, params: Mapping[str, Any]) -> dict[str, Any]:
+    def _subscribe(self, method: str, params: Mapping[str, Any]) -> dict[str, Any]:
         """resources/(un)subscribe on a 2026-07-28 connection: a change of the listen filter."""
         uri = params.get("uri")
         if not isinstance(uri, str):
             raise UpstreamError(self.key, "protocol", f"{method} needs a uri")
-        before = set(self._watched)
-        if method == "resources/subscribe":
-            self._watched.add(uri)
-        else:
-            self._watched.discard(uri)
-        if self._watched != before:
-            changed, self._watch_changed = self._watch_changed, anyio.Event()
-            changed.set()
+        self._watch.update(method, uri)
         return {}
 
     async def call_tool(
@@ -508,95 +485,6 @@ class McpUpstream(Upstream):
             reason = f"{reason}; stderr: {tail}"
         return UpstreamError(self.key, kind, reason)
 
-    def _classify(self, exc: BaseException, handshake: bool) -> tuple[ErrorKind, str]:
-        """Turn a connection failure (often an exception group) into a kind and a reason."""
-        leaf = _root_cause(exc)
-        cfg = self.config
-        shown = cfg.written  # never the expanded values (gatespec.secrets)
-        target = shown.target()
-        start: ErrorKind = "start_failed" if handshake else "unavailable"
-        if isinstance(leaf, FileNotFoundError):
-            # POSIX spawn reports a bad cwd with the executable as filename: look ourselves.
-            if cfg.cwd is not None and not cfg.cwd.is_dir():
-                return "start_failed", f"working directory not found: {cfg.cwd}"
-            return "start_failed", f"command not found: {shown.command}"
-        if isinstance(leaf, PermissionError):
-            return "start_failed", f"cannot execute {shown.command}: permission denied"
-        if isinstance(leaf, httpx2.HTTPStatusError):
-            status = leaf.response.status_code
-            return start, f"{shown.url} answered HTTP {status} {leaf.response.reason_phrase}"
-        if isinstance(leaf, httpx2.TimeoutException):
-            return "timeout", f"{shown.url}: HTTP timeout ({_describe(leaf)})"
-        if isinstance(leaf, httpx2.ConnectError):
-            return start, f"cannot connect to {shown.url}: {_describe(leaf)} (connection refused?)"
-        if isinstance(leaf, httpx2.HTTPError):
-            return start, f"{shown.url}: {_describe(leaf)}"
-        if isinstance(leaf, MCPError):
-            if leaf.code == types.CONNECTION_CLOSED:
-                what = "server exited" if cfg.kind.local_process else "connection closed"
-                phase = "during the MCP handshake" if handshake else ""
-                return start, f"{what} {phase}".strip() + f" ({target})"
-            if leaf.code == types.REQUEST_TIMEOUT:
-                return "timeout", f"handshake timed out: {leaf.message}"
-            return start, f"handshake rejected: error {leaf.code}: {leaf.message}"
-        if isinstance(leaf, ValidationError):
-            return "protocol", f"invalid handshake result: {_first_line(leaf)}"
-        if isinstance(leaf, OSError):
-            detail = errno.errorcode.get(leaf.errno or 0, "")
-            return (
-                "start_failed",
-                f"cannot start {target}: {leaf.strerror or leaf} {detail}".strip(),
-            )
-        if isinstance(leaf, RuntimeError) and "protocol version" in str(leaf):
-            return "protocol", str(leaf)
-        return start, f"{type(leaf).__name__}: {leaf}"
-
-
-_LOOP_REASON: Final = (
-    "refused: this upstream is gatespec serving a config that a gatespec above it already "
-    "serves (it would start itself again); remove it from the config"
-)
-
-
-def _refused_as_loop(conn: _Connection) -> bool:
-    """Whether the connection's process is a gatespec that refused to join a loop."""
-    return conn.process is not None and conn.process.poll() == chain.LOOP_EXIT_STATUS
-
-
-_SUBSCRIBING: Final = ("resources/subscribe", "resources/unsubscribe")
-
-
-def _announces_more(caps: types.ServerCapabilities) -> bool:
-    """The server announces prompt or resource list changes, or resource updates."""
-    prompts, resources = caps.prompts, caps.resources
-    return bool(
-        (prompts and prompts.list_changed)
-        or (resources and (resources.list_changed or resources.subscribe))
-    )
-
-
-async def _events_until(sub: Any, changed: anyio.Event, key: str) -> bool:
-    """Drain a listen stream's events (on_message routes them) until the server closes it
-    (True) or `changed` is set (False)."""
-    closed = False
-    async with anyio.create_task_group() as tg:
-
-        async def drain() -> None:
-            nonlocal closed
-            async for event in sub:
-                logger.debug("upstream %r event %r", key, event)
-            closed = True
-            tg.cancel_scope.cancel()
-
-        tg.start_soon(drain)
-        await changed.wait()
-        tg.cancel_scope.cancel()
-    return closed
-
-
-class _HandshakeClosed(Exception):
-    """The connection closed during an auto-mode handshake (maybe killed by the probe)."""
-
 
 def _on_asyncio() -> bool:
     """adopted_stdio drives pipes with asyncio; under another anyio backend the SDK spawns."""
@@ -605,27 +493,6 @@ def _on_asyncio() -> bool:
     except RuntimeError:
         return False
     return True
-
-
-def _root_cause(exc: BaseException) -> BaseException:
-    """The most telling leaf of a (possibly nested) exception group, skipping cancellations."""
-    cancelled = anyio.get_cancelled_exc_class()
-    while isinstance(exc, BaseExceptionGroup):
-        leaves = [e for e in exc.exceptions if not isinstance(e, cancelled)]
-        exc = leaves[0] if leaves else exc.exceptions[0]
-    if isinstance(exc, _HandshakeClosed) and exc.__cause__ is not None:
-        return exc.__cause__
-    return exc
-
-
-def _describe(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-def _first_line(exc: BaseException) -> str:
-    lines = str(exc).splitlines()
-    return " ".join(lines[:3]) if lines else type(exc).__name__
 
 
 __all__ = ["MAX_TOOL_PAGES", "McpUpstream"]

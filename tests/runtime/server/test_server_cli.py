@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from gatespec import cli
+from gatespec.cli.progress import Progress
 from gatespec.profiles.registry import SERVED
 from gatespec.upstream import UpstreamStatus
 from gatespec_surface.descriptors import PROFILES
@@ -153,7 +154,7 @@ class _Tty(io.StringIO):
 
 def test_progress_on_a_terminal_is_one_updating_line() -> None:
     stream = _Tty()
-    progress = cli._Progress(_Pool({"a": None, "b": "boom"}), 2, stream)  # type: ignore[arg-type]
+    progress = Progress(_Pool({"a": None, "b": "boom"}), 2, stream)  # type: ignore[arg-type]
     progress("a", "connected", 1, 2)
     progress("b", "failed", 2, 2)
     progress.finish([UpstreamStatus("a", "connected", None), UpstreamStatus("b", "failed", "boom")])
@@ -168,7 +169,7 @@ def test_progress_on_a_terminal_is_one_updating_line() -> None:
 
 def test_progress_in_a_pipe_is_a_line_per_upstream() -> None:
     stream = io.StringIO()
-    progress = cli._Progress(_Pool({"a": None, "b": "boom"}), 2, stream)  # type: ignore[arg-type]
+    progress = Progress(_Pool({"a": None, "b": "boom"}), 2, stream)  # type: ignore[arg-type]
     progress("a", "connected", 1, 2)
     progress("b", "failed", 2, 2)
     assert stream.getvalue() == "gatespec: [1/2] a: connected\ngatespec: [2/2] b: failed: boom\n"

@@ -5,7 +5,9 @@
 
 Modules: naming (the boundary translation server__name / server+uri), routing (the single
 parse point), plugins (the chain, tool_filter, audit_log), pages (paged snapshots of merged
-lists), runtime, server. Imported on use: the other profiles need none of it.
+lists), broadcast (one list merged from every upstream), policy (what the access policy decides
+about), subscriptions (the sessions of each subscribed resource), client_upstreams, runtime,
+server. Imported on use: the other profiles need none of it.
 """
 
 from gatespec.profiles.aggregate.runtime import AggregateRuntime

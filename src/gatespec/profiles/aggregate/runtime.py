@@ -2,12 +2,12 @@
 
 One namespaced MCP server in front of many. The runtime owns the upstream pool (connect,
 isolate, refresh, reconfigure), the map from server keys to config keys, the plugin chain, the
-paged snapshots of merged lists and the resource subscriptions; the MCP server
-(aggregate.server) turns its operations into handlers.
+paged snapshots of merged lists and the resource subscriptions (aggregate.subscriptions); the MCP
+server (aggregate.server) turns its operations into handlers.
 
 - Lists broadcast to every connected upstream that offers them, in parallel, each bounded by
   that server's own call timeout; an upstream that fails is left out of the answer and
-  reported (AM-AGGREGATE-LISTING).
+  reported (AM-AGGREGATE-LISTING; aggregate.broadcast).
 - Requests are routed by the routing context parsed once at the boundary (routing.route);
   tools/call goes through the plugin chain, and a tool the server does not list answers
   TOOL_NOT_FOUND (seed 001), after one re-listing in case it is new.
@@ -21,7 +21,7 @@ paged snapshots of merged lists and the resource subscriptions; the MCP server
   "server:uri", the upstream's own names), and a request for anything else is refused before it
   is routed upstream. A restricted identity gets FORBIDDEN for every name it cannot see, whether
   it exists or not (an unknown server or tool included), and no broadcast failure warnings
-  (they would name servers it may not see) (AM-ACCESS-NO-LEAK).
+  (they would name servers it may not see) (AM-ACCESS-NO-LEAK; aggregate.policy).
 """
 
 from __future__ import annotations
@@ -30,28 +30,20 @@ import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from typing import Any, Final
 
-import anyio
-
-from gatespec.access import LOCAL, AccessPolicy, Identity, Subject, forbidden
+from gatespec.access import LOCAL, AccessPolicy, Identity, forbidden
 from gatespec.access.uris import UriRefused, normalise_uri
 from gatespec.catalog import server_keys
 from gatespec.config import GatewayConfig
+from gatespec.profiles.aggregate.broadcast import Merged, broadcast
 from gatespec.profiles.aggregate.client_upstreams import ClientUpstreams
-from gatespec.profiles.aggregate.naming import (
-    LISTS,
-    NAMESPACED,
-    Kind,
-    Naming,
-    Unoffered,
-    namespace_answer,
-    offer,
-)
+from gatespec.profiles.aggregate.naming import LISTS, NAMESPACED, Kind, Naming, namespace_answer
 from gatespec.profiles.aggregate.pages import Pages
 from gatespec.profiles.aggregate.plugins import Chain, ToolCall, build_chain
+from gatespec.profiles.aggregate.policy import entry_subject, hidden, shown, target_subject
 from gatespec.profiles.aggregate.routing import RoutingContext, names_uri, rename, route
+from gatespec.profiles.aggregate.subscriptions import Subscribers
 from gatespec.profiles.lifecycle import UpstreamLifecycle
 from gatespec.runtime_contract import CatalogListing, Relay
 from gatespec.state import StateBackend, open_state
@@ -64,7 +56,7 @@ from gatespec.upstream import (
 )
 from gatespec_surface.errors import ErrorCode, GatewayError
 
-__all__ = ["AggregateRuntime", "Failure", "Merged"]
+__all__ = ["AggregateRuntime"]
 
 logger = logging.getLogger(__name__)
 
@@ -78,64 +70,8 @@ ALL_LISTS: Final = frozenset({"tools", "prompts", "resources"})
 # anything else ("resync" after a lost subscription) may hide any change.
 _PEER_EVENTS: Final = {f"{capability}_changed": frozenset({capability}) for capability in ALL_LISTS}
 
-# What a restricted identity is told FORBIDDEN for instead (AM-ACCESS-NO-LEAK).
-_HIDDEN_AS_FORBIDDEN: Final = frozenset({ErrorCode.UNKNOWN_SERVER, ErrorCode.TOOL_NOT_FOUND})
-
 ChangeListener = Callable[[frozenset[str]], Awaitable[None]]
 UpdateListener = Callable[[str, frozenset[str]], Awaitable[None]]
-
-
-@dataclass(frozen=True)
-class Failure:
-    """An upstream left out of a broadcast, and why."""
-
-    server: str
-    reason: str
-
-
-@dataclass(frozen=True)
-class Merged:
-    """One broadcast: the merged entries, what was left out and which upstreams failed."""
-
-    entries: list[dict[str, Any]]
-    unoffered: list[Unoffered]
-    failures: list[Failure]
-
-
-def entry_subject(
-    kind: Kind, entry: Mapping[str, Any], naming: Naming = NAMESPACED
-) -> Subject | None:
-    """What the access policy decides about for a merged list's entry (a resource by its
-    normalised URI, as a read of it would be checked; None for one that cannot be normalised,
-    which no restricted identity sees)."""
-    if kind.uri:
-        server, uri = naming.split(str(entry[kind.key]), True)
-        if kind.key == "uri":  # a template is no URI yet: its reads are checked one by one
-            try:
-                uri = normalise_uri(uri)
-            except UriRefused:
-                return None
-        return Subject.resource(server, uri)
-    server, name = naming.split(str(entry[kind.key]), False)
-    if kind.method == "tools/list":
-        return Subject.tool(server, f"{server}:{name}", entry.get("annotations"))
-    return Subject.prompt(server, name)
-
-
-def target_subject(
-    context: RoutingContext, params: Mapping[str, Any], annotations: object = None
-) -> Subject:
-    """What the access policy decides about for a routed request's target."""
-    method = context.method
-    if method == "completion/complete":
-        ref = params.get("ref")
-        is_resource = isinstance(ref, Mapping) and ref.get("type") == "ref/resource"
-        method = "resources/read" if is_resource else "prompts/get"
-    if method == "tools/call":
-        return Subject.tool(context.server, f"{context.server}:{context.name}", annotations)
-    if method == "prompts/get":
-        return Subject.prompt(context.server, context.name)
-    return Subject.resource(context.server, context.name)
 
 
 def gateway_error(
@@ -171,9 +107,7 @@ class AggregateRuntime(UpstreamLifecycle):
         self.pages = Pages(config.options.page_size)
         self._change_listeners: list[ChangeListener] = []
         self._update_listeners: list[UpdateListener] = []
-        # namespaced URI -> the sessions subscribed to it (the upstream is subscribed once)
-        self._subscribers: dict[str, set[str]] = {}
-        self._subscribing = anyio.Lock()
+        self.subscribers = Subscribers()  # of each namespaced resource URI
         # server__tool -> its input schema, from the latest tools/list broadcast
         self._schemas: dict[str, Any] = {}
         # list method -> the entries of its latest broadcast (what list_changed compares)
@@ -239,8 +173,7 @@ class AggregateRuntime(UpstreamLifecycle):
             gone = {*changed.removed, *changed.replaced}
             for key in gone:
                 await self.clients.drop_server(key)
-            for uri in [u for u in self._subscribers if self._config_key_of(u) in gone]:
-                del self._subscribers[uri]
+            self.subscribers.drop(lambda uri: self._config_key_of(uri) in gone)
             await self._announce(ALL_LISTS)
 
     def statuses(self) -> list[UpstreamStatus]:
@@ -301,7 +234,7 @@ class AggregateRuntime(UpstreamLifecycle):
             namespaced = self.naming.expose(True, server, uri)
         except GatewayError:
             return
-        sessions = frozenset(self._subscribers.get(namespaced, ()))
+        sessions = self.subscribers.of(namespaced)
         for listener in list(self._update_listeners):
             try:
                 await listener(namespaced, sessions)
@@ -346,47 +279,19 @@ class AggregateRuntime(UpstreamLifecycle):
 
     async def broadcast(self, kind: Kind) -> Merged:
         """Every offering upstream's entries of `kind`, fetched in parallel (each bounded by
-        its own call timeout), namespaced and merged in config order."""
-        offering = self._offering(kind)
-        fetched: dict[str, list[dict[str, Any]]] = {}
-        failures: list[Failure] = []
-
-        async def fetch(server: str, key: str) -> None:
-            try:
-                with anyio.fail_after(self.call_timeout_for(key)):
-                    fetched[server] = await self.pool.list_all(key, kind.method, kind.field)
-            except TimeoutError:
-                reason = f"no complete {kind.method} within {self.call_timeout_for(key):g}s"
-                failures.append(Failure(server, reason))
-            except UpstreamError as exc:
-                failures.append(Failure(server, exc.reason))
-
-        async with anyio.create_task_group() as tg:
-            for server, key in offering:
-                tg.start_soon(fetch, server, key)
-        entries: list[dict[str, Any]] = []
-        unoffered: list[Unoffered] = []
-        for server, _ in offering:
-            if server not in fetched:
-                continue
-            raw = fetched[server]
-            if kind.method == "tools/list":
-                raw = self.plugins.tools(server, raw)
-            done = offer(kind, server, raw, self.naming)
-            entries += done.entries
-            unoffered += done.unoffered
-        order = {server: i for i, (server, _) in enumerate(offering)}
-        failures.sort(key=lambda f: order[f.server])
-        for entry in unoffered:
-            logger.info(
-                "%s %s of %s not offered: %s", kind.method, entry.name, entry.server, entry.reason
-            )
-        for failure in failures:
-            logger.warning("%s: %s left out: %s", kind.method, failure.server, failure.reason)
+        its own call timeout), namespaced and merged in config order (aggregate.broadcast)."""
+        merged = await broadcast(
+            kind,
+            self._offering(kind),
+            self.pool,
+            self.call_timeout_for,
+            self.plugins,
+            self.naming,
+        )
         if kind.method == "tools/list":
-            self._schemas = {str(e["name"]): e.get("inputSchema") for e in entries}
-        self._last[kind.method] = entries
-        return Merged(entries, unoffered, failures)
+            self._schemas = {str(e["name"]): e.get("inputSchema") for e in merged.entries}
+        self._last[kind.method] = merged.entries
+        return merged
 
     # ------------------------------------------------------------ access control
 
@@ -422,7 +327,7 @@ class AggregateRuntime(UpstreamLifecycle):
         try:
             context, clean = self.route(method, params, session)
         except GatewayError as exc:
-            raise self._hidden(exc, identity) from None
+            raise hidden(exc, self.policy, identity) from None
         if names_uri(method, params) and self.policy.restricted(identity):
             # The policy's globs see the URI the upstream will act on, and that is what goes
             # upstream: normalised (access.uris), or refused when it cannot be.
@@ -430,7 +335,7 @@ class AggregateRuntime(UpstreamLifecycle):
                 context, clean = rename(context, clean, normalise_uri(context.name))
             except UriRefused as exc:
                 raise GatewayError(
-                    ErrorCode.NAME_INVALID, str(exc), _shown(method, params)
+                    ErrorCode.NAME_INVALID, str(exc), shown(method, params)
                 ) from None
         annotations = None
         if method == "tools/call":
@@ -438,15 +343,8 @@ class AggregateRuntime(UpstreamLifecycle):
             found = next((t for t in listed if t.get("name") == context.name), None)
             annotations = found.get("annotations") if found is not None else None
         if not self.policy.visible(identity, target_subject(context, params, annotations)):
-            raise forbidden(_shown(method, params))
+            raise forbidden(shown(method, params))
         return context, clean
-
-    def _hidden(self, exc: GatewayError, identity: Identity) -> GatewayError:
-        """`exc`, or FORBIDDEN for a restricted identity when `exc` says a name does not
-        exist (it would tell a hidden name from an absent one)."""
-        if exc.code in _HIDDEN_AS_FORBIDDEN and self.policy.restricted(identity):
-            return forbidden(exc.path or "")
-        return exc
 
     def input_schema(self, name: str) -> Any:
         """A listed tool's input schema by its server__tool name (None: not listed yet), for
@@ -506,7 +404,7 @@ class AggregateRuntime(UpstreamLifecycle):
                 call = seen.call = await self.plugins.before_call(context, call)
                 await self._known_tool(context, call.name)
             except GatewayError as exc:
-                raise self._hidden(exc, identity) from None
+                raise hidden(exc, self.policy, identity) from None
             try:
                 async with self._upstream(session, context.config_key, relay) as pool:
                     result = await pool.call(
@@ -573,20 +471,13 @@ class AggregateRuntime(UpstreamLifecycle):
         method = "resources/subscribe" if on else "resources/unsubscribe"
         context, clean = self._route(method, params, session, identity)
         namespaced = self.naming.expose(True, context.server, context.name)
-        async with self._subscribing:
-            sessions = self._subscribers.setdefault(namespaced, set())
-            first, last = not sessions and on, sessions == {session} and not on
-            if first or last:
-                upstream = {"uri": clean["uri"]}
-                await self.pool.request(
-                    context.config_key, method, upstream, self.call_timeout_for(context.config_key)
-                )
-            if on:
-                sessions.add(session)
-            else:
-                sessions.discard(session)
-                if not sessions:
-                    del self._subscribers[namespaced]
+        upstream = {"uri": clean["uri"]}
+
+        async def subscribe_upstream() -> object:
+            timeout = self.call_timeout_for(context.config_key)
+            return await self.pool.request(context.config_key, method, upstream, timeout)
+
+        await self.subscribers.change(namespaced, session, on, subscribe_upstream)
 
     @asynccontextmanager
     async def _upstream(
@@ -616,7 +507,7 @@ class AggregateRuntime(UpstreamLifecycle):
             await self.clients.forget(session)
         except Exception:
             logger.exception("closing the upstream connections of session %s failed", session)
-        for uri in [u for u, s in self._subscribers.items() if session in s]:
+        for uri in self.subscribers.uris_of(session):
             try:
                 await self.subscribe(session, {"uri": uri}, on=False)
             except (GatewayError, UpstreamError) as exc:
@@ -654,13 +545,3 @@ class AggregateRuntime(UpstreamLifecycle):
             description = entry.get("description")
             out.append({"name": entry["name"], "description": description or "", "server": server})
         return out
-
-
-def _shown(method: str, params: Mapping[str, Any]) -> str:
-    """The caller's own identifier, as FORBIDDEN quotes it."""
-    if method == "completion/complete":
-        ref = params.get("ref")
-        value = (ref.get("uri") or ref.get("name")) if isinstance(ref, Mapping) else None
-    else:
-        value = params.get("uri", params.get("name"))
-    return value if isinstance(value, str) else ""

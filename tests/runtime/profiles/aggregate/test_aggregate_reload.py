@@ -227,10 +227,10 @@ async def test_a_reload_is_logged_at_info_in_words(
 def test_reloads_are_shown_without_verbose(monkeypatch: pytest.MonkeyPatch) -> None:
     import logging
 
-    from gatespec import cli
+    from gatespec.cli.output import configure_logging
 
     monkeypatch.setattr(logging.getLogger("gatespec.reload"), "level", logging.NOTSET)
     monkeypatch.setattr(logging.getLogger("gatespec.upstream.pool"), "level", logging.NOTSET)
     monkeypatch.setattr(logging, "basicConfig", lambda **kwargs: None)
-    cli._configure_logging(0)
+    configure_logging(0)
     assert logging.getLogger("gatespec.reload").isEnabledFor(logging.INFO)

@@ -3,7 +3,7 @@
     gatespec spec diff OLD [NEW] [--format text|json]   (python -m generator diff ...)
     gatespec spec changelog OLD [NEW] | lock | version-check
 
-The tooling is the generator's (generator/evolution.py): the maintainers' tool, which needs the
+The tooling is the generator's (generator/evolution/): the maintainers' tool, which needs the
 spec's IR and is not in the wheel. It runs as `python -m generator` in a child process, from a
 repository checkout: the current folder or one above it, or the checkout this runtime runs from
 (an editable install). Anywhere else, or without the generator's dependencies (the
@@ -19,7 +19,7 @@ from importlib import metadata, util
 from pathlib import Path
 from typing import Any
 
-from gatespec.delegate import run_module, with_path
+from gatespec.cli.delegate import run_module, with_path
 
 __all__ = ["add_subcommand", "run"]
 
@@ -30,7 +30,7 @@ _EXTRA = re.compile(r"""extra\s*==\s*["']generator["']""")
 def checkouts() -> list[Path]:
     """Folders that may be a gatespec repository checkout, nearest first."""
     here = Path.cwd().resolve()
-    return [here, *here.parents, Path(__file__).resolve().parents[2]]
+    return [here, *here.parents, Path(__file__).resolve().parents[3]]
 
 
 def missing_extras() -> list[str]:
