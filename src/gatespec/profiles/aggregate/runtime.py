@@ -449,7 +449,7 @@ class AggregateRuntime(UpstreamLifecycle):
         identity: Identity = LOCAL,
     ) -> dict[str, Any]:
         """prompts/get, resources/read or completion/complete for `identity`: routed and
-        forwarded; the answer's URIs namespaced. GatewayError (routing, access) or
+        passed on; the answer's URIs namespaced. GatewayError (routing, access) or
         UpstreamError (the upstream's)."""
         context, clean = self._route(method, params, session, identity)
         clean.pop("_meta", None)  # the upstream session adds its own envelope
@@ -515,7 +515,7 @@ class AggregateRuntime(UpstreamLifecycle):
 
     async def set_log_level(self, level: str, session: str | None = None) -> None:
         """A client's logging/setLevel: on `session`'s own connections (client_upstreams;
-        the surface passes the session of a client that is one of many), else (stdio's one
+        the server passes the session of a client that is one of many), else (stdio's one
         client) on the shared connections."""
         if session is not None:
             await self.clients.set_level(session, level)
