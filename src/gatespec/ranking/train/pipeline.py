@@ -43,7 +43,7 @@ from gatespec.ranking.train.data import (
 from gatespec.ranking.train.negatives import candidates
 from gatespec.ranking.train.trainer import Example, Recipe
 
-__all__ = ["Grid", "run"]
+__all__ = ["Grid", "regate", "run"]
 
 TOLERANCE = (
     0.01  # a set's by-tool hit@5 may not drop by more than this for the learned part to ship
@@ -252,6 +252,22 @@ def run(
     (out_dir.parent / "MODEL_CARD.md").write_text(model_card(result), encoding="utf-8")
     _log(f"wrote {out_dir / 'training.json'} ({result['elapsed_s']:.0f} s)")
     return result
+
+
+def regate(out_dir: Path) -> dict[str, Any]:
+    """Choose and gate again from a finished run's fold figures (`folds.json` beside the
+    artifact), keeping its export: the gate's rule changed, the training did not."""
+    record: dict[str, Any] = json.loads((out_dir / "training.json").read_text("utf-8"))
+    grid = Grid(**{k: tuple(v) if isinstance(v, list) else v for k, v in record["grid"].items()})
+    folds = _load_folds(out_dir / "folds.json")
+    choice, table = choose(folds, grid)
+    verdict = gate(table, choice)
+    verdict["nested"] = nested_gate(folds, grid)
+    verdict["ships"] = verdict["ships"] and verdict["nested"]["ships"]
+    record.update(choice=choice, verdict=verdict, table=table)
+    (out_dir / "training.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    (out_dir.parent / "MODEL_CARD.md").write_text(model_card(record), encoding="utf-8")
+    return record
 
 
 def _cross_validate(
