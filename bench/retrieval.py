@@ -57,6 +57,7 @@ sys.path.insert(0, str(ROOT / "src"))
 from gatespec.rank_cli import METRICS, query_metrics, rank  # noqa: E402
 from gatespec.rank_cli import metrics as rank_metrics  # noqa: E402
 from gatespec.ranking import DEFAULT_PARAMS, Document, FusionParams, Ranker, embedding_text  # noqa: E402
+from gatespec.ranking.decompose import parts as query_parts  # noqa: E402
 from gatespec.ranking.encoder import QUERY_MAX_TOKENS, MiniLmEncoder  # noqa: E402
 from gatespec.ranking.learned import LearnedQueries  # noqa: E402
 from gatespec.ranking.learned import artifact as learned_artifact  # noqa: E402
@@ -194,6 +195,8 @@ class Prepared:
         encoder = probe.semantic.encoder
         base = encoder.tools if isinstance(encoder, LearnedQueries) else encoder
         self.sims = encode_queries(base, texts) @ self.vectors.T
+        # The parts of each query the shipped decomposition ranks (gatespec.ranking.decompose).
+        self.parts = self._parts(probe, base, texts)
         # The learned tower trained on every other query: only the held-out fifth measures it
         # (and encoding only those keeps the run short).
         self.held_out = [i for i, q in enumerate(qs) if split_of(q["id"]) == HELD_OUT]
@@ -208,16 +211,44 @@ class Prepared:
         self.naive = NaiveBm25(self.docs)
         self._rows: dict[Any, np.ndarray] = {}
 
+    @staticmethod
+    def _parts(
+        probe: Ranker, encoder: MiniLmEncoder, texts: Sequence[str]
+    ) -> list[list[tuple[np.ndarray, np.ndarray]]]:
+        """Per query, (BM25 scores, cosines) of each of its parts under DEFAULT_PARAMS."""
+        p = DEFAULT_PARAMS
+        per = [query_parts(t, p.split, p.split_min_parts) for t in texts]
+        flat = [piece for pieces in per for piece in pieces]
+        assert probe.semantic is not None
+        sims = encode_queries(encoder, flat) @ probe.semantic.vectors.T if flat else None
+        out, at = [], 0
+        for pieces in per:
+            out.append(
+                [(probe.lexical.scores(pc), sims[at + n]) for n, pc in enumerate(pieces)]
+                if sims is not None
+                else []
+            )
+            at += len(pieces)
+        return out
+
     def ranked(
         self, params: FusionParams | None, i: int, k: int = 10, learned: bool = False
     ) -> list[str]:
         """Query i's top k: `params` fused (with the learned query vectors if `learned`), or
-        lexical only when None."""
+        lexical only when None. The parts of the query join as the shipped ranker joins them
+        (the learned tower: whole queries only, as it was measured when it was trained)."""
         sims = self.sims_learned if learned else self.sims
         assert sims is not None
         cosine = sims[i] if params is not None else None
+        parts = self.parts[i] if params is not None and not learned else []
         hits, _ = rank_scores(
-            self.lexical[i], cosine, self.ids, params or DEFAULT_PARAMS, k, vectors=self.vectors
+            self.lexical[i],
+            cosine,
+            self.ids,
+            params or DEFAULT_PARAMS,
+            k,
+            vectors=self.vectors,
+            parts=parts,
         )
         return [h for h, _ in hits]
 
@@ -598,7 +629,9 @@ def learned_section(res: Mapping[str, Any]) -> list[str]:
         "by-server folds show no loss. "
         f"Choice: top {choice['layers']} layers, lr {choice['lr']}, {choice['steps']} steps, "
         f"lexical weight {choice['lexical_weight']}. By-server gate: "
-        f"{'passed' if verdict['ships'] else 'failed'} ({verdict['why']}). Installed only on "
+        f"{'passed' if verdict['ships'] else 'failed'} ({verdict['why']}"
+        + (f"; {verdict['nested']['why']}" if "nested" in verdict else "")
+        + "). Installed only on "
         "request (gatespec[learned]): on the held-out fifth below it loses MCP tasks and BFCL "
         "queries.",
         "",
@@ -631,6 +664,48 @@ def learned_section(res: Mapping[str, Any]) -> list[str]:
             held = results[name]["held_out"]
             rows.append([name, *(held[s]["hit@5"] for s in SETS), held["mcp"]["coverage@5"]])
         out.append(fmt_table(["ranker (hit@5)", *SETS, "mcp cov@5"], rows))
+    return [*out, ""]
+
+
+CANDIDATES_RECORD = ROOT / "bench" / "results" / "retrieval_candidates.json"
+
+
+def candidates_section() -> list[str]:
+    """bench/retrieval_candidates.py's nested cross-validation of changes to the default
+    ranker (dev queries only), when it has been run."""
+    if not CANDIDATES_RECORD.is_file():
+        return []
+    record = json.loads(CANDIDATES_RECORD.read_text(encoding="utf-8"))
+    out = [
+        "## Candidates for the default ranker (issue 26; dev queries only)",
+        "",
+        "`python bench/retrieval_candidates.py` (never reads the held-out fifth; dev queries "
+        f"{record['dev_queries']}): each family's grid chosen by NESTED 5-fold cross-validation "
+        "(each fold scored with the choice of the other four) and on the by-server / by-tool "
+        "split (chosen on the queries whose gold tools lie in one half, scored on the other "
+        "half), against today's defaults on the same queries. Gain: objective (mean hit@5 "
+        "over the sets plus MCP coverage@5); worst: the largest loss of any set's hit@5 or "
+        "coverage@5 on either split. A candidate ships only if both gains are positive and "
+        "no set loses more than 0.01.",
+        "",
+    ]
+    rows = []
+    for r in record["results"]:
+        nested = r["nested"]["delta"]["mcp"]
+        rows.append(
+            [
+                r["candidate"],
+                f"{r['gain']['nested']:+.4f}",
+                f"{r['gain']['by_server']:+.4f}",
+                f"{nested['hit@5']:+.4f} / {nested['coverage@5']:+.4f}",
+                f"{r['worst_set_delta']:+.4f}",
+                "yes" if r["ships"] else "no",
+                f"`{json.dumps(r['final_choice'])}`",
+            ]
+        )
+    headers = ["candidate", "nested gain", "by-server gain", "MCP hit@5 / cov@5 (nested)"]
+    headers += ["worst", "ships", "choice on all dev folds"]
+    out.append(fmt_table(headers, rows))
     return [*out, ""]
 
 
@@ -720,6 +795,7 @@ def markdown(res: Mapping[str, Any]) -> str:
         return f"{row['p50_ms']} / {row['p99_ms']} ({row['cpu_ms_per_query']} ms CPU)"
 
     out += learned_section(res)
+    out += candidates_section()
     out += targets(res)
     out += [
         f"## Speed at {SYNTH_SIZE:,} tools",
