@@ -258,7 +258,10 @@ def regate(out_dir: Path) -> dict[str, Any]:
     """Choose and gate again from a finished run's fold figures (`folds.json` beside the
     artifact), keeping its export: the gate's rule changed, the training did not."""
     record: dict[str, Any] = json.loads((out_dir / "training.json").read_text("utf-8"))
-    grid = Grid(**{k: tuple(v) if isinstance(v, list) else v for k, v in record["grid"].items()})
+    saved: dict[str, Any] = {
+        k: tuple(v) if isinstance(v, list) else v for k, v in record["grid"].items()
+    }
+    grid = Grid(**saved)
     folds = _load_folds(out_dir / "folds.json")
     choice, table = choose(folds, grid)
     verdict = gate(table, choice)
