@@ -57,7 +57,6 @@ sys.path.insert(0, str(ROOT / "src"))
 from gatespec.rank_cli import METRICS, query_metrics, rank  # noqa: E402
 from gatespec.rank_cli import metrics as rank_metrics  # noqa: E402
 from gatespec.ranking import DEFAULT_PARAMS, Document, FusionParams, Ranker, embedding_text  # noqa: E402
-from gatespec.ranking.decompose import parts as query_parts  # noqa: E402
 from gatespec.ranking.encoder import QUERY_MAX_TOKENS, MiniLmEncoder  # noqa: E402
 from gatespec.ranking.learned import LearnedQueries  # noqa: E402
 from gatespec.ranking.learned import artifact as learned_artifact  # noqa: E402
@@ -195,8 +194,6 @@ class Prepared:
         encoder = probe.semantic.encoder
         base = encoder.tools if isinstance(encoder, LearnedQueries) else encoder
         self.sims = encode_queries(base, texts) @ self.vectors.T
-        # The parts of each query the shipped decomposition ranks (gatespec.ranking.decompose).
-        self.parts = self._parts(probe, base, texts)
         # The learned tower trained on every other query: only the held-out fifth measures it
         # (and encoding only those keeps the run short).
         self.held_out = [i for i, q in enumerate(qs) if split_of(q["id"]) == HELD_OUT]
@@ -211,44 +208,16 @@ class Prepared:
         self.naive = NaiveBm25(self.docs)
         self._rows: dict[Any, np.ndarray] = {}
 
-    @staticmethod
-    def _parts(
-        probe: Ranker, encoder: MiniLmEncoder, texts: Sequence[str]
-    ) -> list[list[tuple[np.ndarray, np.ndarray]]]:
-        """Per query, (BM25 scores, cosines) of each of its parts under DEFAULT_PARAMS."""
-        p = DEFAULT_PARAMS
-        per = [query_parts(t, p.split, p.split_min_parts) for t in texts]
-        flat = [piece for pieces in per for piece in pieces]
-        assert probe.semantic is not None
-        sims = encode_queries(encoder, flat) @ probe.semantic.vectors.T if flat else None
-        out, at = [], 0
-        for pieces in per:
-            out.append(
-                [(probe.lexical.scores(pc), sims[at + n]) for n, pc in enumerate(pieces)]
-                if sims is not None
-                else []
-            )
-            at += len(pieces)
-        return out
-
     def ranked(
         self, params: FusionParams | None, i: int, k: int = 10, learned: bool = False
     ) -> list[str]:
         """Query i's top k: `params` fused (with the learned query vectors if `learned`), or
-        lexical only when None. The parts of the query join as the shipped ranker joins them
-        (the learned tower: whole queries only, as it was measured when it was trained)."""
+        lexical only when None."""
         sims = self.sims_learned if learned else self.sims
         assert sims is not None
         cosine = sims[i] if params is not None else None
-        parts = self.parts[i] if params is not None and not learned else []
         hits, _ = rank_scores(
-            self.lexical[i],
-            cosine,
-            self.ids,
-            params or DEFAULT_PARAMS,
-            k,
-            vectors=self.vectors,
-            parts=parts,
+            self.lexical[i], cosine, self.ids, params or DEFAULT_PARAMS, k, vectors=self.vectors
         )
         return [h for h, _ in hits]
 
@@ -671,15 +640,16 @@ CANDIDATES_RECORD = ROOT / "bench" / "results" / "retrieval_candidates.json"
 
 
 def candidates_section() -> list[str]:
-    """bench/retrieval_candidates.py's nested cross-validation of changes to the default
-    ranker (dev queries only), when it has been run."""
+    """The nested cross-validation of changes to the default ranker (dev queries only;
+    bench/retrieval_candidates.py at commit a77722d), when its record is present."""
     if not CANDIDATES_RECORD.is_file():
         return []
     record = json.loads(CANDIDATES_RECORD.read_text(encoding="utf-8"))
     out = [
         "## Candidates for the default ranker (issue 26; dev queries only)",
         "",
-        "`python bench/retrieval_candidates.py` (never reads the held-out fifth; dev queries "
+        "`python bench/retrieval_candidates.py` at commit a77722d (the candidates' code was "
+        "removed after: none shipped; it never reads the held-out fifth; dev queries "
         f"{record['dev_queries']}): each family's grid chosen by NESTED 5-fold cross-validation "
         "(each fold scored with the choice of the other four) and on the by-server / by-tool "
         "split (chosen on the queries whose gold tools lie in one half, scored on the other "

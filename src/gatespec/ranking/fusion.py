@@ -15,6 +15,10 @@ Shared by the ranker and bench/retrieval.py's cross-validation, so the parameter
 are the ones this code runs with. Splitting a long task into clauses (ranked one by one and
 interleaved) and demoting near-duplicate tools were tried and dropped: neither helped on
 held-out queries of any set, and both cost BFCL hit@5 (bench/results/retrieval_ablation.md).
+Tried again by nested cross-validation on the dev data alone (issue 26; the code is at commit
+a77722d): each sentence or clause ranked and fused with the whole query (max-score or reciprocal
+rank fusion), a tool lifted by its best server-mate, other BM25F field weights, other fusion
+weights. None beat these defaults (bench/results/retrieval_candidates.json).
 """
 
 from __future__ import annotations
@@ -25,15 +29,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = [
-    "DEFAULT_PARAMS",
-    "RRF_K",
-    "FusionParams",
-    "feedback",
-    "fuse",
-    "fuse_parts",
-    "server_boost",
-]
+__all__ = ["DEFAULT_PARAMS", "FusionParams", "feedback", "fuse"]
 
 
 @dataclass(frozen=True)
@@ -45,17 +41,9 @@ class FusionParams:
     min_similarity: float = 0.3  # a tool with no shared term matches from this cosine on
     feedback_weight: float = 0.3  # how far the query moves towards its best tools; 0: off
     feedback_tools: int = 3  # how many of its best tools
-    # Query decomposition (gatespec.ranking.decompose): how a query is cut into parts,
-    # from how many parts on, and how each part's ranking joins the whole query's.
-    split: str = "none"  # "none", "sentences" or "clauses"
-    split_min_parts: int = 2
-    part_fusion: str = "max"  # "max": max(whole, w * part); "rrf": reciprocal rank fusion
-    part_weight: float = 0.7  # w: a part's weight next to the whole query's 1
-    server_weight: float = 0.0  # s in server_boost: how much a tool's server-mates lift it
 
 
 DEFAULT_PARAMS = FusionParams()
-RRF_K = 60  # reciprocal rank fusion's constant (Cormack et al. 2009)
 
 
 def fuse(
@@ -99,51 +87,3 @@ def feedback(
     # einsum, not @: see SemanticIndex.similarities (the BLAS threads cost more than they give)
     moved: np.ndarray = (cosine + a * np.einsum("td,d->t", vectors, centroid)) / (1.0 + a)
     return moved
-
-
-def fuse_parts(
-    whole: np.ndarray, parts: list[np.ndarray], candidates: np.ndarray, params: FusionParams
-) -> np.ndarray:
-    """The whole query's fused scores joined with its parts' (each by position, each already
-    fused): ``max(whole, w * max(parts))``, or reciprocal rank fusion over `candidates`
-    (``1 / (K + rank in whole) + w * sum of 1 / (K + rank in part)``, scaled so a tool first
-    everywhere scores 1)."""
-    import numpy as np
-
-    w = params.part_weight
-    if params.part_fusion == "max":
-        return np.maximum(whole, w * np.max(parts, axis=0))
-    out = np.zeros_like(whole)
-    for n, scores in enumerate([whole, *parts]):
-        order = candidates[np.argsort(-scores[candidates], kind="stable")]
-        ranks = np.empty(len(order))
-        ranks[:] = np.arange(1, len(order) + 1)
-        out[order] += (1.0 if n == 0 else w) / (RRF_K + ranks)
-    top: np.ndarray = out * (RRF_K + 1) / (1.0 + w * len(parts))
-    return top
-
-
-def server_boost(
-    fused: np.ndarray, candidates: np.ndarray, groups: np.ndarray, params: FusionParams
-) -> np.ndarray:
-    """``(fused + s * best other) / (1 + s)`` for the `candidates`, `best other` the highest
-    fused score among the other candidates of the same server (`groups`: a server number per
-    position): a task's steps are often tools of one server, so a tool whose server-mates
-    also fit the task is likelier to be wanted. A catalog of one server is left as it is."""
-    import numpy as np
-
-    s = params.server_weight
-    order = candidates[np.argsort(-fused[candidates], kind="stable")]
-    g = groups[order]
-    _, first = np.unique(g, return_index=True)
-    rest = np.ones(len(order), dtype=bool)
-    rest[first] = False
-    _, second = np.unique(g[rest], return_index=True)
-    top1 = np.zeros(int(groups.max()) + 1)
-    top2 = np.zeros_like(top1)
-    top1[g[first]] = fused[order[first]]
-    top2[g[rest][second]] = fused[order[rest][second]]
-    other = np.where(fused[order] >= top1[g], top2[g], top1[g])
-    out = fused.copy()
-    out[order] = (fused[order] + s * other) / (1.0 + s)
-    return out

@@ -25,17 +25,9 @@ from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING
 
 from gatespec.ranking.bm25 import Bm25Index, best
-from gatespec.ranking.decompose import parts as query_parts
 from gatespec.ranking.documents import Document, embedding_text
 from gatespec.ranking.encoder import EncoderStatus
-from gatespec.ranking.fusion import (
-    DEFAULT_PARAMS,
-    FusionParams,
-    feedback,
-    fuse,
-    fuse_parts,
-    server_boost,
-)
+from gatespec.ranking.fusion import DEFAULT_PARAMS, FusionParams, feedback, fuse
 from gatespec.ranking.learned import fusion_for
 from gatespec.ranking.loading import availability, load_encoder
 from gatespec.ranking.semantic import SemanticIndex, build_index
@@ -99,7 +91,6 @@ class Ranker:
         self._done = threading.Event()  # set once the semantic half is ready or given up
         self._started = False
         self._lock = threading.Lock()
-        self._servers: np.ndarray | None = None  # a server number per position, on first use
         if not semantic:
             self._status = EncoderStatus(False, "lexical ranking only (semantic=False)")
         else:
@@ -197,39 +188,15 @@ class Ranker:
             if not source._done.is_set():
                 source._start()
         query = query[:QUERY_MAX_CHARS]
-        params = fusion_for(self.params, semantic.encoder) if semantic is not None else self.params
-        pieces = query_parts(query, params.split, params.split_min_parts)
-        # One encode for the query and its parts (a batch costs little more than one text).
-        sims = semantic.similarities([query, *pieces]) if semantic is not None else None
+        cosine = semantic.similarities([query])[0] if semantic is not None else None
         allowed = None
         if only is not None:
             allowed = [i for i, doc_id in enumerate(self.lexical.ids) if doc_id in only]
         vectors = semantic.vectors if semantic is not None else None
-        parts = [
-            (self.lexical.scores(piece), sims[n + 1] if sims is not None else None)
-            for n, piece in enumerate(pieces)
-        ]
-        cosine = sims[0] if sims is not None else None
-        groups = self.servers() if params.server_weight > 0 else None
+        params = fusion_for(self.params, semantic.encoder) if semantic is not None else self.params
         return rank_scores(
-            self.lexical.scores(query),
-            cosine,
-            self.lexical.ids,
-            params,
-            k,
-            allowed,
-            vectors,
-            parts,
-            groups,
+            self.lexical.scores(query), cosine, self.lexical.ids, params, k, allowed, vectors
         )
-
-    def servers(self) -> np.ndarray:
-        """A server number per position (equal namespaces, equal numbers)."""
-        if self._servers is None:
-            import numpy as np
-
-            self._servers = np.unique([d.namespace for d in self.docs], return_inverse=True)[1]
-        return self._servers
 
 
 def _run_worker(ref: weakref.ref[Ranker]) -> None:
@@ -272,22 +239,12 @@ def rank_scores(
     k: int,
     allowed: Sequence[int] | None = None,
     vectors: np.ndarray | None = None,
-    parts: Sequence[tuple[np.ndarray, np.ndarray | None]] = (),
-    groups: np.ndarray | None = None,
 ) -> tuple[list[tuple[str, float]], int]:
     """Ranker.search_counted from a query's BM25 scores and cosine similarities, by position
     (bench/retrieval.py calls this directly to cross-validate `params` without re-encoding);
     with `allowed`, only those positions are ranked and counted. `vectors` (the tools' unit
-    vectors, by position) are needed for params.feedback_weight to apply. `parts`: the BM25
-    scores and cosines of the query's parts (gatespec.ranking.decompose), each fused as the
-    whole query is and joined with its ranking; a tool a part matches is a match. `groups`
-    (a server number per position) is needed for params.server_weight to apply."""
+    vectors, by position) are needed for params.feedback_weight to apply."""
     fused, matched = fuse(lexical, cosine, params)
-    fused_parts = []
-    for part_lexical, part_cosine in parts:
-        part, part_matched = fuse(part_lexical, part_cosine, params)
-        fused_parts.append(part)
-        matched |= part_matched
     if allowed is not None:
         keep = matched[allowed]
         matched[:] = False
@@ -298,9 +255,5 @@ def rank_scores(
     if cosine is not None and vectors is not None and params.feedback_weight > 0:
         moved = feedback(cosine, fused, candidates, vectors, params)
         fused, _ = fuse(lexical, moved, params)  # the query's own matches stay the matches
-    if fused_parts:
-        fused = fuse_parts(fused, fused_parts, candidates, params)
-    if groups is not None and params.server_weight > 0:
-        fused = server_boost(fused, candidates, groups, params)
     top = best(fused, candidates, ids, k)
     return [(ids[i], round(float(fused[i]), 4) + 0.0) for i in top], len(candidates)
