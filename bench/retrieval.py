@@ -598,7 +598,9 @@ def learned_section(res: Mapping[str, Any]) -> list[str]:
         "by-server folds show no loss. "
         f"Choice: top {choice['layers']} layers, lr {choice['lr']}, {choice['steps']} steps, "
         f"lexical weight {choice['lexical_weight']}. By-server gate: "
-        f"{'passed' if verdict['ships'] else 'failed'} ({verdict['why']}). Installed only on "
+        f"{'passed' if verdict['ships'] else 'failed'} ({verdict['why']}"
+        + (f"; {verdict['nested']['why']}" if "nested" in verdict else "")
+        + "). Installed only on "
         "request (gatespec[learned]): on the held-out fifth below it loses MCP tasks and BFCL "
         "queries.",
         "",
@@ -631,6 +633,49 @@ def learned_section(res: Mapping[str, Any]) -> list[str]:
             held = results[name]["held_out"]
             rows.append([name, *(held[s]["hit@5"] for s in SETS), held["mcp"]["coverage@5"]])
         out.append(fmt_table(["ranker (hit@5)", *SETS, "mcp cov@5"], rows))
+    return [*out, ""]
+
+
+CANDIDATES_RECORD = ROOT / "bench" / "results" / "retrieval_candidates.json"
+
+
+def candidates_section() -> list[str]:
+    """The nested cross-validation of changes to the default ranker (dev queries only;
+    bench/retrieval_candidates.py at commit a77722d), when its record is present."""
+    if not CANDIDATES_RECORD.is_file():
+        return []
+    record = json.loads(CANDIDATES_RECORD.read_text(encoding="utf-8"))
+    out = [
+        "## Candidates for the default ranker (issue 26; dev queries only)",
+        "",
+        "`python bench/retrieval_candidates.py` at commit a77722d (the candidates' code was "
+        "removed after: none shipped; it never reads the held-out fifth; dev queries "
+        f"{record['dev_queries']}): each family's grid chosen by NESTED 5-fold cross-validation "
+        "(each fold scored with the choice of the other four) and on the by-server / by-tool "
+        "split (chosen on the queries whose gold tools lie in one half, scored on the other "
+        "half), against today's defaults on the same queries. Gain: objective (mean hit@5 "
+        "over the sets plus MCP coverage@5); worst: the largest loss of any set's hit@5 or "
+        "coverage@5 on either split. A candidate ships only if both gains are positive and "
+        "no set loses more than 0.01.",
+        "",
+    ]
+    rows = []
+    for r in record["results"]:
+        nested = r["nested"]["delta"]["mcp"]
+        rows.append(
+            [
+                r["candidate"],
+                f"{r['gain']['nested']:+.4f}",
+                f"{r['gain']['by_server']:+.4f}",
+                f"{nested['hit@5']:+.4f} / {nested['coverage@5']:+.4f}",
+                f"{r['worst_set_delta']:+.4f}",
+                "yes" if r["ships"] else "no",
+                f"`{json.dumps(r['final_choice'])}`",
+            ]
+        )
+    headers = ["candidate", "nested gain", "by-server gain", "MCP hit@5 / cov@5 (nested)"]
+    headers += ["worst", "ships", "choice on all dev folds"]
+    out.append(fmt_table(headers, rows))
     return [*out, ""]
 
 
@@ -720,6 +765,7 @@ def markdown(res: Mapping[str, Any]) -> str:
         return f"{row['p50_ms']} / {row['p99_ms']} ({row['cpu_ms_per_query']} ms CPU)"
 
     out += learned_section(res)
+    out += candidates_section()
     out += targets(res)
     out += [
         f"## Speed at {SYNTH_SIZE:,} tools",

@@ -15,6 +15,10 @@ Shared by the ranker and bench/retrieval.py's cross-validation, so the parameter
 are the ones this code runs with. Splitting a long task into clauses (ranked one by one and
 interleaved) and demoting near-duplicate tools were tried and dropped: neither helped on
 held-out queries of any set, and both cost BFCL hit@5 (bench/results/retrieval_ablation.md).
+Tried again by nested cross-validation on the dev data alone (issue 26; the code is at commit
+a77722d): each sentence or clause ranked and fused with the whole query (max-score or reciprocal
+rank fusion), a tool lifted by its best server-mate, other BM25F field weights, other fusion
+weights. None beat these defaults (bench/results/retrieval_candidates.json).
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ import types
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -23,6 +24,7 @@ from gatespec.ranking.encoder import MiniLmEncoder, _model_file
 from gatespec.ranking.loading import reset_encoder
 from gatespec.ranking.train.data import (
     HELD_OUT,
+    SETS,
     by_tool_folds,
     group_of,
     half_of,
@@ -263,3 +265,38 @@ def test_rank_no_learned_switches_the_learned_part_off(
     assert cli.main(args) == 0
     assert learned.switched_off()
     assert "hit@1 1.0" in capsys.readouterr().err
+
+
+def _fig(hit: float, cov: float) -> dict[str, Any]:
+    sets = {s: {"hit@5": hit, "coverage@5": hit} for s in SETS}
+    sets["mcp"]["coverage@5"] = cov
+    return {**sets, "objective": (hit * len(SETS) + cov) / (len(SETS) + 1)}
+
+
+def test_the_nested_gate_scores_each_fold_with_the_choice_of_the_others() -> None:
+    from gatespec.ranking.train.pipeline import Grid, nested_gate
+
+    w = DEFAULT_PARAMS.lexical_weight
+    grid = Grid(layers=(6,), lrs=(1e-4,), steps=6, every=6, lexical_weights=(w,))
+
+    def fold(kind: str, base: float, trained: tuple[float, float]) -> dict[str, Any]:
+        return {
+            "kind": kind,
+            "runs": {"6:0.0001": {0: {w: _fig(base, base)}, 6: {w: _fig(*trained)}}},
+        }
+
+    # Training gains on the ordinary folds, so the other folds choose 6 steps for each
+    # by-tool fold; there it keeps hit@5 but loses MCP coverage@5 by 0.05: blocked, though
+    # the objective alone would not block it.
+    folds = [
+        fold("by-tool", 0.7, (0.72, 0.65)),
+        fold("by-tool", 0.7, (0.72, 0.65)),
+        fold("ordinary", 0.7, (0.8, 0.8)),
+        fold("ordinary", 0.7, (0.8, 0.8)),
+    ]
+    verdict = nested_gate(folds, grid)
+    assert verdict["choices"] == ["6:0.0001:6:" + str(w)] * 2
+    assert not verdict["ships"] and "mcp coverage@5" in verdict["why"]
+    folds[0] = fold("by-tool", 0.7, (0.72, 0.72))
+    folds[1] = fold("by-tool", 0.7, (0.72, 0.72))
+    assert nested_gate(folds, grid)["ships"]

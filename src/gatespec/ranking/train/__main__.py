@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from gatespec.ranking.train.data import DEFAULT_DATA
-from gatespec.ranking.train.pipeline import Grid, run
+from gatespec.ranking.train.pipeline import Grid, regate, run
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -27,11 +27,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="take the fold figures from a stopped run's folds.partial.json (no cross-validation)",
     )
     ap.add_argument(
+        "--regate",
+        action="store_true",
+        help="choose and gate again from --out's folds.json, keeping its artifact (no training)",
+    )
+    ap.add_argument(
         "--quick",
         action="store_true",
         help="a small subsample and a short run, to try the pipeline (writes no artifact)",
     )
     args = ap.parse_args(argv)
+    if args.regate:
+        print(regate(args.out)["verdict"]["why"], file=sys.stderr)
+        return 0
     grid = Grid(
         layers=tuple(args.layers),
         lrs=tuple(args.lrs),
