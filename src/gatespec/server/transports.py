@@ -382,8 +382,11 @@ async def serve_http(
         sessions=sessions,
         health=health,
     )
+    from gatespec.server.http_writes import OneWriteHttpProtocol
+
     config = uvicorn.Config(
         app,
+        http=OneWriteHttpProtocol,
         log_level=log_level,
         # uvicorn's records go through the gateway's own handler (one line each, no expanded
         # secret: gatespec.logs) instead of handlers uvicorn would install for itself.
