@@ -15,11 +15,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 NODE_BIN = ROOT / "node_modules" / ".bin"
 
-# It starts every real server of tools/run.json through make (the slowest test of `make
-# test` while it was there): `make test-slow`.
-# tests/runtime/server/test_server_stdio_pipes.py keeps stdout's one-message-a-line rule in
-# `make test`.
-pytestmark = [pytest.mark.slow, pytest.mark.real_upstream, pytest.mark.timeout(180)]
+pytestmark = [pytest.mark.real_upstream, pytest.mark.timeout(180)]
 
 
 class RawClient:
