@@ -1,10 +1,10 @@
 """Load and fault figures (issue 12), so regressions show.
 
-Load: a gatespec serving Streamable HTTP in front of one stdio upstream (the fault suite's
-fixture, tests/faults/upstream.py); SESSIONS handshake-era clients at once, each making CALLS
-tool_execute calls of the echo tool with a text of its own. Reported: errors, wrong answers
-(an answer that is not the caller's own text), latency p50/p99, the gateway's RSS before and
-after.
+Load: a gatespec serving Streamable HTTP in front of one stdio upstream (the test suite's
+hand-written server, tests/fixtures/raw_mcp_server.py); SESSIONS handshake-era clients at once,
+each making CALLS tool_execute calls of the echo tool with a text of its own. Reported: errors,
+wrong answers (an answer that is not the caller's own text), latency p50/p99, the gateway's RSS
+before and after.
 
 Faults, in-process over real fixture processes, with one upstream whose handshake hangs
 throughout: how long from start until the first answer; until the typed answer when an
@@ -13,7 +13,7 @@ upstream answers again (polled every 50 ms: the answers meanwhile are counted); 
 answer over MAX_UPSTREAM_RESULT_BYTES.
 
 Fault matrix per upstream transport (issue 22): a stdio, a Streamable HTTP and a legacy SSE
-upstream (tests/faults/upstream.py and web_upstream.py, the same tools), each beside a
+upstream (tests/fixtures/raw_mcp_server.py and web_upstream.py, the same tools), each beside a
 well-behaved stdio one, through the gateway's upstream pool (call_timeout MATRIX_TIMEOUT s):
 the answer and seconds for a crash mid-call, a call never answered, garbage (invalid UTF-8,
 nested 100,000 deep, not JSON) and an oversized answer.
@@ -62,7 +62,7 @@ from gatespec_surface.errors import GatewayError  # noqa: E402
 from tests.faults.support import faulty  # noqa: E402
 from tests.runtime import load_support  # noqa: E402
 
-UPSTREAM = str(Path(__file__).resolve().parents[1] / "tests" / "faults" / "upstream.py")
+UPSTREAM = str(Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "raw_mcp_server.py")
 SESSIONS = 50
 CALLS = 50
 MATRIX_TIMEOUT = 5.0

@@ -119,7 +119,8 @@ CASES = [
     ),
 ]
 # Each aggregate run starts gatespec and two fixtures: two of them run with `make test`, the
-# rest with `make test-slow` (CI runs both).
+# rest with `make test-slow` (CI runs both). A mutant caught at both levels runs its seed level
+# with `make test-slow` too: `make test` sees the same family catch it at the spec level.
 _FAST_AGGREGATE = {("route-first-server", "spec"), ("first-page-only", "spec")}
 # Mutants that no longer model a defect, each with why; strict, so a fixed mutant fails the
 # list. cancel-shielded shields UpstreamPool.call from the client's cancellation, yet the
@@ -137,7 +138,8 @@ RUNS = [
         id=f"{m.name}-{level}",
         marks=(
             [pytest.mark.slow]
-            if m.profile == "aggregate" and (m.name, level) not in _FAST_AGGREGATE
+            if level == "seed"
+            or (m.profile == "aggregate" and (m.name, level) not in _FAST_AGGREGATE)
             else []
         )
         + (
@@ -163,6 +165,13 @@ ACCESS_CASES = [
     Mutant("batch-escapes-policy", "search", "access/forbidden", "SEARCH-CALL-FORBIDDEN"),
     Mutant("expiry-ignored", "search", "access/expired", "SEARCH-BEARER-TOKEN"),
     Mutant("artifacts-shared", "gateway", "access/artifacts", "SEARCH-NO-LEAK-TO-UNAUTHORISED"),
+]
+# Each starts gatespec over HTTP: two run with `make test` (the search and the gateway profile),
+# the rest with `make test-slow`; tests/runtime/access covers each behaviour directly.
+_FAST_ACCESS = {"search-unfiltered", "artifacts-shared"}
+ACCESS_RUNS = [
+    pytest.param(m, id=m.name, marks=[] if m.name in _FAST_ACCESS else [pytest.mark.slow])
+    for m in ACCESS_CASES
 ]
 
 
@@ -215,7 +224,7 @@ def test_an_iut_that_dies_is_restarted_and_the_run_goes_on(tmp_path: Path) -> No
     assert sum("restarted the IUT" in n for n in report["notes"]) == 2
 
 
-@pytest.mark.parametrize("mutant", ACCESS_CASES, ids=[m.name for m in ACCESS_CASES])
+@pytest.mark.parametrize("mutant", ACCESS_RUNS)
 def test_access_mutant_is_caught_by_the_right_check(tmp_path: Path, mutant: Mutant) -> None:
     family = f"server/{mutant.profile}/{mutant.family}"
     access, identities = access_config(tmp_path)

@@ -126,6 +126,9 @@ def test_gatespec_gateway_passes_over_http(tmp_path: Path, http_gateway: tuple) 
     assert json.loads(call_log.read_text().splitlines()[0])["name"]  # the fixture logged calls
 
 
+# Every transparent family passes over stdio above; the handshake-era HTTP transport has its
+# own faster tests (tests/runtime/server/test_server_transports.py): `make test-slow`.
+@pytest.mark.slow
 def test_gatespec_transparent_passes_over_http_in_the_handshake_era(tmp_path: Path) -> None:
     with http_gatespec(tmp_path, "transparent") as (url, call_log):
         status, report = run_kit(

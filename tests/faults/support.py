@@ -1,5 +1,5 @@
-"""The fault-and-fuzz suite (issue 12): real upstream processes (tests/faults/upstream.py, or
-gatespec itself), real transports, and the gateway's own command line where it matters."""
+"""The fault-and-fuzz suite (issue 12): real upstream processes (tests/fixtures/raw_mcp_server.py,
+or gatespec itself), real transports, and the gateway's own command line where it matters."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from typing import Any
 
 from gatespec.config import GatewayConfig, parse_config
 
-UPSTREAM = str(Path(__file__).with_name("upstream.py"))
+UPSTREAM = str(Path(__file__).parents[1] / "fixtures" / "raw_mcp_server.py")
 WEB_UPSTREAM = str(Path(__file__).with_name("web_upstream.py"))
 GATESPEC = str(Path(sys.executable).with_name("gatespec"))
 
@@ -38,7 +38,7 @@ def free_port() -> int:
 
 @contextmanager
 def faulty(transport: str) -> Iterator[dict[str, Any]]:
-    """The mcpServers entry of a misbehaving upstream over `transport` (stdio: upstream.py,
+    """The mcpServers entry of a misbehaving upstream over `transport` (stdio: raw_mcp_server.py,
     started by the gateway; http or sse: web_upstream.py, started here)."""
     if transport == "stdio":
         yield upstream()

@@ -1,5 +1,5 @@
 """Issue 22, never tested before: the upstream faults of the stdio suite, over each upstream
-transport. The same expectations hold for a stdio upstream (upstream.py), a Streamable HTTP
+transport. The same expectations hold for a stdio upstream (raw_mcp_server.py), a Streamable HTTP
 one and a legacy SSE one (web_upstream.py, the same tools over HTTP):
 
 - crash mid-call: that call is answered SERVER_UNAVAILABLE (as test_outage expects of stdio)

@@ -26,6 +26,9 @@ BROWSE = {
 }
 
 
+# Six gateways each load the embedding model and encode a catalog (14 s on 2 quiet cores):
+# `make test-slow`.
+@pytest.mark.slow
 @pytest.mark.timeout(180)
 def test_the_client_leaving_during_the_first_encode_ends_the_gateway_cleanly(
     tmp_path: Path,

@@ -84,7 +84,8 @@ async def test_a_hanging_handshake_does_not_delay_the_first_answer(tmp_path: Pat
 
 
 async def test_upstreams_that_connect_later_join_with_list_changed(tmp_path: Path) -> None:
-    servers = {"slow": upstream("--delay", "3"), "ok": upstream()}
+    go = tmp_path / "go"  # slow's handshake waits for it: it connects after the first list
+    servers = {"slow": upstream("--wait-for", str(go)), "ok": upstream()}
     params = stdio_gateway(tmp_path, servers, profile="transparent")
     changed = anyio.Event()
 
@@ -98,6 +99,7 @@ async def test_upstreams_that_connect_later_join_with_list_changed(tmp_path: Pat
             first = {tool.name for tool in (await client.list_tools()).tools}
             assert not any(name.startswith("slow") for name in first)
             assert any(name.startswith("ok") for name in first)
+            go.write_text("go")
             with anyio.fail_after(60):
                 await changed.wait()
             later = {tool.name for tool in (await client.list_tools()).tools}

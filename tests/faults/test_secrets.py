@@ -38,7 +38,7 @@ def secret_config(tmp_path: Path) -> Path:
     path = tmp_path / "gateway.json"
     servers = {
         "good": upstream("--env-on-stderr", "API_KEY", env={"API_KEY": "${CANARY}"}),
-        "bad": upstream("--say-argv", "--exit-after-stderr", "1", "--token=${CANARY}"),
+        "bad": upstream("--say-argv", "--exit-now", "1", "--token=${CANARY}"),
         "web": {
             "type": "http",
             "url": "http://127.0.0.1:9/mcp?key=${CANARY}",
@@ -134,7 +134,7 @@ def test_a_crash_report_cut_inside_a_secret_shows_none_of_it(tmp_path: Path, can
     a cut inside a secret left the rest of it verbatim. Stderr here ends with the secret and
     then 790 characters: the last 800 begin 10 characters before the secret's end."""
     path = tmp_path / "gateway.json"
-    crash = upstream("--stderr", "${CANARY}" + "y" * 790, "--exit-after-stderr", "1")
+    crash = upstream("--stderr", "${CANARY}" + "y" * 790, "--exit-now", "1")
     gateway = {"connect_timeout": 10, "refresh_interval": 0}
     path.write_text(json.dumps({"mcpServers": {"bad": crash}, "gateway": gateway}))
     done = subprocess.run(

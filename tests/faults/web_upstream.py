@@ -1,5 +1,6 @@
 """An HTTP MCP server (handshake era, no SDK) that misbehaves on request, for the fault suite:
-the web twin of upstream.py, so the same faults run over each upstream transport.
+the web twin of tests/fixtures/raw_mcp_server.py, so the same faults run over each upstream
+transport.
 
 Usage: python web_upstream.py PORT (--http | --sse)
 --http   Streamable HTTP: POST /mcp, each answer one JSON body

@@ -1,5 +1,5 @@
 """Many concurrent client sessions over HTTP against a real `gatespec serve`, with an upstream
-that logs every echo call it executes (tests/faults/upstream.py --log), so that a load test
+that logs every echo call it executes (tests/fixtures/raw_mcp_server.py --log), so that a load test
 can tell an error, a wrong answer, a lost call (answered but never executed upstream) and a
 duplicated one (executed twice) apart. Used by the aggregate load and the reload-under-load
 tests."""
@@ -20,7 +20,7 @@ import mcp_types as types
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-UPSTREAM = Path(__file__).resolve().parents[1] / "faults" / "upstream.py"
+UPSTREAM = Path(__file__).resolve().parents[1] / "fixtures" / "raw_mcp_server.py"
 
 
 def echo_server(log: Path) -> dict[str, Any]:

@@ -272,6 +272,8 @@ async def test_gateway_mode_over_http_lists_only_the_meta_tools(
 
 
 # -- MCP Inspector CLI (TypeScript SDK) ----------------------------------------------------
+# A node process per call, 5 s or more each: `make test-slow` (as test_aggregate_inspector).
+# The same transports and answers are checked with the Python SDK's client above.
 
 
 def inspector(servers: Any, *args: str) -> Any:
@@ -287,6 +289,7 @@ def call_args(tool: str, *pairs: str) -> list[str]:
     return ["--tool-arg", *pairs, "--method", "tools/call", "--tool-name", tool]
 
 
+@pytest.mark.slow
 def test_inspector_over_stdio(servers: Any, tmp_path: Path) -> None:
     config = write_config(tmp_path)
     command = ["--", *gateway_argv(servers.python, config)]
@@ -302,6 +305,7 @@ def test_inspector_over_stdio(servers: Any, tmp_path: Path) -> None:
     assert 'stub fs/read_file called with {"path": "/x"}' in called["content"][0]["text"]
 
 
+@pytest.mark.slow
 def test_inspector_over_stdio_gateway_mode_errors(servers: Any, tmp_path: Path) -> None:
     command = ["--", *gateway_argv(servers.python, write_config(tmp_path), "--profile", "gateway")]
     both = inspector(servers, *call_args("tool_browse", "query=read", "path=/fs"), *command)
@@ -315,6 +319,7 @@ def test_inspector_over_stdio_gateway_mode_errors(servers: Any, tmp_path: Path) 
     assert found["content"][0]["text"].startswith("1 of 2 tools match")
 
 
+@pytest.mark.slow
 def test_inspector_over_streamable_http_and_sse(servers: Any, http_gateway: str) -> None:
     listed = inspector(
         servers, f"{http_gateway}/mcp", "--transport", "http", "--method", "tools/list"

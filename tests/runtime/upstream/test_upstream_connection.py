@@ -39,10 +39,14 @@ async def test_malformed_tool_does_not_hide_the_others(servers: Any) -> None:
         "string_schema",
         42,
         "sleep",
+        "hang",
         "crash",
         "add_tool",
         "whoami",
         "params",
+        "fail",
+        "garbage",
+        "big",
     ]
     assert tools[1] == {"name": "no_schema", "description": "inputSchema is missing"}  # as sent
     problems = {str(t["name"]): tool_problem(t) for t in tools if tool_problem(t)}
@@ -56,8 +60,8 @@ async def test_malformed_tool_does_not_hide_the_others(servers: Any) -> None:
 async def test_pagination_is_followed(servers: Any) -> None:
     async with McpUpstream(servers.raw("raw", "--page-size", "2", "--malformed")) as upstream:
         tools = await upstream.list_tools()
-    assert len(tools) == 9
-    assert len({repr(t["name"]) for t in tools}) == 9
+    assert len(tools) == 13
+    assert len({repr(t["name"]) for t in tools}) == 13
 
 
 async def test_call_returns_wire_form_and_sends_no_foreign_meta(servers: Any) -> None:
@@ -67,7 +71,7 @@ async def test_call_returns_wire_form_and_sends_no_foreign_meta(servers: Any) ->
         assert upstream.server_info == {"name": "raw-test-server", "version": "1.0"}
         result = await upstream.call_tool("echo", {"text": "hello"})
         assert result == {
-            "content": [{"type": "text", "text": "echo: hello"}],
+            "content": [{"type": "text", "text": "hello"}],
             "structuredContent": {"text": "hello"},
             "isError": False,
         }

@@ -163,7 +163,7 @@ async def test_refresh_relists_connected_upstreams(servers: Any, tmp_path: Path)
         assert [t["name"] for t in pool.tools()["stub"]] == ["one"]
         await pool.call("raw", "add_tool", {})
         await pool.refresh()
-        assert len(pool.tools()["raw"]) == 7
+        assert len(pool.tools()["raw"]) == 11
 
 
 async def test_start_under_a_timeout_then_close_elsewhere(servers: Any) -> None:
