@@ -71,6 +71,18 @@ class CardRules:
         # One pass over all of a card's lower-cased text instead of one search per pattern
         # and string (case-insensitive alternations are slow in `re`).
         self._banned_text = re.compile("|".join(f"(?:{p.pattern})" for p in self.stringified))
+        # For ASCII text (lower-casing keeps every character in place) the same search runs
+        # case-sensitively on the lowered text, ~2x faster: valid when every pattern is
+        # case-insensitive, ASCII and written in lower case (a character range spanning
+        # letters included), as no_banned_content already assumes.
+        self._lowered = (
+            tuple(re.compile(p.pattern, p.flags & ~re.IGNORECASE) for p in self.stringified)
+            if all(
+                p.flags & re.IGNORECASE and p.pattern.isascii() and p.pattern == p.pattern.lower()
+                for p in self.stringified
+            )
+            else None
+        )
         self.is_tool_id = tool_ids
         self.internal_id_grammars = tuple(internal_ids)
         self.error = error
@@ -79,7 +91,10 @@ class CardRules:
         """Where the first stringified banned field starts in `text` (AM-BANNED-IN-DESCRIPTION),
         or None: card builders cut an upstream description there."""
         # Case-insensitive patterns on the text itself: lower-casing can change string lengths.
-        starts = [m.start() for p in self.stringified if (m := p.search(text)) is not None]
+        patterns = self.stringified
+        if self._lowered is not None and text.isascii():
+            patterns, text = self._lowered, text.lower()
+        starts = [m.start() for p in patterns if (m := p.search(text)) is not None]
         return min(starts) if starts else None
 
     def violations(self, card: object) -> list[str]:

@@ -42,7 +42,11 @@ def _compile(part: CardPart) -> Callable[[Card], str]:
 
     def fill(card: Card) -> str:
         value = card[f]
-        return fmt.format_map({f: _shown(join.join(value) if join is not None else value)})
+        if join is not None:
+            value = join.join(value)
+        elif type(value) is not str:  # most values are strings: skip _shown's checks
+            value = _shown(value)
+        return fmt.format_map({f: value})
 
     when = part.when
     if when == "always":
@@ -76,7 +80,7 @@ class Renderer:
 
     def render_card(self, card: Card) -> str:
         """One card as one line. score is never rendered (§2.1)."""
-        return "".join(part(card) for part in self._parts)
+        return "".join([part(card) for part in self._parts])
 
     def render_preamble(self, count: int, total: int | None = None, path: str | None = None) -> str:
         """The first line of a tool_browse text result (counted in the preamble allowance)."""
