@@ -1,6 +1,6 @@
 """Tokenizer for tool retrieval: identifier splitting, stop words, CJK n-grams, stemming.
 
-Pure Python and deterministic (nothing depends on set/hash iteration order). The same
+Deterministic (nothing depends on set/hash iteration order). The same
 function is used for documents and queries so their terms line up.
 
 * Identifiers are split on ``_ - . / :`` and every other non-alphanumeric character, and on
@@ -8,7 +8,8 @@ function is used for documents and queries so their terms line up.
   ``calculat bmi``. Digits stay attached to the letters before them (``base64``, ``s3``).
 * Terms are lowercased; a small English stop-word list is dropped.
 * English words are stemmed with the Snowball English (Porter2) stemmer of the
-  ``snowballstemmer`` package: "creates", "creating", "created" -> "creat", while words its
+  ``snowballstemmer`` package (which runs PyStemmer's C build of it when installed, as the
+  project's dependencies do): "creates", "creating", "created" -> "creat", while words its
   exception lists keep apart stay apart ("news" is not "new", which a plain suffix stripper
   conflated: "news" then matched every tool that creates something new).
 * Han, Kana and Hangul runs (no spaces between words) become character unigrams plus
