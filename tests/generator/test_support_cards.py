@@ -58,6 +58,25 @@ def test_banned_content_at_finds_the_first_stringified_field() -> None:
     assert CARD_RULES.banned_content_at("Reads a file.") is None
 
 
+_BANNED_BITS = st.sampled_from(
+    [*STRINGIFIABLE, '"properties"', '"required"', "url", "command", "transport", "metadata",
+     ":", "=", " ", "\t", "\x1c", "'", '"', "{", "[", "İ", "ſ", "K", "é", "Reads a file. "]
+)  # fmt: skip
+
+
+@given(
+    st.lists(st.tuples(_BANNED_BITS, st.booleans()), max_size=12),
+    st.sampled_from(["", *(f + ": {" for f in STRINGIFIABLE)]),
+)
+def test_banned_content_at_is_the_first_case_insensitive_match(bits: list, last: str) -> None:
+    """banned_content_at searches ASCII text lower-cased (a faster path): it must still find
+    where the first of the spec's case-insensitive patterns matches the text itself (lower-
+    casing "İ" adds a character: only ASCII text may take that path)."""
+    text = "".join(b.upper() if up else b for b, up in bits) + last
+    starts = [m.start() for p in CARD_RULES.stringified if (m := p.search(text))]
+    assert CARD_RULES.banned_content_at(text) == (min(starts) if starts else None)
+
+
 @given(CARDS.valid_choice_card())
 def test_card_render(card: dict) -> None:
     """check model.ChoiceCard.render: one line starting with the id; score never rendered;
