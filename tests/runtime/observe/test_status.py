@@ -30,10 +30,11 @@ import httpx2
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+from mcp_types import CallToolResult, TextContent
 
 from gatespec import secrets
 from gatespec.access import Identity
-from gatespec.observe.calls import RECENT_CALLS, CallLog
+from gatespec.observe.calls import RECENT_CALLS, CallLog, _outcome
 from gatespec_conformance.fixtures.upstream import fixture_argv
 from tests.fixtures.polling import until
 
@@ -54,6 +55,33 @@ def _ctx(name: str, arguments: dict[str, Any], who: str) -> Any:
         params={"name": name, "arguments": arguments},
         who=Identity(who),
     )
+
+
+def test_an_outcome_reads_the_same_from_a_result_object_or_its_wire_form() -> None:
+    """How a call ended, from the §3.4 payload a tool_* error carries (structured, or as the
+    text of its first content block), from an upstream tool's own isError, or ok."""
+    payload = {"code": "TIMEOUT", "message": "no answer in 5 s", "path": "t:x:00000000"}
+    results = [
+        (CallToolResult(content=[TextContent(type="text", text="fine")]), ("ok", None)),
+        (
+            CallToolResult(content=[], structured_content=payload, is_error=True),
+            ("TIMEOUT", "no answer in 5 s"),
+        ),
+        (
+            CallToolResult(
+                content=[TextContent(type="text", text=json.dumps(payload))], is_error=True
+            ),
+            ("TIMEOUT", "no answer in 5 s"),
+        ),
+        (
+            CallToolResult(content=[TextContent(type="text", text="disk full")], is_error=True),
+            ("upstream", "disk full"),
+        ),
+    ]
+    for result, expected in results:
+        assert _outcome(result) == expected
+        wire = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+        assert _outcome(wire) == expected
 
 
 async def test_each_identity_reads_only_its_own_calls_redacted_and_bounded() -> None:
