@@ -158,7 +158,12 @@ class ProxyRuntime(UpstreamLifecycle):
         # at once only where tools/list shows the cards (profiles.yaml lists_upstream_tools).
         self._lazy = PROFILES[profile].lists_upstream_tools != "stripped"
         empty = Catalog.build({})
-        self._state: tuple[Catalog, Snapshot | None] = (empty, build_snapshot(empty))
+        # Even the empty catalog's snapshot waits for first use where builds are lazy: building
+        # one imports the browse tree and its ranking (~7 MiB) that a stdio serve may never use.
+        self._state: tuple[Catalog, Snapshot | None] = (
+            empty,
+            None if self._lazy else build_snapshot(empty),
+        )
         self._build_lock = threading.Lock()
         self._views: _Views | None = None
         self._views_lock = threading.Lock()
