@@ -13,11 +13,12 @@ snapshots are cached by the set of visible ids. A name it may not see is FORBIDD
 not such a tool exists. Artifacts and cache-stable sessions are keyed by the caller's scope
 (identity and session).
 
-Start-up cost: a rebuild checks every listed tool into a Catalog at once (cheap), but the cards,
-the ranking index and the browse tree (and with them the token encoder, ~40 MB and ~0.25 s) are
-built on first use in the gateway profile, whose tools/list shows only meta-tools; the
-transparent profile lists the cards, so it builds them at once. A lazy build runs in a worker
-thread, so the event loop keeps serving while it runs.
+Start-up cost: a rebuild checks every listed tool into a Catalog at once (cheap), but the cards
+and the browse tree (and with them the token encoder: tiktoken's Rust core, ~24 MiB resident, and
+~0.25 s) are built on first use in the gateway profile, whose tools/list shows only meta-tools;
+the transparent profile lists the cards, so it builds them at once. A lazy build runs in a worker
+thread, so the event loop keeps serving while it runs. The ranking index (BM25, numpy) waits for
+the first query, and the semantic model for the first query after that (gatespec.ranking).
 Every expected failure is a GatewayError carrying a spec error code; the server layer returns
 it as an isError result, so nothing raises across the MCP boundary.
 """

@@ -3,7 +3,8 @@ with a small sentence-embedding model (see ranker.py).
 
 The names below load on first use (PEP 562): a serve imports gatespec.ranking.loading at start
 to say which ranking it offers, and importing this package must not bring the BM25 index, the
-stemmer and the ranker with it (~5 MiB resident that a serve only needs on the first browse)."""
+stemmer and the ranker with it (~5 MiB resident that a serve needs on its first browse, if
+ever)."""
 
 from __future__ import annotations
 
