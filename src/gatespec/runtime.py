@@ -18,7 +18,7 @@ and the browse tree (and with them the token encoder: tiktoken's Rust core, ~24 
 ~0.25 s) are built on first use in the gateway profile, whose tools/list shows only meta-tools;
 the transparent profile lists the cards, so it builds them at once. A lazy build runs in a worker
 thread, so the event loop keeps serving while it runs. The ranking index (BM25, numpy) waits for
-the first query, and the semantic model for the first query after that (gatespec.ranking).
+the first query, which also starts loading the semantic model (gatespec.ranking.ranker).
 Every expected failure is a GatewayError carrying a spec error code; the server layer returns
 it as an isError result, so nothing raises across the MCP boundary.
 """
