@@ -138,9 +138,12 @@ def _grown(after: tracemalloc.Snapshot, before: tracemalloc.Snapshot) -> list[di
 
 
 def _short(filename: str) -> str:
-    for marker in ("site-packages/", "/src/", "/generated/", "/lib/python3"):
+    """A traced file's name from its package on (the standard library's from its own root)."""
+    for marker in ("site-packages/", "/src/", "/generated/"):
         if marker in filename:
             return filename.split(marker, 1)[1]
+    if "/lib/python3" in filename:  # .../lib/python3.11/asyncio/events.py -> asyncio/events.py
+        return filename.split("/lib/python3", 1)[1].split("/", 1)[-1]
     return filename
 
 
