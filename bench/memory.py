@@ -59,7 +59,7 @@ async def _tool(client: Client, target: str) -> tuple[str, Any]:
     """The tool to call for `target` and how its arguments are built from call number i."""
     if target == "gateway":
         # A slow start (tracemalloc on a loaded machine) may not have catalogued the upstream
-        # yet: its path is then unknown for a moment.
+        # one second after the first tools/list: its path is then unknown for a moment.
         with anyio.fail_after(60):
             while (
                 found := await client.call_tool("tool_browse", {"path": "/everything"})
@@ -68,7 +68,12 @@ async def _tool(client: Client, target: str) -> tuple[str, Any]:
         assert found.structured_content is not None, found
         tool_id = next(c["id"] for c in found.structured_content["cards"] if c["name"] == "echo")
     elif target == "transparent":
-        tool_id = next(t.name for t in (await client.list_tools()).tools if "echo" in t.name)
+        with anyio.fail_after(60):  # as above: the upstream's cards may not be listed yet
+            while not (
+                names := [t.name for t in (await client.list_tools()).tools if "echo" in t.name]
+            ):
+                await anyio.sleep(0.2)
+        tool_id = names[0]
     else:
         name = "everything__echo" if target == "aggregate" else "echo"
         return name, lambda i: {"message": f"hello {i}"}
