@@ -222,12 +222,22 @@ def memory_section(m: dict[str, Any]) -> list[str]:
         )
     lines += [
         "",
-        "The gateway profile builds its cards, browse tree, BM25 index (numpy) and token encoder "
-        "on its first browse, a one-time cost that lands before the first checkpoint; growth "
-        "between checkpoints is what a proxy keeps per call.",
+        "The gateway profile builds its cards, browse tree and token encoder (tiktoken's Rust "
+        "core, ~24 MiB) on its first browse, a one-time cost that lands before the first "
+        "checkpoint; the transparent profile builds them before its first tools/list. The BM25 "
+        "index (numpy) and the semantic model wait for a query browse, which this benchmark never "
+        "makes. Growth between checkpoints is what a proxy keeps per call.",
         "",
     ]
-    return lines
+    for target, traced in m.get("tracemalloc", {}).items():
+        held = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in traced["traced_mib"].items())
+        grown = traced["grown_first_to_last_checkpoint"] or traced["grown_idle_to_last"]
+        top = "; ".join(f"{g['where']} +{g['kib']} KiB" for g in grown[:3]) or "nothing"
+        lines.append(
+            f"- tracemalloc, {target}: Python-allocated MiB {held}; grew most between the "
+            f"checkpoints: {top}."
+        )
+    return lines + [""] if m.get("tracemalloc") else lines
 
 
 def faults_section(f: dict[str, Any]) -> list[str]:

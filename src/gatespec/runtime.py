@@ -13,11 +13,12 @@ snapshots are cached by the set of visible ids. A name it may not see is FORBIDD
 not such a tool exists. Artifacts and seen cards (cache-stable browsing) are keyed by the caller's scope
 (identity and session).
 
-Start-up cost: a rebuild checks every listed tool into a Catalog at once (cheap), but the cards,
-the ranking index and the browse tree (and with them the token encoder, ~40 MB and ~0.25 s) are
-built on first use in the gateway profile, whose tools/list shows only meta-tools; the
-transparent profile lists the cards, so it builds them at once. A lazy build runs in a worker
-thread, so the event loop keeps serving while it runs.
+Start-up cost: a rebuild checks every listed tool into a Catalog at once (cheap), but the cards
+and the browse tree (and with them the token encoder: tiktoken's Rust core, ~24 MiB resident, and
+~0.25 s) are built on first use in the gateway profile, whose tools/list shows only meta-tools;
+the transparent profile lists the cards, so it builds them at once. A lazy build runs in a worker
+thread, so the event loop keeps serving while it runs. The ranking index (BM25, numpy) waits for
+the first query, which also starts loading the semantic model (gatespec.ranking.ranker).
 Every expected failure is a GatewayError carrying a spec error code; the server layer returns
 it as an isError result, so nothing raises across the MCP boundary.
 """
@@ -158,7 +159,12 @@ class ProxyRuntime(UpstreamLifecycle):
         # at once only where tools/list shows the cards (profiles.yaml lists_upstream_tools).
         self._lazy = PROFILES[profile].lists_upstream_tools != "stripped"
         empty = Catalog.build({})
-        self._state: tuple[Catalog, Snapshot | None] = (empty, build_snapshot(empty))
+        # Even the empty catalog's snapshot waits for first use where builds are lazy: building
+        # one imports the browse tree and its ranking (~7 MiB) that a stdio serve may never use.
+        self._state: tuple[Catalog, Snapshot | None] = (
+            empty,
+            None if self._lazy else build_snapshot(empty),
+        )
         self._build_lock = threading.Lock()
         self._views: _Views | None = None
         self._views_lock = threading.Lock()

@@ -5,13 +5,16 @@ swapped whole when the upstreams change, so a request never sees half a refresh.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from mcp.types import Tool
 
-from gatespec.browse import Browser
 from gatespec.cards import admit_cards
 from gatespec.catalog import Catalog
 from gatespec_surface.schemas import STRIPPED_INPUT_SCHEMA
+
+if TYPE_CHECKING:
+    from gatespec.browse import Browser
 
 __all__ = ["Snapshot", "build_snapshot", "restricted_snapshot"]
 
@@ -27,6 +30,10 @@ class Snapshot:
 
 def build_snapshot(listed: Catalog) -> Snapshot:
     """Cards (admitting only tools whose card fits, AM-CARD-OVER-CAP), index, tree, stripped."""
+    # Imported here: the browse tree and its ranking (snowballstemmer, ~7 MiB) are not needed
+    # until the first build, which the gateway profile defers to the first browse.
+    from gatespec.browse import Browser
+
     catalog, cards = admit_cards(listed)
     stripped = tuple(
         Tool(

@@ -28,8 +28,8 @@ from typing import Any, Final
 
 import jwt
 from mcp.server.auth.provider import AccessToken
-from pydantic import ConfigDict
 
+from gatespec.access.bearer import IdentityToken
 from gatespec.access.identity import Identity
 from gatespec.access.remote_jwks import RemoteJwks
 
@@ -64,14 +64,6 @@ STATIC_ISSUER: Final = "gatespec:static"
 def token_digest(token: str) -> bytes:
     """The sha256 digest a static token is stored as ("sha256:" + its hex in the config)."""
     return hashlib.sha256(token.encode("utf-8")).digest()
-
-
-class IdentityToken(AccessToken):
-    """An AccessToken that carries the identity it proves (the SDK hands it to handlers as
-    request.user.access_token)."""
-
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-    identity: Identity
 
 
 class StaticTokens:

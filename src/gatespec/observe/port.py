@@ -20,13 +20,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from starlette.applications import Starlette
-from starlette.middleware import Middleware
-from starlette.middleware.authentication import AuthenticationMiddleware
-
-from gatespec.observe.routes import status_routes
-
 if TYPE_CHECKING:
+    from starlette.applications import Starlette
+
     from gatespec.access.config import AccessConfig
 
 __all__ = ["observe_port"]
@@ -35,8 +31,14 @@ _STARTED_WITHIN = 10.0  # seconds uvicorn gets to start listening
 
 
 def observe_app(server: Any, host: str, access: AccessConfig | None) -> Starlette:
+    # Imported here: a stdio serve without --metrics-port never builds the app, and the status
+    # routes bring PyJWT (~2 MiB) with them.
     from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend
+    from starlette.applications import Starlette
+    from starlette.middleware import Middleware
+    from starlette.middleware.authentication import AuthenticationMiddleware
 
+    from gatespec.observe.routes import status_routes
     from gatespec.server.transports import loopback_security, metrics_routes
 
     http = access.http if access is not None else None

@@ -24,7 +24,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from gatespec.access import LOCAL, Identity
-from gatespec.access.tokens import IdentityToken
+from gatespec.access.bearer import IdentityToken
 from gatespec.observe.calls import CallLog
 from gatespec.observe.status import status_document
 

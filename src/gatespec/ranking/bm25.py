@@ -6,8 +6,8 @@ length normalisation and tf saturation), so a query only touches the postings of
 terms. The postings live in two flat numpy arrays (document positions and weights, one slice
 per term): a query adds each of its terms' slices into one dense score vector, with no Python
 loop over documents, and the index of a large catalog is a few compact arrays rather than
-millions of Python objects. numpy is imported on first use: the gateway imports this module
-at start-up and builds an index only when it is first browsed.
+millions of Python objects. numpy is imported on first use: a Ranker builds its index only
+when it ranks its first query.
 """
 
 from __future__ import annotations

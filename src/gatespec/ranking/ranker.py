@@ -1,7 +1,9 @@
 """The ranker behind tool_browse(query) and the search profile: BM25F fused with a sentence
 embedding model (gatespec.ranking.fusion says how).
 
-Built once per catalog snapshot. The lexical index is ready at once. The semantic half costs
+Built once per catalog snapshot. The lexical index is built on the first query (it brings
+numpy, ~8-16 MiB resident: a catalog only browsed by path, or listed by the transparent
+profile, never needs it) and is ready at once. The semantic half costs
 memory (the model: ~130 MB) and time (loading it; encoding a new catalog), so nothing of it is
 loaded until a query asks for a ranking: the first query starts a worker thread that loads the
 model and builds the semantic index (gatespec.ranking.semantic), and queries are ranked
@@ -82,7 +84,7 @@ class Ranker:
         docs = list(docs)
         self.params = params
         self.docs = tuple(docs)
-        self.lexical = Bm25Index(docs)
+        self._lexical: Bm25Index | None = None  # built on the first query (`lexical`)
         # A restricted ranker (see restricted()): the ranker whose semantic half it shares,
         # and which of that ranker's rows are its documents.
         self._base: tuple[Ranker, list[int]] | None = None
@@ -104,7 +106,16 @@ class Ranker:
             _build(weakref.ref(self))
 
     def __len__(self) -> int:
-        return len(self.lexical)
+        return len(self.docs)
+
+    @property
+    def lexical(self) -> Bm25Index:
+        """The BM25F index, built on first use (once, whichever thread asks first)."""
+        if self._lexical is None:
+            with self._lock:
+                if self._lexical is None:
+                    self._lexical = Bm25Index(self.docs)
+        return self._lexical
 
     @functools.cached_property
     def _positions(self) -> dict[str, int]:

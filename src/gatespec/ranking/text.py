@@ -18,10 +18,10 @@ function is used for documents and queries so their terms line up.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
-
-import snowballstemmer
+from typing import Any
 
 __all__ = [
     "STOP_WORDS",
@@ -56,7 +56,13 @@ STOP_WORDS: frozenset[str] = frozenset(
 _VOWELS = frozenset("aeiouy")
 
 
-_SNOWBALL = snowballstemmer.stemmer("english")
+@functools.cache
+def _snowball() -> Any:
+    # Loaded on first use: the browse tree needs only `stem`, and a stdio serve that is
+    # browsed by path never builds the ranking index these tables (~3 MiB resident) serve.
+    import snowballstemmer
+
+    return snowballstemmer.stemmer("english")
 
 
 def index_stem(word: str) -> str:
@@ -64,7 +70,7 @@ def index_stem(word: str) -> str:
     letters only ("issues" -> "issu", "news" -> "news"); other words are returned unchanged."""
     if not (word.isascii() and word.isalpha()):
         return word
-    stemmed: str = _SNOWBALL.stemWord(word)
+    stemmed: str = _snowball().stemWord(word)
     return stemmed
 
 

@@ -29,7 +29,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from gatespec.access.tokens import IdentityToken
+from gatespec.access.bearer import IdentityToken
 from gatespec.config import SessionBounds
 from gatespec.server._sdk import close_session, open_sessions
 

@@ -29,7 +29,7 @@ from mcp.server.context import ServerRequestContext
 from starlette.requests import Request
 
 from gatespec.access import Identity
-from gatespec.access.tokens import IdentityToken
+from gatespec.access.bearer import IdentityToken
 from gatespec.server._sdk import connection_of
 
 SESSIONLESS_KEY: Final = "http:sessionless"

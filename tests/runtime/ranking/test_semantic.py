@@ -122,7 +122,7 @@ def test_nothing_heavy_loads_before_a_query_ranking() -> None:
     status, idle, by_path, after_query, ranker_status = json.loads(run.stdout)
     assert status.startswith("hybrid ranking available") and "first query" in status
     assert idle == []
-    assert by_path == ["numpy"]  # the lexical index of a non-empty catalog; no model
+    assert by_path == []  # no lexical index (numpy) nor model until the first query
     assert after_query == ["numpy", "onnxruntime", "tokenizers"]
     assert ranker_status.startswith("hybrid ranking: BM25")
 
