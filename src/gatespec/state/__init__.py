@@ -3,6 +3,7 @@ every replica (gatespec.state.base says what is shared and how)."""
 
 from __future__ import annotations
 
+from gatespec.artifacts import ArtifactStore
 from gatespec.state.base import (
     ArtifactBackend,
     ArtifactWriter,
@@ -28,8 +29,12 @@ __all__ = [
 
 def open_state(config: StateConfig | None) -> StateBackend:
     """The backend `config` names (memory when there is none)."""
-    if config is None or config.backend == "memory":
+    if config is None:
         return MemoryState()
+    if config.backend == "memory":
+        return MemoryState(
+            ArtifactStore(config.total_bytes, config.max_artifacts, config.share_bytes)
+        )
     from gatespec.state.redis_backend import RedisState  # redis-py only when it is used
 
     return RedisState(config)

@@ -27,6 +27,9 @@ max_total_bytes     the bytes of artifacts the gateway keeps in the store, all i
 max_share_bytes     the most one identity holds (default: max_total_bytes); its own oldest
                     artifacts make room for its new ones. Give the server a maxmemory above
                     max_total_bytes, so that it never evicts on its own.
+max_artifacts       how many artifacts the store keeps, all identities together (default
+                    4096); past it, the identity holding the most artifacts gives way first
+The three bounds hold for both backends; unset, memory keeps 64 MiB and redis 256 MiB in all.
 """
 
 from __future__ import annotations
@@ -36,6 +39,8 @@ from pathlib import Path
 from typing import Any, Final, Literal
 from urllib.parse import urlsplit, urlunsplit
 
+from gatespec.artifacts import DEFAULT_MAX_ARTIFACTS
+from gatespec.artifacts import DEFAULT_MAX_TOTAL_BYTES as MEMORY_MAX_TOTAL_BYTES
 from gatespec.config_reader import Reader, suggest
 
 __all__ = ["StateConfig", "StateTls", "parse_state"]
@@ -46,6 +51,8 @@ DEFAULT_TTL: Final = 3600.0
 DEFAULT_PREFIX: Final = "gatespec:"
 DEFAULT_MAX_ARTIFACT_BYTES: Final = 16 * 1024 * 1024
 DEFAULT_TIMEOUT: Final = 1.0
+# What all identities' artifacts may hold together in Redis (the memory backend's own default
+# is gatespec.artifacts.DEFAULT_MAX_TOTAL_BYTES: one process's memory).
 DEFAULT_MAX_TOTAL_BYTES: Final = 256 * 1024 * 1024
 _KEYS: Final = frozenset(
     {
@@ -60,6 +67,7 @@ _KEYS: Final = frozenset(
         "tls",
         "max_total_bytes",
         "max_share_bytes",
+        "max_artifacts",
     }
 )
 _TLS_KEYS: Final = frozenset({"ca_file", "cert_file", "key_file"})
@@ -85,14 +93,22 @@ class StateConfig:
     username: str | None = None
     password: str | None = None
     tls: StateTls | None = None
-    max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES
-    max_share_bytes: int | None = None  # None: max_total_bytes
+    max_total_bytes: int | None = None  # None: the backend's default (total_bytes)
+    max_share_bytes: int | None = None  # None: the total
+    max_artifacts: int = DEFAULT_MAX_ARTIFACTS
+
+    @property
+    def total_bytes(self) -> int:
+        """What all identities' artifacts may hold together in this backend."""
+        if self.max_total_bytes is not None:
+            return self.max_total_bytes
+        return DEFAULT_MAX_TOTAL_BYTES if self.backend == "redis" else MEMORY_MAX_TOTAL_BYTES
 
     @property
     def share_bytes(self) -> int:
         """What one identity may hold (never more than the whole)."""
-        share = self.max_total_bytes if self.max_share_bytes is None else self.max_share_bytes
-        return min(share, self.max_total_bytes)
+        share = self.total_bytes if self.max_share_bytes is None else self.max_share_bytes
+        return min(share, self.total_bytes)
 
     @property
     def url_shown(self) -> str:
@@ -148,13 +164,13 @@ def parse_state(raw: Any, reader: Reader) -> StateConfig:
         if url is None or urlsplit(url).scheme != "rediss":
             raise reader.error(f"{at}.tls", "only a rediss:// url (TLS) takes tls settings")
         tls = _parse_tls(raw["tls"], f"{at}.tls", reader)
-    total = _bytes(raw, "max_total_bytes", defaults.max_total_bytes, at, reader)
+    total = _positive(raw, "max_total_bytes", None, at, reader)
     return StateConfig(
         backend=backend,  # type: ignore[arg-type]  # checked against BACKENDS
         url=url,
         ttl=ttl,
         prefix=prefix,
-        max_artifact_bytes=_bytes(
+        max_artifact_bytes=_positive(
             raw, "max_artifact_bytes", defaults.max_artifact_bytes, at, reader
         ),
         timeout=timeout,
@@ -162,12 +178,17 @@ def parse_state(raw: Any, reader: Reader) -> StateConfig:
         password=password,
         tls=tls,
         max_total_bytes=total,
-        max_share_bytes=_bytes(raw, "max_share_bytes", None, at, reader),
+        max_share_bytes=_positive(raw, "max_share_bytes", None, at, reader),
+        max_artifacts=_positive(
+            raw, "max_artifacts", defaults.max_artifacts, at, reader, "artifacts"
+        ),
     )
 
 
-def _bytes(raw: dict[str, Any], key: str, default: Any, at: str, reader: Reader) -> Any:
-    """A positive number of bytes (a string from ${VAR} is read as one), or `default`."""
+def _positive(
+    raw: dict[str, Any], key: str, default: Any, at: str, reader: Reader, what: str = "bytes"
+) -> Any:
+    """A positive whole number (a string from ${VAR} is read as one), or `default`."""
     if key not in raw:
         return default
     value = raw[key]
@@ -175,7 +196,7 @@ def _bytes(raw: dict[str, Any], key: str, default: Any, at: str, reader: Reader)
         value = reader.string(value, f"{at}.{key}").strip()
         value = int(value) if value.isdigit() else value
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise reader.error(f"{at}.{key}", f"expected a positive number of bytes, got {value!r}")
+        raise reader.error(f"{at}.{key}", f"expected a positive number of {what}, got {value!r}")
     return value
 
 

@@ -15,7 +15,7 @@ __all__ = ["MemoryArtifacts", "MemorySeenCards", "MemoryState"]
 
 class MemoryArtifacts:
     def __init__(self, store: ArtifactStore | None = None) -> None:
-        self.store = store or ArtifactStore()
+        self.store = store if store is not None else ArtifactStore()  # an empty store is falsy
 
     def writer(self) -> ArtifactWriter:
         return self.store  # writes through: nothing to flush
@@ -29,7 +29,7 @@ class MemoryArtifacts:
 
 class MemorySeenCards:
     def __init__(self, store: SeenCardStore | None = None) -> None:
-        self.store = store or SeenCardStore()
+        self.store = store if store is not None else SeenCardStore()
 
     async def load(self, scope: str, ids: Sequence[str]) -> SeenCards:
         return self.store.get(scope)  # the live session: arranging it is saving it

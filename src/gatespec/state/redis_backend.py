@@ -133,7 +133,12 @@ class RedisArtifacts:
         self.max_artifact_bytes = min(config.max_artifact_bytes, config.share_bytes)
         self._view = client.register_script(_VIEW_LUA)
         self.shares = RedisShares(
-            client, self.prefix, self.ttl_ms, config.share_bytes, config.max_total_bytes
+            client,
+            self.prefix,
+            self.ttl_ms,
+            config.share_bytes,
+            config.total_bytes,
+            config.max_artifacts,
         )
 
     def writer(self) -> ArtifactWriter:
@@ -199,7 +204,8 @@ class RedisArtifacts:
             raise view_error(
                 f"artifact {handle} was evicted to keep this identity's artifacts within "
                 f"{self.shares.max_share_bytes} bytes (and the store within "
-                f"{self.shares.max_total_bytes}); run the tool again to get a new one",
+                f"{self.shares.max_total_bytes} bytes and {self.shares.max_artifacts} "
+                "artifacts); run the tool again to get a new one",
                 handle,
             )
         if len(reply) < 2:

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from gatespec.artifacts import ArtifactStore
 from gatespec.config import ConfigError, load_config, parse_config
 from gatespec.state import MemoryState, StateConfig, open_state
 from gatespec.state.redis_backend import RedisState
@@ -23,6 +24,20 @@ def test_defaults_keep_state_in_this_process() -> None:
     assert default.state is None and default.drain_timeout == 10.0
     assert isinstance(open_state(default.state), MemoryState)
     assert isinstance(open_state(options({"state": {"backend": "memory"}}).state), MemoryState)
+
+
+def test_the_memory_backend_keeps_the_bounds_the_block_sets() -> None:
+    """The artifact bounds hold in memory as in Redis (they were read, then ignored)."""
+    state = options(
+        {"state": {"max_total_bytes": 5000, "max_share_bytes": 2000, "max_artifacts": 7}}
+    ).state
+    store = open_state(state).artifacts.store  # type: ignore[attr-defined]
+    assert (store.max_total_bytes, store.max_share_bytes, store.max_artifacts) == (5000, 2000, 7)
+    for _ in range(9):
+        store.put(b"x", "text/plain", "one byte")
+    assert len(store) == 7
+    unset = open_state(options({"state": {"backend": "memory"}}).state)
+    assert unset.artifacts.store.max_total_bytes == ArtifactStore().max_total_bytes  # type: ignore[attr-defined]
 
 
 @pytest.mark.anyio
@@ -63,6 +78,7 @@ async def test_a_redis_block_with_its_password_from_the_environment() -> None:
         ({"backend": "redis", "url": "redis://x", "max_artifact_bytes": 1.5},
          "gateway.state.max_artifact_bytes", "positive number of bytes"),
         ({"backend": "redis", "url": "redis://x", "prefix": ""}, "gateway.state.prefix", "empty"),
+        ({"max_artifacts": 0}, "gateway.state.max_artifacts", "positive number of artifacts"),
         ({"backend": "redis", "url": "redis://x", "urls": []}, "gateway.state.urls", "unknown key"),
         ("redis://x", "gateway.state", "expected an object"),
     ],

@@ -105,3 +105,20 @@ async def test_the_accounting_keeps_the_store_within_its_total(pair: Any, valkey
         live = [k for k in client.keys("gatespec:art:*") if not client.hget(k, "evicted")]
     assert sum(held.values()) <= 1000
     assert len(live) == len(blobs) == sum(held.values()) // 150
+
+
+async def test_the_count_bound_evicts_from_the_identity_holding_the_most(valkey: Valkey) -> None:
+    """max_artifacts holds on the shared store as in memory: past it, the identity holding the
+    most artifacts gives way (its oldest first); bytes are far from their bound here."""
+    a, b = await replicas(valkey, max_total_bytes=1_000_000, max_artifacts=4)
+    try:
+        bobs = await store(a, b"bob", BOB)
+        alices = [await store((a, b)[i % 2], bytes([65 + i]) * 10, ALICE) for i in range(6)]
+        assert await readable(b, bobs, BOB) is True  # Bob holds 1 of the 4 throughout
+        kept = [await readable(a, h, ALICE) is True for h in alices]
+        assert kept == [False] * 3 + [True] * 3
+        said = await readable(b, alices[0], ALICE)
+        assert isinstance(said, str) and "4 artifacts" in said
+    finally:
+        await a.aclose()
+        await b.aclose()
