@@ -271,16 +271,16 @@ def route_first_server() -> None:
 
 def prompts_unnamespaced() -> None:
     """Prompts are listed under their upstream names."""
-    from gatespec.profiles.aggregate import naming, runtime
+    from gatespec.profiles.aggregate import broadcast, naming
 
     real = naming.offer
 
-    def offer(kind: Any, server: str, entries: Any) -> Any:
+    def offer(kind: Any, server: str, entries: Any, *rest: Any) -> Any:
         if kind.method == "prompts/list":
             return naming.Offered([dict(e) for e in entries], [])
-        return real(kind, server, entries)
+        return real(kind, server, entries, *rest)
 
-    runtime.offer = offer
+    broadcast.offer = offer  # where the merged lists are built
 
 
 def first_page_only() -> None:
@@ -364,8 +364,8 @@ def read_uri_upstream() -> None:
 
     real = naming.namespace_answer
 
-    def namespace_answer(method: str, server: str, result: Any) -> Any:
-        return result if method == "resources/read" else real(method, server, result)
+    def namespace_answer(method: str, server: str, result: Any, *rest: Any) -> Any:
+        return result if method == "resources/read" else real(method, server, result, *rest)
 
     runtime.namespace_answer = namespace_answer
 
