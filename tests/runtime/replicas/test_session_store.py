@@ -25,7 +25,7 @@ from gatespec.replicas.registry import (
 )
 from gatespec.state import StateConfig
 from gatespec.state.redis_backend import RedisState
-from tests.fixtures.valkey_server import Valkey, free_port
+from tests.fixtures.valkey_server import Valkey, free_port, two_replicas
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 
@@ -35,13 +35,8 @@ BOB = owner_key({"client_id": "bob", "issuer": None, "subject": None})
 
 @pytest.fixture
 async def replicas(valkey: Valkey) -> AsyncIterator[tuple[RedisState, RedisState]]:
-    config = StateConfig(backend="redis", url=valkey.url, ttl=30)
-    a, b = RedisState(config), RedisState(config)
-    try:
-        yield a, b
-    finally:
-        await a.aclose()
-        await b.aclose()
+    async with two_replicas(valkey, ttl=30) as pair:
+        yield pair
 
 
 def registries(replicas: tuple[RedisState, RedisState]) -> tuple[SessionRegistry, SessionRegistry]:

@@ -17,20 +17,15 @@ from gatespec.state import StateConfig, StateUnavailable
 from gatespec.state.effects import stable_browse
 from gatespec.state.redis_backend import RedisState
 from gatespec_surface.errors import ErrorCode, GatewayError
-from tests.fixtures.valkey_server import Valkey
+from tests.fixtures.valkey_server import Valkey, two_replicas
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 
 
 @pytest.fixture
 async def replicas(valkey: Valkey) -> AsyncIterator[tuple[RedisState, RedisState]]:
-    config = StateConfig(backend="redis", url=valkey.url, ttl=30, max_artifact_bytes=1000)
-    a, b = RedisState(config), RedisState(config)
-    try:
-        yield a, b
-    finally:
-        await a.aclose()
-        await b.aclose()
+    async with two_replicas(valkey, ttl=30, max_artifact_bytes=1000) as pair:
+        yield pair
 
 
 async def store(
