@@ -439,20 +439,30 @@ def startup_section(st: dict[str, Any]) -> list[str]:
             "in the aggregate profile (the gateway profile lists its meta-tools only). The floor "
             "beside it: the three upstreams spawned at once with no proxy, "
             f"{_spread(together, 'median')} s ({three['together_vs_slowest']['median']}× the "
-            "slowest alone: their start-ups share the same cores).",
+            "slowest alone: their start-ups share the same cores)"
+            + (
+                "; with an empty server on gatespec's SDK spawned beside them (no proxy on this "
+                f"SDK starts faster), {_spread(three['together_sdk_s'], 'median')} s "
+                f"({three['together_sdk_vs_slowest']['median']}× the slowest alone)."
+                if "together_sdk_s" in three
+                else "."
+            ),
             "",
             "| proxy | first tools/list holds | whole catalog s | ÷ slowest alone | "
-            "÷ three together, no proxy |",
-            "|---|---|---|---|---|",
+            "÷ three together, no proxy | ÷ three and an SDK server together |",
+            "|---|---|---|---|---|---|",
         ]
         for name, row in three["whole_catalog"].items():
             held = "/".join(str(n) for n in row["first_list_tools"])
             ratio = row["vs_slowest"]["median"]
+            with_sdk = row.get("vs_together_sdk")
+            sdk_cell = f"{_spread(with_sdk, 'median')}×" if with_sdk else "not measured"
             lines.append(
                 f"| {name} | {held} of {row['catalog_tools']} (per round) | "
                 f"{_spread(row['whole_catalog_s'], 'median')} | "
                 f"{_goal(ratio, goals['three_vs_slowest']) if 'gatespec' in name else f'{ratio}×'}"
-                f" | {_spread(row['vs_together'], 'median')}× |"
+                f" | {_spread(row['vs_together'], 'median')}× | "
+                f"{sdk_cell} |"
             )
     if "gatespec_rss_with_model_mib" in three:
         lines += [

@@ -10,7 +10,9 @@ to how long its slowest upstream alone takes, and what the proxy holds in memory
    aggregate profile, whose tools/list is the namespaced union of the upstreams' (as
    FastMCP's proxy's is), polled until it holds every upstream tool; the bench reports how
    many the first list held. The floor beside them: the three upstreams spawned at once, no
-   proxy, until each has listed (their start-ups contend for the same cores).
+   proxy, until each has listed (their start-ups contend for the same cores); and the same with
+   an empty server on gatespec's SDK spawned beside them (bench/floor_proxy.py with no
+   upstream, also measured alone): the start-up no proxy on this SDK can go below.
 2. A 10,000-tool upstream (bench/many_tools_server.py, a real MCP server process): its own
    start; gatespec's spawn -> first tools/list, idle RSS, then tool_browse(query) over MCP (the
    first browse builds the cards, index and tree: reported apart) and RSS after browsing,
@@ -67,6 +69,7 @@ GOALS = {
     "first_browse_vs_upstream": 1.2,
     "cards_index_tree_s": 1.0,
 }
+SDK_FLOOR = "sdk_server_no_upstream"  # bench/floor_proxy.py with no upstream: see three_upstreams
 MODEL_QUERY = "what time is it in Tokyo"
 WHOLE_POLL_S = 0.02  # tools/list polling until a proxy's list holds every upstream's tools
 WHOLE_LIMIT_S = 60.0
@@ -183,6 +186,9 @@ async def three_upstreams(rounds: int, tmp: Path, log: Any) -> dict[str, Any]:
     proxies = {
         "gatespec": [*serve, "gateway"],
         "fastmcp": [PYTHON, str(BENCH / "fastmcp_proxy.py"), "--config", str(config)],
+        # The floor of any server on gatespec's SDK: no upstream, an empty tools/list. Its start
+        # is the interpreter and the SDK's imports, which no proxy on this SDK can skip.
+        SDK_FLOOR: [PYTHON, str(BENCH / "floor_proxy.py")],
     }
     # The profile whose tools/list is the whole namespaced catalog (FastMCP's proxy lists the
     # same): time to the whole catalog, and what the first tools/list holds.
@@ -198,7 +204,7 @@ async def three_upstreams(rounds: int, tmp: Path, log: Any) -> dict[str, Any]:
     runs: list[tuple[str, str, list[str]]] = [
         ("own", name, argv) for name, argv in upstreams.items()
     ]
-    runs += [("together", "together", [])]
+    runs += [("together", "together", []), ("together", "together_sdk", [])]
     runs += [("proxy", name, argv) for name, argv in proxies.items()]
     runs += [("whole", name, argv) for name, argv in whole_lists.items()]
     for r in range(rounds):
@@ -215,7 +221,9 @@ async def three_upstreams(rounds: int, tmp: Path, log: Any) -> dict[str, Any]:
                 )
                 continue
             if kind == "together":
-                elapsed = await _together(upstreams)
+                # together_sdk: the three plus an empty server on gatespec's SDK, all at once.
+                floor = {SDK_FLOOR: proxies[SDK_FLOOR]} if name == "together_sdk" else {}
+                elapsed = await _together({**upstreams, **floor})
                 starts.setdefault(name, []).append(elapsed)
                 print(f"round {r + 1}/{rounds} {name}: {elapsed:.2f} s", file=log, flush=True)
                 continue
@@ -243,6 +251,10 @@ async def three_upstreams(rounds: int, tmp: Path, log: Any) -> dict[str, Any]:
         # start-ups contend: no proxy can bring the whole catalog in before this.
         "together_no_proxy_s": _spread(starts["together"]),
         "together_vs_slowest": vs_slowest(starts["together"]),
+        # ... and with an empty server on gatespec's SDK starting beside them: the floor of
+        # any proxy on this SDK that starts its upstreams as it starts itself.
+        "together_sdk_s": _spread(starts["together_sdk"]),
+        "together_sdk_vs_slowest": vs_slowest(starts["together_sdk"]),
         "proxies": {
             name: {
                 "first_list_s": _spread(starts[name]),
@@ -260,6 +272,13 @@ async def three_upstreams(rounds: int, tmp: Path, log: Any) -> dict[str, Any]:
                 "vs_slowest": vs_slowest(w["whole_catalog_s"]),
                 "vs_together": _spread(
                     [a / b for a, b in zip(w["whole_catalog_s"], starts["together"], strict=True)],
+                    2,
+                ),
+                "vs_together_sdk": _spread(
+                    [
+                        a / b
+                        for a, b in zip(w["whole_catalog_s"], starts["together_sdk"], strict=True)
+                    ],
                     2,
                 ),
             }
