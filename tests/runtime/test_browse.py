@@ -202,13 +202,13 @@ def test_walk_the_whole_tree(browser: Browser) -> None:
     assert visited | leaves == node_paths(browser)  # the tree has no unlisted node
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(strategies.invalid("path"))
 def test_every_invalid_path_is_path_invalid(browser: Browser, path: str) -> None:
     assert error_code(lambda: browser.browse(path=path)) is ErrorCode.PATH_INVALID
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(strategies.valid("path"))
 def test_valid_paths_answer_or_name_the_nearest_node(browser: Browser, path: str) -> None:
     try:

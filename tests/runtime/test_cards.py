@@ -138,7 +138,7 @@ def test_internal_cards() -> None:
     assert card_tokens(card) <= CARD_TARGET_TOKENS
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(strategies.valid_choice_card())
 def test_generated_cards_fit_or_raise(card: dict[str, Any]) -> None:
     base = {k: v for k, v in card.items() if k != "score"}
@@ -163,7 +163,7 @@ def test_with_score_copies() -> None:
     assert "score" not in with_score(scored, None)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(
     st.lists(
         st.tuples(strategies.valid("tool_id"), st.one_of(st.none(), st.sampled_from([0.5, 1.0]))),

@@ -199,7 +199,7 @@ def small() -> Catalog:
     return Catalog.build({"github": [tool("create_issue", description="Create.\nAn issue.")]})
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(strategies.valid("tool_id"))
 def test_unknown_well_formed_ids_are_tool_not_found(small: Catalog, tool_id: str) -> None:
     if tool_id in small or tool_id == "github:create_issue":  # the one bare id that resolves
@@ -209,7 +209,7 @@ def test_unknown_well_formed_ids_are_tool_not_found(small: Catalog, tool_id: str
     assert err.value.code is ErrorCode.TOOL_NOT_FOUND
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(strategies.valid("wire_name"))
 def test_unknown_wire_names_are_tool_not_found(small: Catalog, wire: str) -> None:
     if wire == small.wire_name(small.items()[0].id):
@@ -219,7 +219,7 @@ def test_unknown_wire_names_are_tool_not_found(small: Catalog, wire: str) -> Non
     assert err.value.code is ErrorCode.TOOL_NOT_FOUND
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(strategies.invalid("tool_id"))
 def test_malformed_names_are_args_invalid(small: Catalog, value: str) -> None:
     if is_wire_name(value):

@@ -451,7 +451,7 @@ PARTS = st.one_of(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(
     content=st.lists(PARTS, max_size=6) | JSON,
     structured=st.none() | st.dictionaries(ANY_TEXT, JSON, max_size=40) | JSON,

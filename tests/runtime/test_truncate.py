@@ -123,7 +123,7 @@ _PIECES = [
 ]  # fmt: skip
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(st.lists(st.sampled_from(_PIECES), max_size=50).map("".join), st.integers(-1, 30))
 def test_matches_the_brute_force_reference(text: str, budget: int) -> None:
     out = truncate_description(text, budget)
@@ -131,7 +131,7 @@ def test_matches_the_brute_force_reference(text: str, budget: int) -> None:
     assert count_tokens(out) <= max(budget, 0)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(st.text(max_size=400), st.integers(1, 80))
 def test_result_always_fits_and_is_one_line(text: str, budget: int) -> None:
     out = truncate_description(text, budget)

@@ -508,7 +508,7 @@ def args_for(draw: st.DrawFn, example: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize(("tool_id", "schema", "draft", "example"), REAL_SCHEMAS)
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=120)
 @given(data=st.data())
 def test_args_invalid_exactly_when_jsonschema_says_invalid(
     tool_id: str, schema: dict[str, Any], draft: type[Any], example: dict[str, Any], data: Any

@@ -435,7 +435,7 @@ def answers(rt: Any, identity: Identity) -> list[Any]:
     return out
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_a_restricted_identity_sees_exactly_a_gateway_of_its_visible_tools(data: Any) -> None:
     catalog = data.draw(catalogs())
@@ -461,7 +461,7 @@ def test_a_restricted_identity_sees_exactly_a_gateway_of_its_visible_tools(data:
     assert rt.pool.calls == []
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(data=st.data())
 def test_no_notification_tells_of_a_hidden_change(data: Any) -> None:
     catalog = data.draw(catalogs())
