@@ -122,15 +122,6 @@ CASES = [
 # rest with `make test-slow` (CI runs both). A mutant caught at both levels runs its seed level
 # with `make test-slow` too: `make test` sees the same family catch it at the spec level.
 _FAST_AGGREGATE = {("route-first-server", "spec"), ("first-page-only", "spec")}
-# Mutants that no longer model a defect, each with why; strict, so a fixed mutant fails the
-# list. cancel-shielded shields UpstreamPool.call from the client's cancellation, yet the
-# fixture upstream still logs its request cancelled since this round's relay changes: the
-# cancellation reaches it by another path, which the mutant must defeat too before it proves
-# the cancellation family can fail again.
-_STALE_MUTANTS = {
-    ("cancel-shielded", "spec"): "the upstream's request is cancelled by a path the mutant "
-    "does not shield (found after the relay changes of issue 24; the mutant needs rewriting)"
-}
 RUNS = [
     pytest.param(
         m,
@@ -140,11 +131,6 @@ RUNS = [
             [pytest.mark.slow]
             if level == "seed"
             or (m.profile == "aggregate" and (m.name, level) not in _FAST_AGGREGATE)
-            else []
-        )
-        + (
-            [pytest.mark.xfail(strict=True, reason=_STALE_MUTANTS[(m.name, level)])]
-            if (m.name, level) in _STALE_MUTANTS
             else []
         ),
     )

@@ -311,18 +311,19 @@ def all_or_nothing() -> None:
 
 
 def cancel_shielded() -> None:
-    """An upstream call runs on when its client cancels."""
-    import anyio
+    """An upstream call runs on when its client cancels: a client's notifications/cancelled
+    only flags its request (the SDK dispatcher's "signal" mode, which nothing here reads)
+    instead of interrupting the handler, so the upstream is never told. (Shielding
+    UpstreamPool.call alone no longer models this: the call's own scopes end it.)"""
+    from mcp.shared import jsonrpc_dispatcher
 
-    from gatespec.upstream import pool
+    cls = jsonrpc_dispatcher.JSONRPCDispatcher
+    real = cls.__init__
 
-    real = pool.UpstreamPool.call
+    def init(self: Any, *args: Any, **kwargs: Any) -> None:
+        real(self, *args, **{**kwargs, "peer_cancel_mode": "signal"})
 
-    async def call(self: Any, *args: Any, **kwargs: Any) -> Any:
-        with anyio.CancelScope(shield=True):
-            return await real(self, *args, **kwargs)
-
-    pool.UpstreamPool.call = call
+    cls.__init__ = init
 
 
 def reload_silent() -> None:
