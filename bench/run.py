@@ -480,7 +480,7 @@ def startup_section(st: dict[str, Any]) -> list[str]:
         f"| gatespec start → first tools/list (s) | {_spread(big['gatespec_first_list_s'], 'median')} |",
         f"| ratio | {_goal(big['vs_upstream']['median'], goals['scale_vs_upstream'])} |",
         f"| gatespec idle RSS (MiB) | {_spread(big['idle_rss_mib'], 'median')} |",
-        f"| first tool_browse(query) over MCP: builds cards, index, tree (ms) | {_spread(big['first_browse_ms'], 'median')} |",
+        f"| first tool_browse(query) over MCP: admits the cards, builds the index (ms) | {_spread(big['first_browse_ms'], 'median')} |",
         *(
             [
                 "| (start → first tools/list + first query browse) ÷ upstream's own start | "
@@ -520,9 +520,11 @@ def startup_section(st: dict[str, Any]) -> list[str]:
         )
     lines += [
         "",
-        "In the gateway profile tools/list shows only meta-tools, so the cards, ranking index and "
-        "browse tree (and the token encoder, ~40 MB) are built by the first browse, hydrate or "
-        "execute; the transparent profile lists the cards and builds them before it answers. "
+        "In the gateway profile tools/list shows only meta-tools, so the cards' admission and the "
+        "catalog's snapshot (and the token encoder, ~40 MB) wait for the first browse, hydrate or "
+        "execute; the ranking index waits for the first query, the browse tree for the first "
+        "path browse, and each card is fitted (its tokens counted) when a browse first shows "
+        "it. The transparent profile lists every card, so its first tools/list fits them all. "
         "Stdio upstreams are started before gatespec imports the MCP SDK, so their start-up and "
         "the gateway's overlap.",
         "",

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import threading
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -30,6 +31,7 @@ from gatespec.cards import (
     build_cards,
     internal_card,
     order_cards,
+    restrict_cards,
     with_score,
 )
 from gatespec.catalog import Catalog, Item
@@ -100,9 +102,29 @@ def _count(n: int) -> str:
     return f"{n} tool" if n == 1 else f"{n} tools"
 
 
-@dataclass(frozen=True)
 class _Node:
-    cards: tuple[Card, ...]  # children in §2.5 order, or the leaf's single card
+    """A node's listing: its children in §2.5 order, or a leaf's single card. Tool cards are
+    looked up (and so fitted, gatespec.cards.LazyCards) when the node is first listed."""
+
+    __slots__ = ("_cards", "_ids", "_source")
+
+    def __init__(
+        self,
+        cards: Sequence[Card] | None = None,
+        *,
+        ids: Sequence[str] = (),
+        source: Mapping[str, Card] | None = None,
+    ) -> None:
+        self._cards = None if cards is None else tuple(order_cards(cards))
+        self._ids, self._source = tuple(ids), source
+
+    @property
+    def cards(self) -> tuple[Card, ...]:
+        if self._cards is None:
+            assert self._source is not None
+            # Idempotent: two threads listing it first build the same tuple.
+            self._cards = tuple(order_cards(self._source[i] for i in self._ids))
+        return self._cards
 
 
 def _clusters(items: Sequence[Item]) -> list[tuple[str, list[Item]]]:
@@ -180,12 +202,12 @@ class BrowseTree:
                 for seg, members in groups:
                     listing.append(internal_card(f"/{ns}/{seg}", seg, ns, self._summary(members)))
                     self._add_leaves((ns, seg), members, cards)
-                self._nodes[(ns,)] = _Node(tuple(order_cards(listing)))
+                self._nodes[(ns,)] = _Node(listing)
             else:  # small, or no shared words to group by: list the tools themselves
                 summary = self._summary(items)
                 self._add_leaves((ns,), items, cards)
             root.append(internal_card(f"/{ns}", ns, ns, summary))
-        self._nodes[()] = _Node(tuple(order_cards(root)))
+        self._nodes[()] = _Node(root)
 
     @staticmethod
     def _summary(items: Sequence[Item]) -> str:
@@ -205,9 +227,8 @@ class BrowseTree:
                     n += 1
             assert is_path_segment(slug), slug
             taken.add(slug)
-            key = (*parent, slug)
-            self._nodes[key] = _Node((cards[item.id],))
-        self._nodes[parent] = _Node(tuple(order_cards(cards[i.id] for i in items)))
+            self._nodes[(*parent, slug)] = _Node(ids=(item.id,), source=cards)
+        self._nodes[parent] = _Node(ids=[i.id for i in items], source=cards)
 
     def listing(self, path: object) -> tuple[Card, ...]:
         """The cards at `path` (PATH_INVALID / PATH_NOT_FOUND as the module says)."""
@@ -246,7 +267,9 @@ def build_ranker(catalog: Catalog, *, semantic: bool = True, background: bool = 
 
 class Browser:
     """tool_browse over one catalog snapshot: the cards, the ranker and the tree are built once
-    here and shared by every browse.
+    and shared by every browse. Each is built when first needed: a card when a browse shows it
+    (gatespec.cards.LazyCards), the lexical index on the first query, the tree on the first
+    path browse (or the first query nothing matches).
 
     The ranker (gatespec.ranking.Ranker) is hybrid when the embedding model is available,
     from the first query on (the model loads then, on a worker thread; queries are ranked
@@ -269,15 +292,24 @@ class Browser:
             if ranker is not None
             else build_ranker(catalog, semantic=semantic, background=background)
         )
-        self.tree = BrowseTree(catalog, self.cards)
+        self._tree: BrowseTree | None = None
+        self._tree_lock = threading.Lock()
+
+    @property
+    def tree(self) -> BrowseTree:
+        """The path tree, built on first use (once, whichever thread asks first)."""
+        if self._tree is None:
+            with self._tree_lock:
+                if self._tree is None:
+                    self._tree = BrowseTree(self.catalog, self.cards)
+        return self._tree
 
     def restricted_to(self, catalog: Catalog) -> Browser:
         """The browser of `catalog`, a subset of this one's: the same cards and embeddings,
         its own tree and lexical statistics (what a gateway fronting only those tools would
         build, AM-ACCESS-NO-LEAK)."""
         ids = {item.id for item in catalog.items()}
-        cards = {tool_id: card for tool_id, card in self.cards.items() if tool_id in ids}
-        return Browser(catalog, cards, ranker=self.ranker.restricted(ids))
+        return Browser(catalog, restrict_cards(self.cards, ids), ranker=self.ranker.restricted(ids))
 
     def browse(
         self,

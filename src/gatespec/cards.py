@@ -4,11 +4,15 @@ A card's budget is counted on render.render_card(card), the line the client rece
 (AM-BUDGET-TEXT). Only the description is shortened to meet the per-card target (§2.3); a card
 that is still over the hard cap after that raises CatalogError. The JSON form (a dict) is what
 the structured browse result carries; `score` is added per browse with `with_score`.
+
+A catalog's cards (admit_cards) are fitted when first asked for: fitting counts tokens a few
+times per card, and a first query browse of 10,000 tools shows ten of them. Which tools are
+admitted is still decided at once, exactly (see admit_cards).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, Final
 
@@ -34,6 +38,7 @@ __all__ = [
     "CARD_NAME_MAX_CHARS",
     "CARD_TAGS_MAX",
     "Card",
+    "LazyCards",
     "browse_text",
     "build_card",
     "build_cards",
@@ -41,6 +46,7 @@ __all__ = [
     "fit_card",
     "internal_card",
     "order_cards",
+    "restrict_cards",
     "with_score",
 ]
 
@@ -116,8 +122,13 @@ def fit_card(card: Card, description: str) -> Card:
 
 def build_card(item: Item) -> Card:
     """The card of one catalog item, without a score (§2.1; schemas never appear)."""
+    return fit_card(_bare_card(item), _without_banned(item.description))
+
+
+def _bare_card(item: Item) -> Card:
+    """The card of `item` with an empty description: every field but the one fit_card sets."""
     props = item.input_schema.get("properties")
-    card: Card = {
+    return {
         "id": item.id,
         "name": _short_name(item.name),
         "description": "",
@@ -128,7 +139,18 @@ def build_card(item: Item) -> Card:
         "cost_hint": item.cost_hint,
         "side_effects": item.side_effects,
     }
-    return fit_card(card, _without_banned(item.description))
+
+
+def _within_cap(bare: Card) -> bool:
+    """Can fit_card never raise for this card, whatever its description? fit_card ends with
+    the line within the target (<= the hard cap) or with the description emptied, so only the
+    bare line can be over the cap; and a cl100k token is at least one UTF-8 byte, so a line of
+    at most CARD_HARD_CAP_TOKENS bytes needs no count."""
+    line = render_card(bare)
+    return (
+        len(line.encode("utf-8")) <= CARD_HARD_CAP_TOKENS
+        or count_tokens(line) <= CARD_HARD_CAP_TOKENS
+    )
 
 
 def _without_banned(description: str) -> str:
@@ -155,26 +177,81 @@ def internal_card(path: str, name: str, namespace: str, description: str) -> Car
     return fit_card(card, description)
 
 
-def admit_cards(catalog: Catalog) -> tuple[Catalog, Mapping[str, Card]]:
-    """Cards for every item; an item whose card cannot fit the hard cap raises CatalogError in
-    build_card (§2.3) and is then excluded with that reason instead of failing the whole build
-    (AM-CARD-OVER-CAP). Returns the catalog that was admitted and its cards."""
-    cards: dict[str, Card] = {}
+class LazyCards(Mapping[str, Card]):
+    """tool_id -> card of the admitted tools, in catalog order, each card fitted on first
+    access and kept: the card build_card gives, whenever and from whichever thread it is
+    first asked for (two threads asking at once may both fit it; one result is kept).
+    Read-only; take copies with `with_score` before handing cards out."""
+
+    __slots__ = ("_ids", "_pending", "_built")
+
+    def __init__(
+        self,
+        ids: Iterable[str],
+        pending: Mapping[str, tuple[Card, str]],
+        built: dict[str, Card],
+    ) -> None:
+        self._ids = dict.fromkeys(ids)  # ordered, with O(1) membership
+        self._pending = pending  # tool_id -> (bare card, upstream description), not fitted
+        self._built = built  # tool_id -> fitted card (shared with restricted views)
+
+    def __getitem__(self, tool_id: str) -> Card:
+        if tool_id not in self._ids:
+            raise KeyError(tool_id)
+        card = self._built.get(tool_id)
+        if card is None:
+            bare, description = self._pending[tool_id]
+            card = self._built.setdefault(tool_id, fit_card(bare, _without_banned(description)))
+        return card
+
+    def __contains__(self, tool_id: object) -> bool:
+        return tool_id in self._ids
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._ids)
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def restricted(self, ids: Collection[str]) -> LazyCards:
+        """The cards of `ids` only (in this mapping's order), sharing what is fitted."""
+        return LazyCards((i for i in self._ids if i in ids), self._pending, self._built)
+
+
+def admit_cards(catalog: Catalog) -> tuple[Catalog, LazyCards]:
+    """The admitted catalog and its cards (fitted lazily, LazyCards). An item whose card cannot
+    fit the hard cap raises CatalogError in build_card (§2.3) and is excluded with that reason
+    instead of failing the whole build (AM-CARD-OVER-CAP). Admission is exact without fitting
+    most cards: a card whose bare line is within the cap cannot raise (_within_cap); any other
+    is built now, and dropped if it raises."""
+    pending: dict[str, tuple[Card, str]] = {}
+    built: dict[str, Card] = {}
     dropped: dict[str, str] = {}
     for item in catalog.items():
+        bare = _bare_card(item)
+        if _within_cap(bare):
+            pending[item.id] = (bare, item.description)
+            continue
         try:
-            cards[item.id] = build_card(item)
+            built[item.id] = fit_card(bare, _without_banned(item.description))
         except CatalogError as exc:
             dropped[item.id] = exc.message
     if dropped:
         catalog = catalog.without(dropped)
-    return catalog, MappingProxyType(cards)
+    return catalog, LazyCards((item.id for item in catalog.items()), pending, built)
 
 
 def build_cards(catalog: Catalog) -> Mapping[str, Card]:
     """tool_id -> card for every item, built once per catalog snapshot (read-only view; take
     copies with `with_score` before handing cards out)."""
     return MappingProxyType({item.id: build_card(item) for item in catalog.items()})
+
+
+def restrict_cards(cards: Mapping[str, Card], ids: Collection[str]) -> Mapping[str, Card]:
+    """The cards of `ids` only; lazy cards stay lazy (what is fitted is shared)."""
+    if isinstance(cards, LazyCards):
+        return cards.restricted(ids)
+    return MappingProxyType({tool_id: card for tool_id, card in cards.items() if tool_id in ids})
 
 
 def with_score(card: Mapping[str, Any], score: float | None) -> Card:
