@@ -296,6 +296,10 @@ class Browser:
         self._tree_lock = threading.Lock()
 
     @property
+    def tree_built(self) -> bool:
+        return self._tree is not None
+
+    @property
     def tree(self) -> BrowseTree:
         """The path tree, built on first use (once, whichever thread asks first)."""
         if self._tree is None:
