@@ -207,3 +207,18 @@ def test_a_ranker_changes_only_the_scores_of_tools_in_memory(
             assert after[unseen] == before[unseen]
     finally:
         reset_encoder()
+
+
+def test_rank_no_memory_switches_it_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gatespec import cli
+
+    monkeypatch.setenv("GATESPEC_SEMANTIC", "off")  # the switch is what is under test
+    monkeypatch.setenv(memory.OFF_ENV, "on")  # recorded, so the command's "off" is undone after
+    (tmp_path / "c.json").write_text(
+        '[{"server": "git", "name": "git_log", "description": "Logs"}]'
+    )
+    (tmp_path / "q.json").write_text('[{"id": "a", "query": "logs"}]')
+    argv = ["rank", "--catalog", str(tmp_path / "c.json"), "--queries", str(tmp_path / "q.json")]
+    assert not memory.switched_off()
+    assert cli.main([*argv, "--out", str(tmp_path / "o.json"), "--no-memory"]) == 0
+    assert memory.switched_off()
