@@ -176,8 +176,12 @@ class ToolMemory:
         import numpy as np
 
         tools, rows = pairs
+        # Every prototype once (a few thousand rows), then picked: a catalog that repeats known
+        # tools would otherwise gather (copy) their rows on every query. einsum, not @: see
+        # SemanticIndex.similarities.
+        sims = np.einsum("rd,d->r", self.vectors, query.astype(np.float32))
         out = np.full(size, -np.inf)
-        np.maximum.at(out, tools, (self.vectors[rows] @ query).astype(np.float64))
+        np.maximum.at(out, tools, sims[rows].astype(np.float64))
         return out
 
     def recall(

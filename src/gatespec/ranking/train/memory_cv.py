@@ -46,11 +46,23 @@ from gatespec.ranking.train.data import (
 )
 from gatespec.ranking.train.pipeline import summarise
 
-__all__ = ["CENTRES", "PROTOTYPES", "WEIGHTS", "MemoryEval", "MemorySet", "build", "encode_queries"]
+__all__ = [
+    "CENTRES",
+    "MIN_QUERIES",
+    "PROTOTYPES",
+    "WEIGHTS",
+    "MemoryEval",
+    "MemorySet",
+    "build",
+    "encode_queries",
+]
 
 CENTRES = (0.5, 0.6, 0.7, 0.8)
 WEIGHTS = (0.1, 0.2, 0.3, 0.5, 0.8)
 PROTOTYPES = (1, 4)
+# A tool is remembered only when at least this many dev queries ask for it (most BFCL functions
+# have one: a prototype of a single query raised known functions above unseen ones).
+MIN_QUERIES = (1, 5)
 
 
 def encode_queries(encoder: Any, texts: Sequence[str]) -> np.ndarray:
@@ -111,9 +123,10 @@ class MemorySet:
 
 
 def tool_queries(
-    prep: Mapping[str, MemorySet], picked: Mapping[str, Iterable[int]]
+    prep: Mapping[str, MemorySet], picked: Mapping[str, Iterable[int]], least: int = 1
 ) -> dict[str, list[np.ndarray]]:
-    """fingerprint -> the query vectors of the picked queries (per set) whose gold it is."""
+    """fingerprint -> the query vectors of the picked queries (per set) whose gold it is, for
+    the tools that at least `least` of them ask for."""
     out: dict[str, list[np.ndarray]] = {}
     for s, idx in picked.items():
         p = prep[s]
@@ -122,7 +135,7 @@ def tool_queries(
             for g in dict.fromkeys(p.queries[i]["gold"]):
                 if g in fp:
                     out.setdefault(fp[g], []).append(p.query_vectors[i])
-    return out
+    return {f: v for f, v in out.items() if len(v) >= least}
 
 
 Setting = tuple[float, float] | None  # (centre, weight); None: today's ranking
@@ -139,8 +152,8 @@ class MemoryEval:
     def idx(self, s: str, folds: Iterable[int]) -> np.ndarray:
         return np.flatnonzero(np.isin(self.splits[s], list(folds)))
 
-    def memory(self, picked: Mapping[str, Iterable[int]], k: int) -> ToolMemory:
-        return ToolMemory.build(tool_queries(self.prep, picked), k, 1.0, 0.0)
+    def memory(self, picked: Mapping[str, Iterable[int]], k: int, least: int) -> ToolMemory:
+        return ToolMemory.build(tool_queries(self.prep, picked, least), k, 1.0, 0.0)
 
     def base(self, s: str, i: int) -> tuple[np.ndarray, np.ndarray]:
         """Query i's fused scores and candidates under today's defaults (computed once)."""
@@ -174,16 +187,21 @@ class MemoryEval:
         return out
 
     def score(
-        self, train: Iterable[int], test: Iterable[int], k: int, settings: Sequence[Setting]
+        self,
+        train: Iterable[int],
+        test: Iterable[int],
+        k: int,
+        least: int,
+        settings: Sequence[Setting],
     ) -> dict[Setting, dict[str, np.ndarray]]:
         """Per setting, per set: metric rows of the `test` folds, memory from the `train` folds."""
         train, test = list(train), list(test)
-        memory = self.memory({s: self.idx(s, train) for s in SETS}, k)
+        memory = self.memory({s: self.idx(s, train) for s in SETS}, k, least)
         got = {s: self.rows(s, self.idx(s, test), memory, settings) for s in SETS}
         return {x: {s: got[s][x] for s in SETS} for x in settings}
 
     def by_tool(
-        self, folds: Iterable[int], k: int, settings: Sequence[Setting]
+        self, folds: Iterable[int], k: int, least: int, settings: Sequence[Setting]
     ) -> dict[Setting, dict[str, np.ndarray]]:
         """The by-server / by-tool split of the queries of `folds` (data.by_tool_folds), both
         halves pooled: memory from one half's queries, scored on the other's."""
@@ -196,7 +214,7 @@ class MemoryEval:
             for s in SETS:
                 train, test = by_tool_folds(s, [self.prep[s].queries[i] for i in pos[s]])[half]
                 picked[s], val[s] = pos[s][train], pos[s][test]
-            memory = self.memory(picked, k)
+            memory = self.memory(picked, k, least)
             for s in SETS:
                 for x, r in self.rows(s, val[s], memory, settings).items():
                     out[x][s].append(r)
@@ -204,36 +222,38 @@ class MemoryEval:
 
     def choose(self, folds: Sequence[int]) -> dict[str, Any]:
         """(centre, weight, prototypes) by CV over `folds` (each fold scored with the memory of
-        the others, rows pooled), among the settings that lose nothing on the by-server /
-        by-tool split of the same folds: no set's hit@5 or MCP coverage@5 lower than today's.
-        No memory (weight 0) when none of them beats today's CV objective."""
+        the others, rows pooled), among the settings that lose nothing, neither in that CV nor
+        on the by-server / by-tool split of the same folds: no set's hit@5 or MCP coverage@5
+        lower than today's (the rule a memory ships by). No memory (weight 0) when none of
+        them beats today's CV objective."""
         settings: list[Setting] = [None, *itertools.product(CENTRES, WEIGHTS)]
         base_cv = base_split = 0.0
         best: dict[str, Any] = {}
-        for k in PROTOTYPES:
+        for k, least in itertools.product(PROTOTYPES, MIN_QUERIES):
             pooled: dict[Setting, dict[str, list[np.ndarray]]] = {}
             for f in folds:
-                got = self.score([g for g in folds if g != f], [f], k, settings)
+                got = self.score([g for g in folds if g != f], [f], k, least, settings)
                 for x, rows in got.items():
                     for s, r in rows.items():
                         pooled.setdefault(x, {}).setdefault(s, []).append(r)
             cv = {x: summarise(_stack(v)) for x, v in pooled.items()}
-            split = {x: _summary(v) for x, v in self.by_tool(folds, k, settings).items()}
+            split = {x: _summary(v) for x, v in self.by_tool(folds, k, least, settings).items()}
             base_cv, base_split = cv[None]["objective"], split[None]["objective"]
             for x in settings[1:]:
                 assert x is not None
-                worst = _worst(split[None], split[x])
+                worst = min(_worst(split[None], split[x]), _worst(cv[None], cv[x]))
                 if worst < 0 or cv[x]["objective"] <= max(base_cv, best.get("objective", 0.0)):
                     continue
                 best = {
                     "centre": x[0],
                     "weight": x[1],
                     "prototypes": k,
+                    "min_queries": least,
                     "objective": cv[x]["objective"],
                     "by_tool_objective": split[x]["objective"],
-                    "by_tool_worst": worst,
+                    "worst": worst,
                 }
-        off = {"centre": 0.0, "weight": 0.0, "prototypes": 0}
+        off = {"centre": 0.0, "weight": 0.0, "prototypes": 0, "min_queries": 0}
         return (best or off) | {"base_objective": base_cv, "base_by_tool_objective": base_split}
 
     def nested(self, log: Callable[[str], None]) -> dict[str, Any]:
@@ -245,7 +265,7 @@ class MemoryEval:
             inner = [g for g in dev if g != f]
             choice = self.choose(inner)
             x = _setting(choice)
-            got = self.score(inner, [f], max(1, choice["prototypes"]), [None, x])
+            got = self.score(inner, [f], *_sizes(choice), [None, x])
             for s in SETS:
                 base_rows.setdefault(s, []).append(got[None][s])
                 mem_rows.setdefault(s, []).append(got[x][s])
@@ -267,17 +287,22 @@ class MemoryEval:
     def held_out(self, choice: Mapping[str, Any]) -> dict[str, Any]:
         """The memory of every dev query, scored on the held-out fifth."""
         x = _setting(choice)
-        got = self.score(range(FOLDS), [HELD_OUT], max(1, choice["prototypes"]), [None, x])
+        got = self.score(range(FOLDS), [HELD_OUT], *_sizes(choice), [None, x])
         return {"base": _summary(got[None]), "memory": _summary(got[x])}
 
     def by_server(self, choice: Mapping[str, Any]) -> dict[str, Any]:
         x = _setting(choice)
-        got = self.by_tool(range(FOLDS), max(1, choice["prototypes"]), [None, x])
+        got = self.by_tool(range(FOLDS), *_sizes(choice), [None, x])
         return {"base": _summary(got[None]), "memory": _summary(got[x])}
 
 
 def _setting(choice: Mapping[str, Any]) -> Setting:
     return (choice["centre"], choice["weight"]) if choice["weight"] > 0 else None
+
+
+def _sizes(choice: Mapping[str, Any]) -> tuple[int, int]:
+    """(prototypes, min_queries) of a choice; a choice of no memory scores as today anyway."""
+    return max(1, choice["prototypes"]), max(1, choice["min_queries"])
 
 
 def _worst(base: Mapping[str, Any], other: Mapping[str, Any]) -> float:
@@ -309,14 +334,19 @@ def build(out: Path = MEMORY_FILE, data: Path = DEFAULT_DATA) -> dict[str, Any]:
     choice = ev.choose(list(range(FOLDS)))
     _log(f"choice {choice}")
     record: dict[str, Any] = {
-        "grid": {"centre": list(CENTRES), "weight": list(WEIGHTS), "prototypes": list(PROTOTYPES)},
+        "grid": {
+            "centre": list(CENTRES),
+            "weight": list(WEIGHTS),
+            "prototypes": list(PROTOTYPES),
+            "min_queries": list(MIN_QUERIES),
+        },
         "choice": choice,
         "queries": {s: len(prep[s].queries) for s in SETS},
     }
     if choice["weight"] > 0:
         picked = {s: range(len(prep[s].queries)) for s in SETS}
         memory = replace(
-            ev.memory(picked, choice["prototypes"]),
+            ev.memory(picked, *_sizes(choice)),
             weight=choice["weight"],
             centre=choice["centre"],
         )
@@ -325,5 +355,7 @@ def build(out: Path = MEMORY_FILE, data: Path = DEFAULT_DATA) -> dict[str, Any]:
         record["prototype_rows"] = len(memory.vectors)
         record["bytes"] = out.stat().st_size
         _log(f"wrote {out}: {record['tools']} tools, {record['bytes']} bytes")
+    else:
+        out.unlink(missing_ok=True)  # a memory an earlier choice wrote would otherwise ship
     out.with_suffix(".json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     return record
