@@ -223,3 +223,17 @@ def test_rank_no_memory_switches_it_off(tmp_path: Path, monkeypatch: pytest.Monk
     assert not memory.switched_off()
     assert cli.main([*argv, "--out", str(tmp_path / "o.json"), "--no-memory"]) == 0
     assert memory.switched_off()
+
+
+def test_the_memory_holds_only_tools_enough_dev_queries_ask_for() -> None:
+    from gatespec.ranking.train.memory_cv import MemorySet, tool_queries
+
+    dev = MemorySet()
+    dev.docs = _docs()
+    dev.queries = [{"gold": ["git/git_log"]}] * 5 + [{"gold": ["git/git_status", "git/git_log"]}]
+    dev.query_vectors = np.eye(6, 3)
+    log, status = (fingerprint(d.name, d.description) for d in _docs()[1:])
+    got = tool_queries({"s": dev}, {"s": range(6)}, 5)
+    assert list(got) == [log] and len(got[log]) == 6
+    assert set(tool_queries({"s": dev}, {"s": range(6)}, 1)) == {log, status}
+    assert tool_queries({"s": dev}, {"s": range(4)}, 5) == {}  # only the picked queries count
