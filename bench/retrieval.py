@@ -662,7 +662,7 @@ def memory_section(res: Mapping[str, Any]) -> list[str]:
     out = [
         "## Tool memory (issue 26)",
         "",
-        "For every tool some dev query asked for, the shipped model's vectors of those queries "
+        "For every tool enough dev queries asked for, the shipped model's vectors of those queries "
         "(a centroid or a few k-means prototypes), keyed by a hash of the tool's name and "
         "description (gatespec.ranking.memory). A catalog tool found in memory gets weight × "
         "(best cosine of the query to its prototypes − centre) added to its fused score; every "
