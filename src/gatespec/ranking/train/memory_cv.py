@@ -63,6 +63,7 @@ PROTOTYPES = (1, 4)
 # A tool is remembered only when at least this many dev queries ask for it (most BFCL functions
 # have one: a prototype of a single query raised known functions above unseen ones).
 MIN_QUERIES = (1, 5)
+_BATCH = 64  # queries per encoding call (and per cache write) when they are not cached
 
 
 def encode_queries(encoder: Any, texts: Sequence[str]) -> np.ndarray:
@@ -80,8 +81,8 @@ def encode_queries(encoder: Any, texts: Sequence[str]) -> np.ndarray:
     for i, k in enumerate(keys):
         if k in found:
             out[i] = np.frombuffer(found[k], dtype=np.float32)
-    for start in range(0, len(missing), 512):
-        chunk = missing[start : start + 512]
+    for start in range(0, len(missing), _BATCH):
+        chunk = missing[start : start + _BATCH]
         vectors = encoder.encode([texts[i] for i in chunk], query=True)
         out[chunk] = vectors
         cache.put_many(model, [(keys[i], vectors[j].tobytes()) for j, i in enumerate(chunk)])
