@@ -1,6 +1,6 @@
 """`gatespec rank`: rank a catalog for a list of queries exactly as tool_browse(query) would.
 
-    gatespec rank --catalog FILE --queries FILE [--k 10] [--out FILE] [--no-learned]
+    gatespec rank --catalog FILE --queries FILE [--k 10] [--out FILE] [--no-learned] [--no-memory]
 
 The catalog is the shared tool-retrieval format, ``[{server, name, description, inputSchema}]``
 (the server is the namespace); the queries are ``[{id, query}]``. Writes
@@ -68,6 +68,12 @@ def add_subcommand(commands: Any, command: Any) -> None:
         action="store_true",
         help="encode queries with the shipped model, not the learned query tower "
         "(gatespec-ranker), for comparison; the same as GATESPEC_LEARNED=off",
+    )
+    cmd.add_argument(
+        "--no-memory",
+        action="store_true",
+        help="rank without the tool memory (what the dev queries of known tools looked like), "
+        "for comparison; the same as GATESPEC_MEMORY=off",
     )
     cmd.set_defaults(run=lambda args, _factory: run(args))
 
@@ -171,6 +177,10 @@ def run(args: argparse.Namespace) -> int:
         from gatespec.ranking.learned import OFF_ENV
 
         os.environ[OFF_ENV] = "off"
+    if args.no_memory:  # read when the memory loads, on the first query
+        from gatespec.ranking.memory import OFF_ENV as MEMORY_OFF
+
+        os.environ[MEMORY_OFF] = "off"
     try:
         catalog = _load(args.catalog, "catalog")
         queries = _load(args.queries, "queries")

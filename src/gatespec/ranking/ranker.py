@@ -33,6 +33,7 @@ from gatespec.ranking.encoder import EncoderStatus
 from gatespec.ranking.fusion import DEFAULT_PARAMS, FusionParams, feedback, fuse
 from gatespec.ranking.learned import fusion_for
 from gatespec.ranking.loading import availability, load_encoder
+from gatespec.ranking.memory import load_memory, memory_applies
 from gatespec.ranking.semantic import SemanticIndex, build_index
 from gatespec.ranking.vector_cache import VectorCache
 from gatespec_surface.budgets import QUERY_MAX_CHARS
@@ -40,7 +41,7 @@ from gatespec_surface.budgets import QUERY_MAX_CHARS
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["Ranker", "rank_scores"]
+__all__ = ["Ranker", "fused_scores", "rank_scores", "top_scores"]
 
 log = logging.getLogger(__name__)
 
@@ -94,6 +95,7 @@ class Ranker:
         self._done = threading.Event()  # set once the semantic half is ready or given up
         self._started = False
         self._lock = threading.Lock()
+        self._memory_pairs: tuple[np.ndarray, np.ndarray] | None = None  # (_recall)
         if not semantic:
             self._status = EncoderStatus(False, "lexical ranking only (semantic=False)")
         else:
@@ -205,7 +207,11 @@ class Ranker:
             if not source._done.is_set():
                 source._start()
         query = query[:QUERY_MAX_CHARS]
-        cosine = semantic.similarities([query])[0] if semantic is not None else None
+        cosine = recall = None
+        if semantic is not None:
+            query_v = semantic.encoder.encode([query], query=True)
+            cosine = semantic.against(query_v)[0]
+            recall = self._recall(query_v[0], semantic)
         allowed = None
         if only is not None:  # positions looked up per id of `only`: no pass over every tool
             positions = self._positions
@@ -213,8 +219,28 @@ class Ranker:
         vectors = semantic.vectors if semantic is not None else None
         params = fusion_for(self.params, semantic.encoder) if semantic is not None else self.params
         return rank_scores(
-            self.lexical.scores(query), cosine, self.lexical.ids, params, k, allowed, vectors
+            self.lexical.scores(query),
+            cosine,
+            self.lexical.ids,
+            params,
+            k,
+            allowed,
+            vectors,
+            recall,
         )
+
+    def _recall(self, query_v: np.ndarray, semantic: SemanticIndex) -> np.ndarray | None:
+        """The tool memory's addition to each tool's score (gatespec.ranking.memory), or None:
+        switched off, not shipped, no tool of this catalog in it, or queries not encoded by
+        the shipped model. Loaded, and this catalog's tools looked up, on the first query."""
+        if not memory_applies(semantic.encoder):
+            return None
+        memory = load_memory()
+        if memory is None:
+            return None
+        if self._memory_pairs is None:
+            self._memory_pairs = memory.rows_for(self.docs)
+        return memory.recall(query_v, len(self.docs), self._memory_pairs)
 
 
 def _run_worker(ref: weakref.ref[Ranker]) -> None:
@@ -257,21 +283,51 @@ def rank_scores(
     k: int,
     allowed: Sequence[int] | None = None,
     vectors: np.ndarray | None = None,
+    recall: np.ndarray | None = None,
 ) -> tuple[list[tuple[str, float]], int]:
     """Ranker.search_counted from a query's BM25 scores and cosine similarities, by position
     (bench/retrieval.py calls this directly to cross-validate `params` without re-encoding);
     with `allowed`, only those positions are ranked and counted. `vectors` (the tools' unit
-    vectors, by position) are needed for params.feedback_weight to apply."""
+    vectors, by position) are needed for params.feedback_weight to apply. `recall` (the tool
+    memory's addition, gatespec.ranking.memory) is added last, so a tool it does not know
+    scores as without it; which tools match stays decided by the query."""
+    fused, candidates = fused_scores(lexical, cosine, params, allowed, vectors)
+    return top_scores(fused, candidates, ids, k, recall)
+
+
+def fused_scores(
+    lexical: np.ndarray,
+    cosine: np.ndarray | None,
+    params: FusionParams,
+    allowed: Sequence[int] | None = None,
+    vectors: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Every tool's fused score (after the feedback) and the positions of the tools that
+    match: rank_scores before the memory and the cut."""
     fused, matched = fuse(lexical, cosine, params)
     if allowed is not None:
         keep = matched[allowed]
         matched[:] = False
         matched[allowed] = keep
     candidates = matched.nonzero()[0]
+    if len(candidates) and cosine is not None and vectors is not None:
+        if params.feedback_weight > 0:
+            moved = feedback(cosine, fused, candidates, vectors, params)
+            fused, _ = fuse(lexical, moved, params)  # the query's own matches stay the matches
+    return fused, candidates
+
+
+def top_scores(
+    fused: np.ndarray,
+    candidates: np.ndarray,
+    ids: Sequence[str],
+    k: int,
+    recall: np.ndarray | None = None,
+) -> tuple[list[tuple[str, float]], int]:
+    """The best `k` of `candidates` by `fused` (plus `recall`) as (id, score), and how many."""
     if not len(candidates):
         return [], 0
-    if cosine is not None and vectors is not None and params.feedback_weight > 0:
-        moved = feedback(cosine, fused, candidates, vectors, params)
-        fused, _ = fuse(lexical, moved, params)  # the query's own matches stay the matches
+    if recall is not None:
+        fused = fused + recall
     top = best(fused, candidates, ids, k)
     return [(ids[i], round(float(fused[i]), 4) + 0.0) for i in top], len(candidates)

@@ -58,9 +58,12 @@ class SemanticIndex:
         numpy's einsum, not ``@``: a product with a handful of rows goes to the BLAS, whose
         worker threads, woken right after onnxruntime's, took ~5 ms at 10,000 tools on 2
         busy cores instead of the ~1 ms one thread needs to read the 15 MB matrix."""
+        return self.against(self.encoder.encode(queries, query=True))
+
+    def against(self, queries_v: np.ndarray) -> np.ndarray:
+        """(queries, tools) cosine similarities of encoded (unit) query vectors."""
         import numpy as np
 
-        queries_v = self.encoder.encode(queries, query=True)
         sims: np.ndarray = np.einsum("td,qd->qt", self.vectors, queries_v)
         return sims
 

@@ -1,4 +1,5 @@
-"""`python -m gatespec.ranking.train`: cross-validate, decide, fit and export (pipeline.py)."""
+"""`python -m gatespec.ranking.train`: cross-validate, decide, fit and export (pipeline.py);
+with --memory, the tool memory instead (memory_cv.py)."""
 
 from __future__ import annotations
 
@@ -36,7 +37,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="a small subsample and a short run, to try the pipeline (writes no artifact)",
     )
+    ap.add_argument(
+        "--memory",
+        action="store_true",
+        help="build the tool memory (gatespec/ranking/tool_memory.npz) from the dev queries, "
+        "its weight chosen by cross-validation (no training)",
+    )
     args = ap.parse_args(argv)
+    if args.memory:
+        from gatespec.ranking.train.memory_cv import build
+
+        print(build(data=args.data)["choice"], file=sys.stderr)
+        return 0
     if args.regate:
         print(regate(args.out)["verdict"]["why"], file=sys.stderr)
         return 0
