@@ -1,22 +1,23 @@
 """Tool memory: what the dev queries of a known tool looked like (document expansion from known
 queries, in the manner of doc2query, applied only to tools seen in the development data).
 
-For every tool enough dev queries asked for (5 or more, chosen), the memory holds a fingerprint of the tool (a hash of
-its name and description, so a renamed or re-described tool is unseen) and the prototype(s) of
-the shipped model's vectors of those queries. At query time a catalog tool whose fingerprint is
-in memory gets ``weight * (best cosine of the query to its prototypes - centre)`` added to its
-fused score, after the fusion and the feedback; every other tool scores exactly as without the
-memory. The centre makes it two-sided: a known tool whose past queries look like this one is
-raised, one whose past queries do not is lowered (query-to-query cosines run higher than
-query-to-tool ones, so an uncentred addition raised every known tool above the unseen ones
-and lost on the by-server split). It helps only catalogs holding tools that appeared in the
-training catalogs.
+For every tool enough dev queries asked for (5 or more, chosen), the memory holds a fingerprint
+of the tool (a hash of its name and description, so a renamed or re-described tool is unseen)
+and the prototype(s) of the shipped model's vectors of those queries. At query time a catalog
+tool whose fingerprint is in memory gets ``weight * (best cosine of the query to its prototypes
+- centre)`` added to its fused score, after the fusion and the feedback; every other tool scores
+exactly as without the memory. The centre makes it two-sided: a known tool whose past queries
+look like this one is raised, one whose past queries do not is lowered (query-to-query cosines
+run higher than query-to-tool ones, so an uncentred addition raised every known tool above the
+unseen ones and lost on the by-server split). It helps only catalogs holding tools that appeared
+in the training catalogs.
 
-Built by ``python -m gatespec.ranking.train --memory`` (gatespec.ranking.train.memory_cv)
-from the dev queries only, every choice by cross-validation (docs/tool_memory.md); shipped in the wheel as ``tool_memory.npz``; loaded on the first
-ranked query that needs it, from the package (never downloaded). ``GATESPEC_MEMORY=off`` (or
-`gatespec rank --no-memory`) turns it off. It applies only when queries are encoded by the
-shipped model (its prototypes are that model's vectors), not with the learned query tower.
+Built by ``python -m gatespec.ranking.train --memory`` (gatespec.ranking.train.memory_cv) from
+the dev queries only, every choice by cross-validation (docs/tool_memory.md); shipped in the
+wheel as ``tool_memory.npz``; loaded on the first ranked query that needs it, from the package
+(never downloaded). ``GATESPEC_MEMORY=off`` (or `gatespec rank --no-memory`) turns it off. It
+applies only when queries are encoded by the shipped model (its prototypes are that model's
+vectors), not with the learned query tower.
 """
 
 from __future__ import annotations
