@@ -14,6 +14,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from generator.typescript import FOLDER as TS_FOLDER
+from generator.typescript import tree as ts_tree
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -252,29 +255,9 @@ def test_a_new_card_field_reaches_models_validators_and_output_schemas(amended: 
     assert result["output_has_title"]
 
 
-def _generate(out: Path, hash_seed: str) -> Path:
-    """generated/ rendered afresh from spec/ into `out` under PYTHONHASHSEED=`hash_seed` (the
-    TypeScript package lands beside it, in out.parent / "generated-ts")."""
-    env = {**os.environ, "PYTHONHASHSEED": hash_seed}
-    subprocess.run(
-        [sys.executable, "-m", "generator", "--out", str(out)],
-        cwd=ROOT,
-        env=env,
-        check=True,
-        capture_output=True,
-    )
-    return out
-
-
-@pytest.fixture(scope="module")
-def fresh(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One fresh render of the unchanged spec/, for the tests that only read or copy it."""
-    return _generate(tmp_path_factory.mktemp("fresh") / "gen", "0")
-
-
-def test_check_mode_reports_drift_with_a_diff(fresh: Path, tmp_path: Path) -> None:
-    shutil.copytree(fresh.parent, tmp_path, dirs_exist_ok=True)  # with its generated-ts/
-    out = tmp_path / fresh.name
+def test_check_mode_reports_drift_with_a_diff(fresh_generation: Path, tmp_path: Path) -> None:
+    shutil.copytree(fresh_generation, tmp_path, dirs_exist_ok=True)  # with its generated-ts/
+    out = tmp_path / "generated"
     target = out / "gatespec_surface" / "budgets.py"
     target.write_text(
         target.read_text().replace(
@@ -292,17 +275,29 @@ def test_check_mode_reports_drift_with_a_diff(fresh: Path, tmp_path: Path) -> No
     assert "+CARD_HARD_CAP_TOKENS: Final = 80" in proc.stdout
 
 
+def _files(root: Path) -> dict[Path, bytes]:
+    return {
+        p.relative_to(root): p.read_bytes()
+        for p in root.rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    }
+
+
 @pytest.mark.parametrize("seed", ["0", "4242"])
-def test_output_is_identical_across_hash_seeds(fresh: Path, tmp_path: Path, seed: str) -> None:
-    out = fresh if seed == "0" else _generate(tmp_path / "gen", seed)
-    fresh_files = {
-        p.relative_to(out): p.read_bytes()
-        for p in out.rglob("*")
-        if p.is_file() and "__pycache__" not in p.parts
-    }
-    current = {
-        p.relative_to(ROOT / "generated"): p.read_bytes()
-        for p in (ROOT / "generated").rglob("*")
-        if p.is_file() and "__pycache__" not in p.parts
-    }
-    assert fresh_files == current
+def test_output_is_identical_across_hash_seeds(
+    fresh_generation: Path, tmp_path: Path, seed: str
+) -> None:
+    if seed == "0":
+        out = fresh_generation / "generated"  # rendered under PYTHONHASHSEED=0
+    else:
+        out = tmp_path / "generated"
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        subprocess.run(
+            [sys.executable, "-m", "generator", "--out", str(out)],
+            cwd=ROOT,
+            env=env,
+            check=True,
+            capture_output=True,
+        )
+    assert _files(out) == _files(ROOT / "generated")
+    assert ts_tree(out.parent / TS_FOLDER) == ts_tree(ROOT / TS_FOLDER)  # the TypeScript too
