@@ -4,6 +4,7 @@ naming the file, the key path and what is wrong."""
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 from typing import Any
@@ -114,14 +115,20 @@ def budget_checks(spec: Spec) -> list[SpecError]:
     return errors
 
 
-def _test_functions(path: Path) -> set[str]:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    return {
+# The two parses below are cached by source text: a mutation run (generator/mutations.py) runs
+# the static checks once per mutant in one process, over sources that do not change.
+@functools.cache
+def _test_names(source: str) -> frozenset[str]:
+    return frozenset(
         node.name
-        for node in ast.walk(tree)
+        for node in ast.walk(ast.parse(source))
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
         and node.name.startswith("test")
-    }
+    )
+
+
+def _test_functions(path: Path) -> frozenset[str]:
+    return _test_names(path.read_text(encoding="utf-8"))
 
 
 class _Tests:
@@ -129,7 +136,7 @@ class _Tests:
 
     def __init__(self, project_root: Path) -> None:
         self.root = project_root
-        self.cache: dict[Path, set[str]] = {}
+        self.cache: dict[Path, frozenset[str]] = {}
 
     def missing(self, node: str) -> str | None:
         """Why `node` names no test, or None when it does."""
@@ -189,11 +196,19 @@ def kit_amendments(project_root: Path) -> set[str]:
     """Amendment ids the conformance kit's rules name (string constants in its modules)."""
     found: set[str] = set()
     for path in sorted((project_root / KIT).rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Constant) and isinstance(node.value, str):
-                if _AMENDMENT_ID.fullmatch(node.value):
-                    found.add(node.value)
+        found |= _amendment_constants(path.read_text(encoding="utf-8"))
     return found
+
+
+@functools.cache
+def _amendment_constants(source: str) -> frozenset[str]:
+    return frozenset(
+        node.value
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and _AMENDMENT_ID.fullmatch(node.value)
+    )
 
 
 def amendment_references(

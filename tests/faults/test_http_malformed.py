@@ -23,8 +23,11 @@ from tests.faults.test_http_sessions import HEADERS, INITIALIZE, free_port
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 
 
-@pytest.fixture
-def served(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    """(/mcp URL, the gateway's stderr) of one gateway for the module: each test opens its own
+    session and checks that the gateway goes on serving it."""
+    tmp_path = tmp_path_factory.mktemp("malformed")
     path, port = tmp_path / "gateway.json", free_port()
     path.write_text(json.dumps({"mcpServers": {"up": upstream()}, "gateway": {}}))
     log = tmp_path / "stderr.txt"

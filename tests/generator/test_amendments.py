@@ -14,6 +14,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from generator.typescript import FOLDER as TS_FOLDER
+from generator.typescript import tree as ts_tree
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -84,31 +87,45 @@ def test_departing_from_a_seed_without_an_amendment_fails_generation(tmp_path: P
     assert "name an amendment that changes S000-GRAMMAR-NAMESPACE" in proc.stderr
 
 
-def test_shrinking_the_namespace_cap_reaches_every_output(tmp_path: Path) -> None:
-    def edit(spec: Path) -> None:
-        _shrink_namespace(spec)
-        short_ns = "[a-z][a-z0-9_-]{0,15}"
-        amendment = {
-            "title": "Namespaces of at most 16 characters",
-            # S000-PATH-GRAMMAR sits in §3.2: an amendment names every section it changes
-            "amends": [{"seed": "000", "section": "1.1"}, {"seed": "000", "section": "3.2"}],
-            "kind": "change",
-            "changes": {
-                "S000-GRAMMAR-NAMESPACE": short_ns,
-                "S000-GRAMMAR-TOOL-ID": f"(?:{short_ns}):(?:[A-Za-z_][A-Za-z0-9_.-]{{0,127}})"
-                "(?:@(?:[A-Za-z0-9._-]{1,32}))?(?:#(?:[0-9a-f]{8}))?",
-                "S000-TOOLID-MAX-LENGTH": 187,
-                "S000-PATH-GRAMMAR": rf"\/(?:(?:(?:{short_ns})(?:\/(?:[a-z0-9][a-z0-9_-]{{0,63}}))"
-                r"{0,6}(?:\/\*)?|\*))?",
-            },
-            "decision": "A namespace is at most 16 characters.",
-            "rationale": "A test of how an amendment reaches every output.",
-        }
-        _edit_yaml(spec / "amendments.yaml", lambda d: d["amendments"].update(AM_SHORT=amendment))
+def _amend_namespace_cap(spec: Path) -> None:
+    _shrink_namespace(spec)
+    short_ns = "[a-z][a-z0-9_-]{0,15}"
+    amendment = {
+        "title": "Namespaces of at most 16 characters",
+        # S000-PATH-GRAMMAR sits in §3.2: an amendment names every section it changes
+        "amends": [{"seed": "000", "section": "1.1"}, {"seed": "000", "section": "3.2"}],
+        "kind": "change",
+        "changes": {
+            "S000-GRAMMAR-NAMESPACE": short_ns,
+            "S000-GRAMMAR-TOOL-ID": f"(?:{short_ns}):(?:[A-Za-z_][A-Za-z0-9_.-]{{0,127}})"
+            "(?:@(?:[A-Za-z0-9._-]{1,32}))?(?:#(?:[0-9a-f]{8}))?",
+            "S000-TOOLID-MAX-LENGTH": 187,
+            "S000-PATH-GRAMMAR": rf"\/(?:(?:(?:{short_ns})(?:\/(?:[a-z0-9][a-z0-9_-]{{0,63}}))"
+            r"{0,6}(?:\/\*)?|\*))?",
+        },
+        "decision": "A namespace is at most 16 characters.",
+        "rationale": "A test of how an amendment reaches every output.",
+    }
+    _edit_yaml(spec / "amendments.yaml", lambda d: d["amendments"].update(AM_SHORT=amendment))
 
-    out = _regenerate(tmp_path, edit)
+
+@pytest.fixture(scope="module")
+def amended(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The package regenerated from one copy of spec/ carrying the three amendments below: each
+    test probes its own amendment's outputs (the edits touch disjoint parts of the spec), and
+    the generator runs once instead of once per amendment."""
+
+    def edit(spec: Path) -> None:
+        _amend_namespace_cap(spec)
+        _amend_error_codes(spec)
+        _amend_card_fields(spec)
+
+    return _regenerate(tmp_path_factory.mktemp("amended"), edit)
+
+
+def test_shrinking_the_namespace_cap_reaches_every_output(amended: Path) -> None:
     result = _probe(
-        out,
+        amended,
         """
         from hypothesis import given, settings, strategies as st
         from gatespec_surface import parsers, grammars, strategies, schemas
@@ -143,32 +160,32 @@ def test_shrinking_the_namespace_cap_reaches_every_output(tmp_path: Path) -> Non
     assert result["tool_id_max"] == 187
 
 
-def test_a_new_error_code_reaches_enum_payload_descriptors_and_vectors(tmp_path: Path) -> None:
-    def edit(spec: Path) -> None:
-        _edit_yaml(
-            spec / "errors.yaml",
-            lambda d: d["codes"].update(
-                RATE_LIMITED={
-                    "summary": "The upstream asked us to slow down.",
-                    "source": {"seed": "001", "section": "Execution Policies"},
-                }
-            ),
-        )
-        _edit_yaml(
-            spec / "profiles.yaml",
-            lambda d: d["meta_tools"]["tool_execute"]["errors"].append("RATE_LIMITED"),
-        )
+def _amend_error_codes(spec: Path) -> None:
+    _edit_yaml(
+        spec / "errors.yaml",
+        lambda d: d["codes"].update(
+            RATE_LIMITED={
+                "summary": "The upstream asked us to slow down.",
+                "source": {"seed": "001", "section": "Execution Policies"},
+            }
+        ),
+    )
+    _edit_yaml(
+        spec / "profiles.yaml",
+        lambda d: d["meta_tools"]["tool_execute"]["errors"].append("RATE_LIMITED"),
+    )
 
-        # seed 002 lists six codes: the (latest) amendment that widens them has to say so
-        def widen(d: dict) -> None:
-            last = [a for a in d["amendments"].values() if "S002-ERROR-CODE-UNION" in a.get("changes", {})][-1]  # fmt: skip
-            last["changes"]["S002-ERROR-CODE-UNION"].append("RATE_LIMITED")
+    # seed 002 lists six codes: the (latest) amendment that widens them has to say so
+    def widen(d: dict) -> None:
+        last = [a for a in d["amendments"].values() if "S002-ERROR-CODE-UNION" in a.get("changes", {})][-1]  # fmt: skip
+        last["changes"]["S002-ERROR-CODE-UNION"].append("RATE_LIMITED")
 
-        _edit_yaml(spec / "amendments.yaml", widen)
+    _edit_yaml(spec / "amendments.yaml", widen)
 
-    out = _regenerate(tmp_path, edit)
+
+def test_a_new_error_code_reaches_enum_payload_descriptors_and_vectors(amended: Path) -> None:
     result = _probe(
-        out,
+        amended,
         """
         from gatespec_surface.errors import ErrorCode, GatewayError
         from gatespec_surface.descriptors import META_TOOL_ERRORS
@@ -190,38 +207,38 @@ def test_a_new_error_code_reaches_enum_payload_descriptors_and_vectors(tmp_path:
     assert "RATE_LIMITED" in result["vectors"]
 
 
-def test_a_new_card_field_reaches_models_validators_and_output_schemas(tmp_path: Path) -> None:
-    def edit(spec: Path) -> None:
-        def add_title(d: dict) -> None:
-            d["models"]["ChoiceCard"]["schema"]["properties"]["title"] = {
-                "type": "string",
-                "maxLength": 40,
-            }
-            # the model rests on the amendment (an amendment nothing names fails generation)
-            d["models"]["ChoiceCard"]["amendments"] = ["AM_TITLE"]
-
-        _edit_yaml(spec / "models.yaml", add_title)
-        # §2.1: "No other field may be added to the rendered card without a spec amendment."
-        fields = "id name description tags kind namespace has_schema score cost_hint side_effects"
-        amendment = {
-            "title": "Cards carry a title",
-            "amends": {"seed": "000", "section": "2.1"},
-            "kind": "change",
-            "changes": {"S000-CARD-FIELDS": [*fields.split(), "title"]},
-            "decision": "A card may carry a title of at most 40 characters.",
-            "rationale": "A test of how a new field reaches every output.",
+def _amend_card_fields(spec: Path) -> None:
+    def add_title(d: dict) -> None:
+        d["models"]["ChoiceCard"]["schema"]["properties"]["title"] = {
+            "type": "string",
+            "maxLength": 40,
         }
-        _edit_yaml(spec / "amendments.yaml", lambda d: d["amendments"].update(AM_TITLE=amendment))
-        _edit_yaml(
-            spec / "extensions.yaml",
-            lambda d: d["extensions"]["models.yaml"].update(
-                {"models.ChoiceCard.schema.properties.title.maxLength": "A short title."}
-            ),
-        )
+        # the model rests on the amendment (an amendment nothing names fails generation)
+        d["models"]["ChoiceCard"]["amendments"] = ["AM_TITLE"]
 
-    out = _regenerate(tmp_path, edit)
+    _edit_yaml(spec / "models.yaml", add_title)
+    # §2.1: "No other field may be added to the rendered card without a spec amendment."
+    fields = "id name description tags kind namespace has_schema score cost_hint side_effects"
+    amendment = {
+        "title": "Cards carry a title",
+        "amends": {"seed": "000", "section": "2.1"},
+        "kind": "change",
+        "changes": {"S000-CARD-FIELDS": [*fields.split(), "title"]},
+        "decision": "A card may carry a title of at most 40 characters.",
+        "rationale": "A test of how a new field reaches every output.",
+    }
+    _edit_yaml(spec / "amendments.yaml", lambda d: d["amendments"].update(AM_TITLE=amendment))
+    _edit_yaml(
+        spec / "extensions.yaml",
+        lambda d: d["extensions"]["models.yaml"].update(
+            {"models.ChoiceCard.schema.properties.title.maxLength": "A short title."}
+        ),
+    )
+
+
+def test_a_new_card_field_reaches_models_validators_and_output_schemas(amended: Path) -> None:
     result = _probe(
-        out,
+        amended,
         """
         from gatespec_surface.validators import choice_card_violations
         from gatespec_surface.descriptors import output_schema
@@ -238,8 +255,9 @@ def test_a_new_card_field_reaches_models_validators_and_output_schemas(tmp_path:
     assert result["output_has_title"]
 
 
-def test_check_mode_reports_drift_with_a_diff(tmp_path: Path) -> None:
-    out = _regenerate(tmp_path, lambda spec: None)
+def test_check_mode_reports_drift_with_a_diff(fresh_generation: Path, tmp_path: Path) -> None:
+    shutil.copytree(fresh_generation, tmp_path, dirs_exist_ok=True)  # with its generated-ts/
+    out = tmp_path / "generated"
     target = out / "gatespec_surface" / "budgets.py"
     target.write_text(
         target.read_text().replace(
@@ -247,18 +265,7 @@ def test_check_mode_reports_drift_with_a_diff(tmp_path: Path) -> None:
         )
     )
     proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "generator",
-            "--check",
-            "--spec",
-            str(tmp_path / "spec"),
-            "--out",
-            str(out),
-            "--root",
-            str(ROOT),
-        ],
+        [sys.executable, "-m", "generator", "--check", "--out", str(out)],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -268,25 +275,29 @@ def test_check_mode_reports_drift_with_a_diff(tmp_path: Path) -> None:
     assert "+CARD_HARD_CAP_TOKENS: Final = 80" in proc.stdout
 
 
+def _files(root: Path) -> dict[Path, bytes]:
+    return {
+        p.relative_to(root): p.read_bytes()
+        for p in root.rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    }
+
+
 @pytest.mark.parametrize("seed", ["0", "4242"])
-def test_output_is_identical_across_hash_seeds(tmp_path: Path, seed: str) -> None:
-    out = tmp_path / "gen"
-    env = {**os.environ, "PYTHONHASHSEED": seed}
-    subprocess.run(
-        [sys.executable, "-m", "generator", "--out", str(out)],
-        cwd=ROOT,
-        env=env,
-        check=True,
-        capture_output=True,
-    )
-    fresh = {
-        p.relative_to(out): p.read_bytes()
-        for p in out.rglob("*")
-        if p.is_file() and "__pycache__" not in p.parts
-    }
-    current = {
-        p.relative_to(ROOT / "generated"): p.read_bytes()
-        for p in (ROOT / "generated").rglob("*")
-        if p.is_file() and "__pycache__" not in p.parts
-    }
-    assert fresh == current
+def test_output_is_identical_across_hash_seeds(
+    fresh_generation: Path, tmp_path: Path, seed: str
+) -> None:
+    if seed == "0":
+        out = fresh_generation / "generated"  # rendered under PYTHONHASHSEED=0
+    else:
+        out = tmp_path / "generated"
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        subprocess.run(
+            [sys.executable, "-m", "generator", "--out", str(out)],
+            cwd=ROOT,
+            env=env,
+            check=True,
+            capture_output=True,
+        )
+    assert _files(out) == _files(ROOT / "generated")
+    assert ts_tree(out.parent / TS_FOLDER) == ts_tree(ROOT / TS_FOLDER)  # the TypeScript too

@@ -148,13 +148,25 @@ class Servers:
         self.started.append(proc)
         return proc.start()
 
+    def stop(self) -> None:
+        for proc in self.started:
+            proc.stop()
+
 
 @pytest.fixture
 def servers() -> Iterator[Servers]:
     helper = Servers()
     yield helper
-    for proc in helper.started:
-        proc.stop()
+    helper.stop()
+
+
+@pytest.fixture(scope="module")
+def module_servers() -> Iterator[Servers]:
+    """`servers` for a module-scoped fixture: one server process serves the module's tests
+    that do not need a fresh one (it is killed after the module's last test)."""
+    helper = Servers()
+    yield helper
+    helper.stop()
 
 
 @pytest.fixture(scope="session")

@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import anyio
 import mcp_types as types
@@ -93,6 +93,29 @@ async def _gateway(config: Any) -> AsyncIterator[tuple[ProxyRuntime, Any]]:
         await runtime.aclose()
 
 
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    return "asyncio"  # module-wide, so that `shared` can be a module fixture
+
+
+class Shared(NamedTuple):
+    runtime: ProxyRuntime
+    server: Any
+    log: Path  # the fixture's call log
+
+
+@pytest.fixture(scope="module")
+async def shared(
+    anyio_backend: str, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[Shared]:
+    """One gateway (gateway profile) over the rich fixture for the tests that only call its
+    tools and keep no state in it: each opens its own client (each call is relayed to the client
+    request behind it), none sets a log level or a timeout."""
+    log = tmp_path_factory.mktemp("relay") / "calls.jsonl"
+    async with _gateway(_config({"fixture": _fixture(log)})) as (runtime, server):
+        yield Shared(runtime, server, log)
+
+
 def _tool_id(runtime: ProxyRuntime, server: str, name: str) -> str:
     return next(
         i.id for i in runtime.catalog.items() if (i.metadata["server"], i.name) == (server, name)
@@ -155,12 +178,11 @@ async def test_a_log_level_reaches_handshake_era_upstreams(
     ]
 
 
-async def test_no_progress_without_a_token(anyio_backend: str, tmp_path: Path) -> None:
-    config = _config({"fixture": _fixture(tmp_path / "calls.jsonl")})
+async def test_no_progress_without_a_token(shared: Shared) -> None:
+    runtime, server, _ = shared
     side = ClientSide()
-    async with _gateway(config) as (runtime, server):
-        async with Client(server, mode="legacy", message_handler=_recorder(seen := [])) as client:
-            await _execute(client, _tool_id(runtime, "fixture", "progress"), {"steps": 2})
+    async with Client(server, mode="legacy", message_handler=_recorder(seen := [])) as client:
+        await _execute(client, _tool_id(runtime, "fixture", "progress"), {"steps": 2})
     assert not [m for m in seen if isinstance(m, types.ProgressNotification)]
     assert side.progress == []
 
@@ -181,13 +203,12 @@ def _recorder(seen: list[Any]) -> Any:
     ],
 )
 async def test_requests_of_the_client_are_relayed_when_it_declared_them(
-    anyio_backend: str, tmp_path: Path, tool: str, asked: str, answer: str
+    shared: Shared, tool: str, asked: str, answer: str
 ) -> None:
-    config = _config({"fixture": _fixture(tmp_path / "calls.jsonl")})
+    runtime, server, _ = shared
     side = ClientSide()
-    async with _gateway(config) as (runtime, server):
-        async with Client(server, mode="legacy", **side.callbacks()) as client:
-            result = await _execute(client, _tool_id(runtime, "fixture", tool), {})
+    async with Client(server, mode="legacy", **side.callbacks()) as client:
+        result = await _execute(client, _tool_id(runtime, "fixture", tool), {})
     assert side.asked == [asked]
     envelope = result.structured_content
     assert envelope is not None and envelope["status"] == "ok", result
@@ -196,12 +217,11 @@ async def test_requests_of_the_client_are_relayed_when_it_declared_them(
 
 @pytest.mark.parametrize(("tool", "capability"), [("sample", "sampling"), ("roots", "roots")])
 async def test_requests_of_a_client_that_did_not_declare_them_are_refused(
-    anyio_backend: str, tmp_path: Path, tool: str, capability: str
+    shared: Shared, tool: str, capability: str
 ) -> None:
-    config = _config({"fixture": _fixture(tmp_path / "calls.jsonl")})
-    async with _gateway(config) as (runtime, server):
-        async with Client(server, mode="legacy") as client:
-            result = await _execute(client, _tool_id(runtime, "fixture", tool), {})
+    runtime, server, _ = shared
+    async with Client(server, mode="legacy") as client:
+        result = await _execute(client, _tool_id(runtime, "fixture", tool), {})
     # The fixture reaches gatespec in 2026-07-28: its request is an input_required result, and
     # the refusal ends the call (an upstream error naming the reason).
     assert result.is_error
@@ -209,30 +229,29 @@ async def test_requests_of_a_client_that_did_not_declare_them_are_refused(
 
 
 async def test_a_2026_client_is_asked_through_input_required(
-    anyio_backend: str, tmp_path: Path
+    shared: Shared,
 ) -> None:
     """A 2026-07-28 client cannot be sent a request: it gets the upstream's as an
     input_required result and retries with its answer (server.mrtr; tests/runtime/server/test_mrtr.py
     has the rest)."""
-    config = _config({"fixture": _fixture(tmp_path / "calls.jsonl")})
+    runtime, server, _ = shared
     side = ClientSide()
-    async with _gateway(config) as (runtime, server):
-        async with Client(server, mode="2026-07-28", **side.callbacks()) as client:
-            result = await _execute(client, _tool_id(runtime, "fixture", "sample"), {})
+    async with Client(server, mode="2026-07-28", **side.callbacks()) as client:
+        result = await _execute(client, _tool_id(runtime, "fixture", "sample"), {})
     assert side.asked == ["sampling"] and not result.is_error, result
     assert result.structured_content["summary"] == f"{SAMPLE_REPLY_PREFIX}forty-two"
 
 
-async def test_a_client_cancel_cancels_the_upstream_request(
-    anyio_backend: str, tmp_path: Path
-) -> None:
-    log = tmp_path / "calls.jsonl"
-    config = _config({"fixture": _fixture(log)})
-    async with _gateway(config) as (runtime, server):
-        async with Client(server, mode="legacy") as client:
-            with anyio.move_on_after(1.5):
-                await _execute(client, _tool_id(runtime, "fixture", "slow"), {"seconds": 60})
-            await _wait_for(log, {"name": "slow", "arguments": {"cancelled": True}})
+async def test_a_client_cancel_cancels_the_upstream_request(shared: Shared) -> None:
+    runtime, server, log = shared
+    async with Client(server, mode="legacy") as client:
+        async with anyio.create_task_group() as calls:
+            slow = _tool_id(runtime, "fixture", "slow")
+            calls.start_soon(partial(_execute, client, slow, {"seconds": 60}))
+            # the upstream logs a call as it starts it: cancel once it is in flight there
+            await _wait_for(log, {"name": "slow", "arguments": {"seconds": 60}})
+            calls.cancel_scope.cancel()
+        await _wait_for(log, {"name": "slow", "arguments": {"cancelled": True}})
 
 
 async def test_a_call_timeout_cancels_the_upstream_request(

@@ -25,6 +25,7 @@ from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters
 from mcp.server.subscriptions import ToolsListChanged
 
+from gatespec.server.transports import loopback_security
 from gatespec_conformance.live.access import INITIALIZE as INIT
 from gatespec_surface.descriptors import tools_for_profile
 from gatespec_surface.schemas import MODEL_SCHEMAS
@@ -145,14 +146,15 @@ def test_stdio_progress_goes_to_stderr_and_stdout_stays_clean(servers: Any, tmp_
 # -- Streamable HTTP and SSE --------------------------------------------------------------
 
 
-@pytest.fixture
-def http_gateway(servers: Any, tmp_path: Path) -> Iterator[str]:
-    """Base URL of a gateway served over HTTP (transparent mode) for one test."""
-    port = servers.free_port()
-    argv = gateway_argv(
-        servers.python, write_config(tmp_path), "--transport", "http", "--port", str(port)
-    )
-    servers.spawn(argv, port)
+@pytest.fixture(scope="module")
+def http_gateway(module_servers: Any, tmp_path_factory: Any) -> Iterator[str]:
+    """Base URL of a gateway served over HTTP (transparent mode), one for the module's tests:
+    none depends on the catalog's size (each `touch` adds a tool; the rounds count from what
+    they list) and every client opens its own session."""
+    port = module_servers.free_port()
+    config = write_config(tmp_path_factory.mktemp("http_gateway"))
+    argv = gateway_argv(module_servers.python, config, "--transport", "http", "--port", str(port))
+    module_servers.spawn(argv, port)
     yield f"http://127.0.0.1:{port}"
 
 
@@ -233,12 +235,24 @@ async def test_dns_rebinding_protection_accepts_loopback_and_rejects_others(
             assert stream.status_code == 200
 
 
-@pytest.mark.parametrize("bind", ["127.0.0.2", "127.1.2.3"])
-async def test_every_loopback_bind_checks_host_and_origin(
-    servers: Any, tmp_path: Path, bind: str
-) -> None:
+@pytest.mark.parametrize("bind", ["127.0.0.2", "127.1.2.3", "::1", "localhost"])
+def test_every_loopback_address_gets_the_host_and_origin_checks(bind: str) -> None:
+    """Which binds are loopback ones (all of 127.0.0.0/8): the settings the served test below
+    exercises for one such bind."""
+    security = loopback_security(bind)
+    assert security is not None and security.enable_dns_rebinding_protection
+    bound = f"[{bind}]" if ":" in bind else bind
+    assert {bound, f"{bound}:*", "127.0.0.1:*", "localhost:*"} <= set(security.allowed_hosts)
+    assert f"http://{bound}:*" in security.allowed_origins
+    assert "evil.example" not in security.allowed_hosts
+    assert loopback_security("10.1.2.3") is None  # no loopback bind, no host named: no check
+
+
+async def test_every_loopback_bind_checks_host_and_origin(servers: Any, tmp_path: Path) -> None:
     """Issue 22 item 7: Host/Origin checks were on only for 127.0.0.1, localhost and ::1; a
-    gateway bound to 127.0.0.2 answered `Host: evil.example` with 200 (DNS rebinding)."""
+    gateway bound to 127.0.0.2 answered `Host: evil.example` with 200 (DNS rebinding). Served
+    on one such bind (127.1.2.3 takes the same `is_loopback` branch: the test above)."""
+    bind = "127.0.0.2"
     port = servers.free_port()
     argv = gateway_argv(servers.python, write_config(tmp_path), "--transport", "http",
                         "--host", bind, "--port", str(port))  # fmt: skip

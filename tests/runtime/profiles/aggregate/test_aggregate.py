@@ -64,6 +64,23 @@ async def serving(config: Any) -> AsyncIterator[tuple[AggregateRuntime, Any]]:
         await runtime.aclose()
 
 
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    return "asyncio"  # module-wide, so that `pair` can be a module fixture
+
+
+@pytest.fixture(scope="module")
+async def pair(
+    anyio_backend: str, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[tuple[Any, Path]]:
+    """(server, folder of the call logs) of one gateway in front of alpha and beta for the tests
+    that only list and call through it with a client of their own: they change nothing in it
+    and read the call logs as what their own calls added."""
+    folder = tmp_path_factory.mktemp("pair")
+    async with serving(make_config(folder)) as (_, server):
+        yield server, folder
+
+
 def calls(log: Path) -> list[dict[str, Any]]:
     if not log.exists():
         return []
@@ -121,13 +138,13 @@ async def test_tools_of_every_upstream_in_one_namespaced_list(
 
 @pytest.mark.parametrize("mode", ERAS)
 async def test_prompts_resources_and_templates_are_namespaced(
-    anyio_backend: str, tmp_path: Path, mode: str
+    pair: tuple[Any, Path], mode: str
 ) -> None:
-    async with serving(make_config(tmp_path)) as (_, server):
-        async with Client(server, mode=mode) as client:
-            prompts = [p.name for p in await every(client, "prompts/list")]
-            resources = [str(r.uri) for r in await every(client, "resources/list")]
-            templates = [t.uri_template for t in await every(client, "resources/templates/list")]
+    server, _ = pair
+    async with Client(server, mode=mode) as client:
+        prompts = [p.name for p in await every(client, "prompts/list")]
+        resources = [str(r.uri) for r in await every(client, "resources/list")]
+        templates = [t.uri_template for t in await every(client, "resources/templates/list")]
     good = [p["name"] for p in PROMPTS if p["name"] != BAD_PROMPT]
     assert prompts == [f"{s}__{p}" for s in ("alpha", "beta") for p in good]
     uris = [r["uri"] for r in RESOURCES if r["uri"] != NO_SCHEME_URI]
@@ -137,18 +154,19 @@ async def test_prompts_resources_and_templates_are_namespaced(
 
 @pytest.mark.parametrize("mode", ERAS)
 async def test_requests_reach_the_named_server_under_their_clean_names(
-    anyio_backend: str, tmp_path: Path, mode: str
+    pair: tuple[Any, Path], mode: str
 ) -> None:
-    async with serving(make_config(tmp_path)) as (_, server):
-        async with Client(server, mode=mode) as client:
-            echoed = await client.call_tool("beta__echo", {"text": "hi", "times": 2})
-            prompt = await client.get_prompt("alpha__greet", {"name": "Ada"})
-            embedded = await client.get_prompt("beta__with-resource")
-            read = await client.read_resource("beta+fixture://item/42")
-            done = await client.complete(
-                types.PromptReference(type="ref/prompt", name="alpha__greet"),
-                {"name": "name", "value": "al"},
-            )
+    server, folder = pair
+    before = {key: len(calls(folder / f"{key}.jsonl")) for key in ("alpha", "beta")}
+    async with Client(server, mode=mode) as client:
+        echoed = await client.call_tool("beta__echo", {"text": "hi", "times": 2})
+        prompt = await client.get_prompt("alpha__greet", {"name": "Ada"})
+        embedded = await client.get_prompt("beta__with-resource")
+        read = await client.read_resource("beta+fixture://item/42")
+        done = await client.complete(
+            types.PromptReference(type="ref/prompt", name="alpha__greet"),
+            {"name": "name", "value": "al"},
+        )
     assert echoed.content[0].text == "hi hi" and not echoed.is_error
     assert prompt.messages[0].content.text == "Hello, Ada!"
     # URIs inside answers are namespaced too (AM-RESOURCE-URI), so the client can read them.
@@ -156,8 +174,10 @@ async def test_requests_reach_the_named_server_under_their_clean_names(
     assert [str(c.uri) for c in read.contents] == ["beta+fixture://item/42"]
     assert read.contents[0].text == "item 42"
     assert done.completion.values == ["alice", "albert"]
-    alpha = [(c["name"], c["arguments"]) for c in calls(tmp_path / "alpha.jsonl")]
-    beta = [(c["name"], c["arguments"]) for c in calls(tmp_path / "beta.jsonl")]
+    alpha, beta = (
+        [(c["name"], c["arguments"]) for c in calls(folder / f"{key}.jsonl")[before[key] :]]
+        for key in ("alpha", "beta")
+    )
     assert ("prompts/get:greet", {"name": "Ada"}) in alpha and (
         "echo",
         {"text": "hi", "times": 2},
@@ -348,20 +368,20 @@ async def test_the_configured_filter_and_audit_log(anyio_backend: str, tmp_path:
     assert "secret words" not in audit.read_text()
 
 
-async def test_concurrent_calls_get_their_own_answers(anyio_backend: str, tmp_path: Path) -> None:
+async def test_concurrent_calls_get_their_own_answers(pair: tuple[Any, Path]) -> None:
     """ROUTE-RESPONSE-CORRELATION: answers are matched by request id, whatever order the
     upstreams answer in."""
     results: dict[str, str] = {}
-    async with serving(make_config(tmp_path)) as (_, server):
-        async with Client(server, mode="legacy") as client:
+    server, _ = pair
+    async with Client(server, mode="legacy") as client:
 
-            async def one(name: str, args: dict[str, Any]) -> None:
-                results[name] = (await client.call_tool(name, args)).content[0].text
+        async def one(name: str, args: dict[str, Any]) -> None:
+            results[name] = (await client.call_tool(name, args)).content[0].text
 
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(one, "alpha__slow", {"seconds": 0.5})
-                tg.start_soon(one, "beta__echo", {"text": "beta"})
-                tg.start_soon(one, "alpha__echo", {"text": "alpha"})
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(one, "alpha__slow", {"seconds": 0.5})
+            tg.start_soon(one, "beta__echo", {"text": "beta"})
+            tg.start_soon(one, "alpha__echo", {"text": "alpha"})
     assert results == {"alpha__slow": "slept", "beta__echo": "beta", "alpha__echo": "alpha"}
 
 

@@ -57,10 +57,11 @@ def _digest(token: str) -> str:
     return "sha256:" + hashlib.sha256(token.encode()).hexdigest()
 
 
-@pytest.fixture
-def gateway(servers: Any, tmp_path: Path) -> Iterator[tuple[str, Path]]:
-    """(the gateway's /mcp URL, beta's call log)."""
-    folder = tmp_path
+@pytest.fixture(scope="module")
+def gateway(module_servers: Any, tmp_path_factory: Any) -> Iterator[tuple[str, Path]]:
+    """(the gateway's /mcp URL, beta's call log): one gateway for the module, whose tests only
+    read through it (the one that calls beta counts the calls it added to the log)."""
+    folder = tmp_path_factory.mktemp("aggregate-access")
 
     def upstream(name: str) -> dict[str, Any]:
         argv = fixture_argv(folder / f"{name}.jsonl", rich=True)
@@ -85,9 +86,9 @@ def gateway(servers: Any, tmp_path: Path) -> Iterator[tuple[str, Path]]:
     }  # fmt: skip
     path = folder / "gatespec.json"
     path.write_text(json.dumps(config))
-    port = servers.free_port()
+    port = module_servers.free_port()
     argv = [sys.executable, "-m", "gatespec.cli", "serve", "--config", str(path)]
-    servers.spawn([*argv, "--transport", "http", "--port", str(port)], port)
+    module_servers.spawn([*argv, "--transport", "http", "--port", str(port)], port)
     yield f"http://127.0.0.1:{port}/mcp", folder / "beta.jsonl"
 
 

@@ -31,19 +31,24 @@ FIXTURE = Path(__file__).resolve().parents[3] / "fixtures" / "client_state_serve
 ALICE = "file:///home/alice/project"
 
 
-@pytest.fixture
-def gateway(servers: Any, tmp_path: Path, request: pytest.FixtureRequest) -> str:
-    """The gateway's base URL (the upstream's extra arguments: the indirect parameter)."""
+@pytest.fixture(scope="module")
+def gateway(
+    module_servers: Any, tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> str:
+    """The gateway's base URL (the upstream's extra arguments: the indirect parameter), one per
+    module and set of arguments: what each test checks is the state of the clients it opens
+    itself, and every client's state ends with its session (as the tests below check)."""
     extra = list(getattr(request, "param", []))
+    tmp_path = tmp_path_factory.mktemp("client-state")
     config = {
         "mcpServers": {"state": {"command": sys.executable, "args": [str(FIXTURE), *extra]}},
         "gateway": {"profile": "aggregate", "call_timeout": 20, "watch": False},
     }
     path = tmp_path / "gatespec.json"
     path.write_text(json.dumps(config))
-    port = servers.free_port()
+    port = module_servers.free_port()
     argv = [sys.executable, "-m", "gatespec.cli", "serve", "--config", str(path)]
-    servers.spawn([*argv, "--transport", "http", "--port", str(port)], port)
+    module_servers.spawn([*argv, "--transport", "http", "--port", str(port)], port)
     return f"http://127.0.0.1:{port}"
 
 

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
@@ -37,8 +38,8 @@ async def listed(params: StdioServerParameters) -> list[str]:
 
 
 async def test_first_tools_list_holds_a_slow_listing_upstream(tmp_path: Path, servers: Any):
-    many = [sys.executable, str(ROOT / "bench" / "many_tools_server.py"), "--tools", str(MANY)]
-    many += ["--list-delay", str(LIST_DELAY_S)]
+    direct = [sys.executable, str(ROOT / "bench" / "many_tools_server.py"), "--tools", str(MANY)]
+    many = [*direct, "--list-delay", str(LIST_DELAY_S)]
     time_server = servers.binary(servers.venv_bin / "mcp-server-time")
     config = {
         "mcpServers": {
@@ -50,12 +51,18 @@ async def test_first_tools_list_holds_a_slow_listing_upstream(tmp_path: Path, se
     path = tmp_path / "gatespec.json"
     path.write_text(json.dumps(config))
 
-    expected = [
-        f"many__{n}" for n in await listed(StdioServerParameters(command=many[0], args=many[1:]))
-    ]
-    expected += [f"time__{n}" for n in await listed(StdioServerParameters(command=time_server))]
-    assert len(expected) > MANY
-
     gateway = [sys.executable, "-m", "gatespec.cli", "serve", "--config", str(path)]
-    first = await listed(StdioServerParameters(command=gateway[0], args=gateway[1:]))
-    assert first == expected
+    read: dict[str, list[str]] = {}
+
+    async def read_from(key: str, command: list[str]) -> None:
+        read[key] = await listed(StdioServerParameters(command=command[0], args=command[1:]))
+
+    # The gateway's first listing, and the upstreams' own read directly at the same time (the
+    # many-tools one without the delay, which only sleeps before answering).
+    async with anyio.create_task_group() as reads:
+        reads.start_soon(read_from, "gateway", gateway)
+        reads.start_soon(read_from, "many", direct)
+        reads.start_soon(read_from, "time", [time_server])
+    expected = [f"{key}__{name}" for key in ("many", "time") for name in read[key]]
+    assert len(expected) > MANY
+    assert read["gateway"] == expected

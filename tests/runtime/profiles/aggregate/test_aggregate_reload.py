@@ -63,6 +63,12 @@ class Changes:
                 self.event = anyio.Event()
 
 
+def called(log: Path) -> list[str]:
+    """The tool names a fixture upstream logged, in order."""
+    lines = log.read_text().splitlines() if log.exists() else []
+    return [json.loads(line)["name"] for line in lines if line.strip()]
+
+
 async def tool_names(client: Client) -> set[str]:
     names: set[str] = set()
     cursor: str | None = None
@@ -90,7 +96,9 @@ async def test_add_remove_and_replace_while_serving(anyio_backend: str, tmp_path
 
             async with anyio.create_task_group() as tg:
                 tg.start_soon(slow_call)
-                await anyio.sleep(0.5)  # the call is upstream now
+                with anyio.fail_after(20):  # until beta has logged the call: it is upstream now
+                    while "slow" not in called(tmp_path / "beta.jsonl"):
+                        await anyio.sleep(0.05)
                 write(path, ["alpha", "gamma"])
                 changed = await runtime.reconfigure(load_config(path))
             assert (changed.added, changed.removed, changed.replaced) == (("gamma",), ("beta",), ())
