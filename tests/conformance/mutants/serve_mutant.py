@@ -50,17 +50,18 @@ def banned_field() -> None:
     from gatespec import cards
     from gatespec.server import catalog_server
 
-    real_build = cards.build_card
+    # Every card starts as the bare card (cards fitted at once or on first use alike).
+    real_bare = cards._bare_card
     real_init = catalog_server.MetaToolHandlers.__init__
 
-    def build_card(item: Any) -> dict[str, Any]:
-        return {**real_build(item), "inputSchema": item.input_schema}
+    def bare_card(item: Any) -> dict[str, Any]:
+        return {**real_bare(item), "inputSchema": item.input_schema}
 
     def init(self: Any, *args: Any, **kwargs: Any) -> None:
         real_init(self, *args, **kwargs)
         self._outputs = {}
 
-    cards.build_card = build_card
+    cards._bare_card = bare_card
     catalog_server.MetaToolHandlers.__init__ = init
 
 
@@ -108,19 +109,17 @@ def hash8_name_only() -> None:
 
 def stripped_real_schema() -> None:
     """Transparent tools/list entries carry the upstream schema instead of the sentinel."""
-    from gatespec import runtime
+    from gatespec import snapshot
 
-    real = runtime.build_snapshot
+    real = snapshot.Snapshot.stripped.func  # a cached_property: its function makes the entries
 
-    def snapshot(tools_by_server: Any) -> Any:
-        snap = real(tools_by_server)
-        items = {snap.catalog.wire_name(i.id): i for i in snap.catalog.items()}
-        stripped = tuple(
-            t.model_copy(update={"input_schema": items[t.name].input_schema}) for t in snap.stripped
+    def stripped(self: Any) -> Any:
+        items = {self.catalog.wire_name(i.id): i for i in self.catalog.items()}
+        return tuple(
+            t.model_copy(update={"input_schema": items[t.name].input_schema}) for t in real(self)
         )
-        return dataclasses.replace(snap, stripped=stripped)
 
-    runtime.build_snapshot = snapshot
+    snapshot.Snapshot.stripped = property(stripped)
 
 
 def view_off_by_one() -> None:
