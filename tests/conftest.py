@@ -19,10 +19,9 @@ import tempfile
 from pathlib import Path
 
 import pytest
-
 from hypothesis import settings
 
-settings.register_profile("gatespec")
+settings.register_profile("gatespec", deadline=None)
 settings.load_profile("gatespec")
 
 os.environ["GATESPEC_SEMANTIC"] = "off"
