@@ -21,8 +21,9 @@ go back to the allocator, and the heap is trimmed after each batch of tool texts
 ~100 MB of freed attention buffers otherwise). Constant folding turns the int8 weights into
 float32 at load (~90 MB: the file is weight-only int8, a Cast + Mul per weight; without
 folding a query took 60 ms instead of 5) and leaves ~60 MB of freed load-time buffers, also
-trimmed. One intra-op thread per core (2 here) was a little faster per query than one, at
-the same CPU time.
+trimmed. One intra-op thread per core (2 here) answers sooner than one but costs more CPU:
+a warm tool_browse(query) at 10,000 tools over MCP took 10.7 ms p50 with two and 12.3 ms
+with one, at 15.2 and 13.8 ms of server CPU (docs/int8_queries.md).
 bench/retrieval.py measures what is left (`rss_added_mb`).
 """
 
