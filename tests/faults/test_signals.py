@@ -1,6 +1,7 @@
 """Issue 12 #3: stopping the gateway during start-up leaves no upstream behind: SIGTERM and
 SIGINT while an upstream's handshake hangs, and the death of the process that started a stdio
-gateway (its client), each end the gateway with every upstream process gone."""
+gateway (its client), each end the gateway with every upstream process gone. And a stop that
+arrives while the SDK is imported is never lost (cli.signals.held)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from gatespec.cli.signals import Terminated, held, terminable
 from tests.faults.support import GATESPEC, upstream
 
 pytestmark = [pytest.mark.timeout(120)]
@@ -97,3 +99,23 @@ def test_the_death_of_the_client_ends_a_stdio_gateway_and_its_upstreams(tmp_path
     finally:
         client.kill()
         client.wait()
+
+
+@pytest.mark.parametrize(
+    ("sig", "raised"), [(signal.SIGINT, KeyboardInterrupt), (signal.SIGTERM, Terminated)]
+)
+def test_a_signal_during_a_held_block_is_raised_as_the_block_ends(
+    sig: signal.Signals, raised: type[BaseException]
+) -> None:
+    # Inside the block nothing is raised: a handler's exception could land where Python
+    # drops it (the import machinery's weakref callbacks) and the stop would be lost.
+    with terminable():  # as in the CLI: SIGTERM raises Terminated outside the held block
+        before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+        ran_on: list[str] = []
+        with pytest.raises(raised):
+            with held():
+                os.kill(os.getpid(), sig)
+                time.sleep(0.1)  # the handler runs in here
+                ran_on.append("after the signal")
+        assert ran_on == ["after the signal"]
+        assert {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)} == before

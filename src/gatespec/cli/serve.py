@@ -12,7 +12,7 @@ from gatespec.cli import running
 from gatespec.cli.demo import default_config
 from gatespec.cli.exits import UsageError
 from gatespec.cli.output import say
-from gatespec.cli.signals import until_stopped
+from gatespec.cli.signals import held, until_stopped
 from gatespec.config import DEFAULT_DRAIN_TIMEOUT, GatewayConfig, SessionBounds, load_config
 from gatespec.profiles import registry
 
@@ -39,7 +39,8 @@ def run(args: argparse.Namespace, factory: RuntimeFactory | None) -> int:
     from gatespec.observe import tracing  # OpenTelemetry, if asked for
 
     with running.link(args.config), running.upstreams_stopped(), tracing.traced(options.tracing):
-        runtime = running.runtime(factory, config, profile)
+        with held():  # a stop during start-up is acted on once the SDK is imported
+            runtime = running.runtime(factory, config, profile)
         main = _serve_async(
             runtime,
             len(config.servers),

@@ -23,6 +23,32 @@ class Terminated(BaseException):
     """SIGTERM before the event loop took the signal over (see until_stopped)."""
 
 
+@contextlib.contextmanager
+def held() -> Iterator[None]:
+    """SIGINT and SIGTERM only take note while the block runs (start-up: spawning the
+    upstreams, importing the SDK) and are acted on when it ends: KeyboardInterrupt or
+    Terminated, raised there. An exception raised from a signal handler surfaces wherever the
+    interpreter happens to be, and some places drop it: a SIGINT landing in a weakref callback
+    of the import machinery was printed as "Exception ignored in ..." and lost, and the gateway
+    went on to wait for its upstreams (tests/faults/test_signals.py caught it)."""
+    if threading.current_thread() is not threading.main_thread():  # pragma: no cover
+        yield
+        return
+    caught: list[int] = []
+
+    def note(signum: int, frame: object) -> None:
+        caught.append(signum)
+
+    previous = {sig: signal.signal(sig, note) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if caught:
+        raise KeyboardInterrupt if caught[0] == signal.SIGINT else Terminated
+
+
 def record_parent() -> None:
     """Remember the process that started us, as early as can be: a client may die during
     start-up."""
